@@ -1,0 +1,46 @@
+/*
+ * device.h - finding the GPU, describing it, and the pieces of a fair timing (L2 flush, event timer).
+ */
+#ifndef PPL_DEVICE_H
+#define PPL_DEVICE_H
+
+#include <stddef.h>
+
+#include "cuda_check.h"
+
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor;  /* compute capability */
+    int sm_count;            /* multiprocessors */
+    int l2_bytes;            /* L2 cache size in bytes */
+    size_t global_mem_bytes; /* total device memory */
+    int driver_version, runtime_version; /* e.g. 13000 for CUDA 13.0 */
+} ppl_device_info;
+
+/*
+ * Selects device 0 and fills *info. Returns 0, or PPL_EXIT_NO_DEVICE after printing why (no driver, no device)
+ * and what to do to stderr.
+ */
+int ppl_device_open(ppl_device_info *info);
+
+/* Free device memory in bytes (cudaMemGetInfo). */
+size_t ppl_device_free_bytes(void);
+
+/*
+ * Evicts the input from L2 before a timed run by writing a buffer of twice the L2 size (cudaMemsetAsync on the
+ * default stream), as nvbench does for its cold measurements.
+ */
+typedef struct {
+    void *buffer;
+    size_t bytes;
+    unsigned calls;
+} ppl_l2_flusher;
+
+void ppl_l2_flusher_init(ppl_l2_flusher *f, const ppl_device_info *info);
+void ppl_l2_flush(ppl_l2_flusher *f);
+void ppl_l2_flusher_free(ppl_l2_flusher *f);
+
+/* Times fn(arg) on the default stream with CUDA events; returns milliseconds. Synchronizes. */
+float ppl_time_ms(void (*fn)(void *), void *arg);
+
+#endif

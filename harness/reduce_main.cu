@@ -1,0 +1,534 @@
+/*
+ * reduce_main.cu - the trusted main program of every reduction lab (do not modify: the grader builds it from the
+ * kit's own copy).
+ *
+ * It generates or loads the input, runs the lab's reduce() on fresh device buffers, checks the sum against a float64
+ * CPU reference under the bound in reference.h, and times reduce() against the baseline kernel. `reduce_lab --help`
+ * prints the options; docs/DESIGN.md describes the options, the result lines and the exit codes.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dataset.h"
+#include "device.h"
+#include "reduce_baseline.h"
+#include "reference.h"
+#include "results.h"
+#include "rng.h"
+#include "stats.h"
+
+typedef enum { DATA_UNIFORM, DATA_INTEGER, DATA_SIGNS } data_kind;
+static const char *const data_names[] = {"uniform", "integer", "signs"};
+
+/* Largest n for integer data: every value is >= 1, so the sum (and every partial sum) stays below 2^24. */
+#define INTEGER_MAX_N ((size_t)1 << 20)
+#define MAX_SIZES 64
+#define BENCH_TARGET_SPREAD 0.02
+#define BENCH_WALL_LIMIT_S 60.0
+
+typedef struct {
+    size_t sizes[MAX_SIZES];
+    int num_sizes;
+    data_kind data;
+    uint64_t seed;
+    const char *dataset, *expected;
+    size_t bench_n;
+    int min_samples, max_samples;
+    int with_cub;
+    const char *result_path;
+    int quiet;
+} options;
+
+/* Device buffers for one n, reused from case to case. */
+typedef struct {
+    size_t capacity;   /* elements */
+    float *d_in;       /* the input the contender sees (and may overwrite) */
+    float *d_pristine; /* an untouched copy of the input, to restore d_in before every run */
+    float *d_out;
+    float *d_work;
+} buffers;
+
+typedef void (*reduce_fn)(float *d_in, float *d_out, size_t n, float *d_work);
+
+static void usage(FILE *f)
+{
+    fputs("usage: reduce_lab [--n N[,N...]] [--data uniform|integer|signs] [--seed S]\n"
+          "                  [--dataset INPUT --expected OUTPUT]\n"
+          "                  [--bench N] [--min-samples K] [--max-samples K] [--cub]\n"
+          "                  [--result FILE] [--quiet]\n"
+          "Checks the lab's reduce() on each size (default --n 1,1000,1024,1025,1048577), on a dataset, or times it\n"
+          "against the baseline kernel with --bench. Exit status: 0 pass, 1 fail, 2 usage or bad dataset,\n"
+          "3 CUDA error, 77 no CUDA device.\n",
+          f);
+}
+
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Parses "N,N,..." into o->sizes; accepts 2^K and 2^K+D / 2^K-D too. Returns 0, or -1 on a bad list. */
+static int parse_sizes(const char *text, options *o)
+{
+    o->num_sizes = 0;
+    const char *p = text;
+    while (*p) {
+        if (o->num_sizes == MAX_SIZES)
+            return -1;
+        char *end;
+        double value;
+        if (p[0] == '2' && p[1] == '^') {
+            long k = strtol(p + 2, &end, 10);
+            if (end == p + 2 || k < 0 || k > 40)
+                return -1;
+            value = ldexp(1.0, (int)k);
+            if (*end == '+' || *end == '-') {
+                char *e2;
+                long d = strtol(end + 1, &e2, 10);
+                if (e2 == end + 1)
+                    return -1;
+                value += *end == '+' ? (double)d : -(double)d;
+                end = e2;
+            }
+        } else {
+            long long v = strtoll(p, &end, 10);
+            if (end == p)
+                return -1;
+            value = (double)v;
+        }
+        if (value < 1 || (*end != ',' && *end != '\0'))
+            return -1;
+        o->sizes[o->num_sizes++] = (size_t)value;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return o->num_sizes > 0 ? 0 : -1;
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option long_options[] = {
+        {"n", required_argument, 0, 'n'},          {"data", required_argument, 0, 'd'},
+        {"seed", required_argument, 0, 's'},       {"dataset", required_argument, 0, 'D'},
+        {"expected", required_argument, 0, 'E'},   {"bench", required_argument, 0, 'b'},
+        {"min-samples", required_argument, 0, 'm'}, {"max-samples", required_argument, 0, 'M'},
+        {"cub", no_argument, 0, 'c'},              {"result", required_argument, 0, 'r'},
+        {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    o->min_samples = 10;
+    o->max_samples = 100;
+    parse_sizes("1,1000,1024,1025,1048577", o);
+    int c;
+    while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_sizes(optarg, o) != 0) {
+                fprintf(stderr, "--n %s: expected sizes >= 1 separated by commas, like 1,1025,2^20+1\n", optarg);
+                return -1;
+            }
+            break;
+        case 'd': {
+            int found = -1;
+            for (int k = 0; k < 3; k++)
+                if (strcmp(optarg, data_names[k]) == 0)
+                    found = k;
+            if (found < 0) {
+                fprintf(stderr, "--data %s: expected uniform, integer or signs\n", optarg);
+                return -1;
+            }
+            o->data = (data_kind)found;
+            break;
+        }
+        case 's': o->seed = strtoull(optarg, NULL, 0); break;
+        case 'D': o->dataset = optarg; break;
+        case 'E': o->expected = optarg; break;
+        case 'b': {
+            options tmp;
+            if (parse_sizes(optarg, &tmp) != 0 || tmp.num_sizes != 1) {
+                fprintf(stderr, "--bench %s: expected one size, like 2^26\n", optarg);
+                return -1;
+            }
+            o->bench_n = tmp.sizes[0];
+            break;
+        }
+        case 'm': o->min_samples = atoi(optarg); break;
+        case 'M': o->max_samples = atoi(optarg); break;
+        case 'c': o->with_cub = 1; break;
+        case 'r': o->result_path = optarg; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': usage(stdout); exit(PPL_EXIT_PASS);
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
+        return -1;
+    }
+    if (!o->dataset != !o->expected) {
+        fputs("--dataset and --expected go together\n", stderr);
+        return -1;
+    }
+    if (o->min_samples < 3 || o->max_samples < o->min_samples) {
+        fputs("--min-samples must be >= 3 and <= --max-samples\n", stderr);
+        return -1;
+    }
+    if (o->data == DATA_INTEGER)
+        for (int k = 0; k < o->num_sizes; k++)
+            if (o->sizes[k] > INTEGER_MAX_N) {
+                fprintf(stderr, "--data integer takes n <= %zu (the exact sum must fit in 24 bits); "
+                                "use --data signs for larger n\n", INTEGER_MAX_N);
+                return -1;
+            }
+    return 0;
+}
+
+static void buffers_reserve(buffers *b, size_t n)
+{
+    if (n <= b->capacity)
+        return;
+    if (b->capacity) {
+        CUDA_CHECK(cudaFree(b->d_in));
+        CUDA_CHECK(cudaFree(b->d_pristine));
+        CUDA_CHECK(cudaFree(b->d_work));
+    } else {
+        CUDA_CHECK(cudaMalloc(&b->d_out, sizeof(float)));
+    }
+    const size_t need = 2 * n * sizeof(float) + reduce_work_elems(n) * sizeof(float);
+    const size_t free_bytes = ppl_device_free_bytes();
+    if (need > free_bytes) {
+        fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
+                need / 1073741824.0, free_bytes / 1073741824.0);
+        ppl_results_start("check", "error");
+        ppl_results_str("message", "not enough device memory for this size");
+        ppl_results_end();
+        exit(PPL_EXIT_CUDA);
+    }
+    CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&b->d_pristine, n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&b->d_work, reduce_work_elems(n) * sizeof(float)));
+    b->capacity = n;
+}
+
+/* Restores the input, poisons the output and scratch with NaN (all bits set), so stale values never pass. */
+static void prepare_run(const buffers *b, size_t n)
+{
+    CUDA_CHECK(cudaMemcpyAsync(b->d_in, b->d_pristine, n * sizeof(float), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemsetAsync(b->d_out, 0xff, sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(b->d_work, 0xff, reduce_work_elems(n) * sizeof(float)));
+}
+
+static float fetch_result(const buffers *b)
+{
+    float got;
+    CUDA_CHECK(cudaMemcpy(&got, b->d_out, sizeof got, cudaMemcpyDeviceToHost));
+    return got;
+}
+
+static int within(float got, double expected, double tolerance)
+{
+    return isfinite(got) && fabs((double)got - expected) <= tolerance;
+}
+
+static void fill_input(float *h_in, size_t n, data_kind data, uint64_t seed)
+{
+    switch (data) {
+    case DATA_UNIFORM: {
+        /* uniform in [-1, 1), shifted and scaled by amounts drawn from the seed, so no answer can be guessed */
+        const float scale = 0.5f + 3.5f * ppl_uniform01(seed, UINT64_MAX);
+        const float offset = ppl_uniform01(seed, UINT64_MAX - 1);
+        ppl_fill_uniform(h_in, n, seed, scale * (offset - 1.0f), scale * (offset + 1.0f));
+        break;
+    }
+    case DATA_INTEGER: {
+        const size_t max_value = ((size_t)1 << 24) / (n + 1);
+        ppl_fill_integer(h_in, n, seed, (int)(max_value > 15 ? 15 : max_value < 1 ? 1 : max_value));
+        break;
+    }
+    case DATA_SIGNS: ppl_fill_signs(h_in, n, seed); break;
+    }
+}
+
+/* True when every element is a whole number and the sum of magnitudes is below 2^24: any order is then exact. */
+static int sum_is_exact(const float *x, size_t n, double sum_abs)
+{
+    if (sum_abs >= 16777216.0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != floorf(x[i]))
+            return 0;
+    return 1;
+}
+
+/* Runs reduce() once on h_in[0..n) and records the case. Returns 1 if the sum is right. */
+static int check_case(const options *o, buffers *b, const char *name, const float *h_in, size_t n, double expected,
+                      double tolerance, const char *data, uint64_t seed)
+{
+    ppl_results_begin_case(name);
+    buffers_reserve(b, n);
+    CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
+    prepare_run(b, n);
+    reduce(b->d_in, b->d_out, n, b->d_work);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const float got = fetch_result(b);
+    const int pass = within(got, expected, tolerance);
+    char message[256];
+    if (pass)
+        snprintf(message, sizeof message, "sum %.9g, expected %.9g (tolerance %.3g)", got, expected, tolerance);
+    else
+        snprintf(message, sizeof message, "wrong sum: got %.9g, expected %.9g (off by %.3g, tolerance %.3g)%s", got,
+                 expected, (double)got - expected, tolerance,
+                 isnan(got) ? "; NaN means *d_out was never written" : "");
+    if (!o->quiet || !pass)
+        printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
+    ppl_results_start("check", pass ? "pass" : "fail");
+    ppl_results_int("n", (long long)n);
+    ppl_results_str("data", data);
+    ppl_results_int("seed", (long long)seed);
+    ppl_results_num("got", got);
+    ppl_results_num("expected", expected);
+    ppl_results_num("tolerance", tolerance);
+    ppl_results_str("message", message);
+    ppl_results_end();
+    return pass;
+}
+
+static int run_generated_cases(const options *o, buffers *b)
+{
+    int failures = 0;
+    for (int k = 0; k < o->num_sizes; k++) {
+        const size_t n = o->sizes[k];
+        float *h_in = (float *)malloc(n * sizeof(float));
+        if (!h_in) {
+            fprintf(stderr, "out of host memory for n = %zu\n", n);
+            return -1;
+        }
+        const uint64_t seed = ppl_mix64(o->seed + (uint64_t)k);
+        fill_input(h_in, n, o->data, seed);
+        const double expected = ppl_sum_f64(h_in, n);
+        const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
+        char name[64];
+        snprintf(name, sizeof name, "n=%zu %s", n, data_names[o->data]);
+        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], seed);
+        free(h_in);
+    }
+    return failures;
+}
+
+static int run_dataset_case(const options *o, buffers *b)
+{
+    ppl_dataset in, want;
+    char err[512];
+    ppl_results_begin_case(o->dataset);
+    if (ppl_dataset_read(o->dataset, &in, err, sizeof err) != 0 ||
+        ppl_dataset_read(o->expected, &want, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        ppl_results_start("check", "error");
+        ppl_results_str("message", err);
+        ppl_results_end();
+        return -1;
+    }
+    if (in.dtype != PPL_F32 || want.dtype != PPL_F64 || want.count != 1) {
+        snprintf(err, sizeof err, "%s must hold float32 elements and %s one float64 (they hold %llu %s and %llu %s)",
+                 o->dataset, o->expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
+                 (unsigned long long)want.count, ppl_dtype_name(want.dtype));
+        fprintf(stderr, "%s\n", err);
+        ppl_results_start("check", "error");
+        ppl_results_str("message", err);
+        ppl_results_end();
+        return -1;
+    }
+    const float *x = (const float *)in.data;
+    const size_t n = (size_t)in.count;
+    const double expected = *(const double *)want.data;
+    const double sum_abs = ppl_sum_abs_f64(x, n);
+    const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
+    const int failures = !check_case(o, b, o->dataset, x, n, expected, tolerance, "dataset", 0);
+    ppl_dataset_free(&in);
+    ppl_dataset_free(&want);
+    return failures;
+}
+
+/* One contender in a timed comparison: its function, samples, and runs whose sum was wrong. */
+typedef struct {
+    const char *name;
+    reduce_fn fn;
+    double *ms;
+    int wrong_runs;
+    float last_wrong;
+} contender;
+
+static void time_one(contender *c, buffers *b, ppl_l2_flusher *flusher, size_t n, int sample, double expected,
+                     double tolerance, cudaEvent_t start, cudaEvent_t stop)
+{
+    prepare_run(b, n);
+    ppl_l2_flush(flusher);
+    CUDA_CHECK(cudaEventRecord(start));
+    c->fn(b->d_in, b->d_out, n, b->d_work);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (sample >= 0)
+        c->ms[sample] = ms;
+    const float got = fetch_result(b);
+    if (!within(got, expected, tolerance)) {
+        c->wrong_runs++;
+        c->last_wrong = got;
+    }
+}
+
+/* A device-to-device copy of the input, timed like the contenders, for the bandwidth ceiling. */
+static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    (void)d_out;
+    (void)d_work;
+    CUDA_CHECK(cudaMemcpyAsync(d_in, d_in + n / 2, (n / 2) * sizeof(float), cudaMemcpyDeviceToDevice));
+}
+
+static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
+{
+    const size_t n = o->bench_n;
+    char name[64];
+    snprintf(name, sizeof name, "bench n=%zu", n);
+    ppl_results_begin_case(name);
+    buffers_reserve(b, n);
+    float *h_in = (float *)malloc(n * sizeof(float));
+    if (!h_in) {
+        fprintf(stderr, "out of host memory for n = %zu\n", n);
+        return -1;
+    }
+    fill_input(h_in, n, DATA_UNIFORM, o->seed);
+    const double expected = ppl_sum_f64(h_in, n);
+    const double tolerance = ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n));
+    CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
+    free(h_in);
+
+    contender all[4] = {{"baseline", reduce_baseline, 0, 0, 0}, {"student", reduce, 0, 0, 0},
+                        {"cub", reduce_cub, 0, 0, 0}, {"copy", copy_input, 0, 0, 0}};
+    const int count = o->with_cub ? 4 : 2;
+    for (int c = 0; c < count; c++)
+        all[c].ms = (double *)calloc((size_t)o->max_samples, sizeof(double));
+
+    ppl_l2_flusher flusher;
+    ppl_l2_flusher_init(&flusher, dev);
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int w = 0; w < 2; w++) /* warm-ups: module load, first-touch, clocks up */
+        for (int c = 0; c < count; c++)
+            time_one(&all[c], b, &flusher, n, -1, c == 3 ? NAN : expected, tolerance, start, stop);
+    all[3].wrong_runs = 0; /* the copy computes no sum */
+
+    const double t0 = wall_seconds();
+    int samples = 0;
+    while (samples < o->max_samples) {
+        /* interleave the contenders, alternating who goes first, so clock and thermal drift hit both alike */
+        for (int k = 0; k < count; k++) {
+            const int c = samples % 2 ? count - 1 - k : k;
+            time_one(&all[c], b, &flusher, n, samples, c == 3 ? NAN : expected, tolerance, start, stop);
+        }
+        samples++;
+        if (samples >= o->min_samples && ppl_relative_spread(all[0].ms, (size_t)samples) < BENCH_TARGET_SPREAD &&
+            ppl_relative_spread(all[1].ms, (size_t)samples) < BENCH_TARGET_SPREAD)
+            break;
+        if (samples >= o->min_samples && wall_seconds() - t0 > BENCH_WALL_LIMIT_S)
+            break;
+    }
+    all[3].wrong_runs = 0;
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    ppl_l2_flusher_free(&flusher);
+
+    const double base_ms = ppl_median(all[0].ms, (size_t)samples);
+    const double student_ms = ppl_median(all[1].ms, (size_t)samples);
+    const double spread = ppl_relative_spread(all[1].ms, (size_t)samples);
+    const double base_spread = ppl_relative_spread(all[0].ms, (size_t)samples);
+    const int pass = all[0].wrong_runs == 0 && all[1].wrong_runs == 0;
+    char message[256];
+    if (all[1].wrong_runs)
+        snprintf(message, sizeof message, "%d of %d timed runs gave a wrong sum (last: %.9g, expected %.9g)",
+                 all[1].wrong_runs, samples + 2, all[1].last_wrong, expected);
+    else if (all[0].wrong_runs)
+        snprintf(message, sizeof message, "the baseline gave a wrong sum: the harness or the GPU is broken");
+    else
+        snprintf(message, sizeof message, "%.4f ms vs baseline %.4f ms: %.2fx (spread %.1f%%, %d samples)",
+                 student_ms, base_ms, base_ms / student_ms, 100 * spread, samples);
+    printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
+    ppl_results_start("bench", pass ? "pass" : "fail");
+    ppl_results_int("n", (long long)n);
+    ppl_results_num("student_ms", student_ms);
+    ppl_results_num("baseline_ms", base_ms);
+    ppl_results_num("speedup", base_ms / student_ms);
+    ppl_results_num("spread", spread);
+    ppl_results_num("baseline_spread", base_spread);
+    ppl_results_int("samples", samples);
+    if (o->with_cub) {
+        const double cub_ms = ppl_median(all[2].ms, (size_t)samples);
+        const double copy_ms = ppl_median(all[3].ms, (size_t)samples);
+        /* the copy reads n/2 floats and writes n/2: n * 4 bytes moved, the same bytes a reduction reads */
+        const double copy_gbps = (double)n * sizeof(float) / (copy_ms * 1e6);
+        ppl_results_num("cub_ms", cub_ms);
+        ppl_results_num("copy_ms", copy_ms);
+        ppl_results_num("copy_gbps", copy_gbps);
+        ppl_results_num("student_gbps", (double)n * sizeof(float) / (student_ms * 1e6));
+        printf("      cub %.4f ms (student at %.2fx of CUB), copy %.0f GB/s (student reads at %.0f%% of it)\n", cub_ms,
+               cub_ms / student_ms, copy_gbps, 100.0 * copy_ms / student_ms);
+    }
+    char sm[16];
+    snprintf(sm, sizeof sm, "%d.%d", dev->cc_major, dev->cc_minor);
+    ppl_results_str("device", dev->name);
+    ppl_results_str("sm", sm);
+    ppl_results_int("driver", dev->driver_version);
+    ppl_results_int("runtime", dev->runtime_version);
+    ppl_results_str("message", message);
+    ppl_results_end();
+    for (int c = 0; c < count; c++)
+        free(all[c].ms);
+    return pass ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_options(argc, argv, &o) != 0) {
+        usage(stderr);
+        return PPL_EXIT_USAGE;
+    }
+    if (ppl_results_open(o.result_path) != 0)
+        return PPL_EXIT_USAGE;
+    ppl_device_info dev;
+    const int status = ppl_device_open(&dev);
+    if (status != 0) {
+        ppl_results_begin_case("device");
+        ppl_results_start("device", "no-device");
+        ppl_results_str("message", "no CUDA device here");
+        ppl_results_end();
+        return status;
+    }
+    if (!o.quiet)
+        printf("device: %s (sm_%d%d, %d SMs), seed %llu\n", dev.name, dev.cc_major, dev.cc_minor, dev.sm_count,
+               (unsigned long long)o.seed);
+    buffers b;
+    memset(&b, 0, sizeof b);
+    int failures;
+    if (o.bench_n)
+        failures = run_bench(&o, &b, &dev);
+    else if (o.dataset)
+        failures = run_dataset_case(&o, &b);
+    else
+        failures = run_generated_cases(&o, &b);
+    if (failures < 0)
+        return PPL_EXIT_USAGE;
+    return failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;
+}

@@ -1,0 +1,58 @@
+/* reference.c - CPU references and error bounds (see reference.h). */
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define CHUNK ((size_t)1 << 16)
+
+/* Sums chunk sums computed in parallel, then adds them in order; abs_values selects sum |x|. */
+static double chunked_sum(const float *x, size_t n, int abs_values)
+{
+    if (n == 0)
+        return 0.0;
+    const size_t chunks = (n + CHUNK - 1) / CHUNK;
+    double *partial = (double *)malloc(chunks * sizeof *partial);
+    if (!partial) { /* fall back to one sequential pass */
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++)
+            s += abs_values ? fabs((double)x[i]) : (double)x[i];
+        return s;
+    }
+#pragma omp parallel for schedule(static)
+    for (long long c = 0; c < (long long)chunks; c++) {
+        size_t begin = (size_t)c * CHUNK, end = begin + CHUNK < n ? begin + CHUNK : n;
+        double s = 0.0;
+        for (size_t i = begin; i < end; i++)
+            s += abs_values ? fabs((double)x[i]) : (double)x[i];
+        partial[c] = s;
+    }
+    double total = 0.0;
+    for (size_t c = 0; c < chunks; c++)
+        total += partial[c];
+    free(partial);
+    return total;
+}
+
+double ppl_sum_f64(const float *x, size_t n) { return chunked_sum(x, n, 0); }
+
+double ppl_sum_abs_f64(const float *x, size_t n) { return chunked_sum(x, n, 1); }
+
+double ppl_gamma(double k)
+{
+    const double ku = k * PPL_F32_UNIT_ROUNDOFF;
+    return ku >= 1.0 ? INFINITY : ku / (1.0 - ku);
+}
+
+double ppl_reduce_chain_bound(size_t n)
+{
+    if (n <= 1)
+        return 0.0;
+    const double k = 16384.0 + 2.0 * ceil(log2((double)n));
+    return (double)(n - 1) < k ? (double)(n - 1) : k;
+}
+
+double ppl_reduce_tolerance(size_t n, double sum_abs)
+{
+    return ppl_gamma(ppl_reduce_chain_bound(n)) * sum_abs;
+}

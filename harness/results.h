@@ -1,0 +1,37 @@
+/*
+ * results.h - the result channel: one JSON object per case, appended to the file named by --result.
+ *
+ * Each line is written and flushed when its case ends, so a program that is killed mid-run leaves the finished
+ * cases behind. A fatal CUDA error (cuda_check.h) writes an "error" line for the case in progress before exiting.
+ * docs/DESIGN.md lists the fields.
+ */
+#ifndef PPL_RESULTS_H
+#define PPL_RESULTS_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens path for appending (NULL: no result file). Returns 0, or -1 with a message on stderr. */
+int ppl_results_open(const char *path);
+
+/* Names the case now running, for the error line a fatal CUDA error writes. */
+void ppl_results_begin_case(const char *name);
+
+/* Starts a line for the current case: {"case": name, "kind": kind, "status": status. */
+void ppl_results_start(const char *kind, const char *status);
+void ppl_results_str(const char *key, const char *value);
+void ppl_results_num(const char *key, double value);
+void ppl_results_int(const char *key, long long value);
+/* Ends and flushes the line. */
+void ppl_results_end(void);
+
+/* Writes value as a JSON string (quoted and escaped) to f. */
+void ppl_json_string(FILE *f, const char *value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

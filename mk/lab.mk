@@ -1,0 +1,51 @@
+# lab.mk - builds one lab: the trusted harness plus the student's one file.
+#
+# Set before including (a lab's Makefile does): KIT, the kit's root; PATTERN, the harness family (reduce);
+# LAB_SRC, the student's file. Optional: BUILD, where the student's object and the program go (default build/);
+# HARNESS_BUILD, where the harness objects go (default: one folder in the kit per GPU architecture, shared by
+# every lab, so the harness compiles once).
+#
+#   make            builds $(BUILD)/$(PATTERN)_lab
+#   make run        builds it and checks the default sizes
+#   make grade      grades this lab with the kit's grader
+#   make clean
+
+BUILD ?= build
+HARNESS := $(KIT)/harness
+include $(KIT)/mk/cuda.mk
+
+HARNESS_BUILD ?= $(KIT)/build/harness/$(ARCH_TAG)
+PROGRAM := $(BUILD)/$(PATTERN)_lab
+HARNESS_CU := $(PATTERN)_main.cu $(PATTERN)_support.cu $(PATTERN)_baseline.cu device.cu
+HARNESS_C := dataset.c rng.c reference.c stats.c results.c
+HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_C:%.c=$(HARNESS_BUILD)/%.o)
+OBJS := $(BUILD)/student.o $(HARNESS_OBJS)
+HEADERS := $(wildcard $(HARNESS)/*.h)
+
+.PHONY: all harness run grade clean
+all: $(PROGRAM)
+harness: $(HARNESS_OBJS)
+
+$(PROGRAM): $(OBJS)
+	$(NVCC) $(NVCCFLAGS) -o $@ $^ -lgomp
+
+$(BUILD)/student.o: $(LAB_SRC) $(HEADERS) | $(BUILD)
+	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/%.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/%.c $(HEADERS) | $(HARNESS_BUILD)
+	$(CC) $(CFLAGS) -I$(HARNESS) -c -o $@ $<
+
+$(BUILD) $(HARNESS_BUILD):
+	mkdir -p $@
+
+run: $(PROGRAM)
+	./$(PROGRAM)
+
+grade:
+	$(MAKE) -C $(KIT) grade LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
+
+clean:
+	rm -rf $(BUILD)
