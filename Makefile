@@ -1,0 +1,33 @@
+# Parallel Patterns Lab - the kit's top-level targets. `make help` lists them.
+
+KIT := $(CURDIR)
+PYTHON ?= python3
+SUBMISSION ?= labs
+LAB ?=
+RESULTS ?= build/grade/results.json
+
+include mk/cuda.mk
+
+LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
+
+.PHONY: help grade test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets clean
+
+help:
+	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
+	@echo "make test                                            every test; GPU tests skip without a GPU"
+	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
+	@echo "make skeletons                                       rederive labs/ from solutions/"
+	@echo "make datasets                                        regenerate the committed small datasets"
+	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
+
+grade:
+	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) --results $(RESULTS)
+
+test:
+	$(PYTHON) tests/run.py
+
+skeletons:
+	$(PYTHON) tools/make_skeletons.py
+
+clean:
+	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)
