@@ -26,6 +26,9 @@ grade:
 test:
 	$(PYTHON) tests/run.py
 
+bench:
+	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB)) $(if $(SIZES),--sizes $(SIZES))
+
 skeletons:
 	$(PYTHON) tools/make_skeletons.py
 
