@@ -1,0 +1,201 @@
+"""Loading and checking grader/labs.toml: the labs, their test groups, points and thresholds.
+
+load_config() returns a Config or raises ConfigError with a message naming the file and the key at fault.
+"""
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
+LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
+# Arguments the grader adds itself; a group's runs must not set them.
+GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected")
+
+
+class ConfigError(ValueError):
+    """labs.toml is missing, unreadable or inconsistent."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """A correctness group: all or nothing over every case of every run."""
+
+    name: str
+    points: float
+    runs: tuple  # tuple of argument tuples, one harness process each
+    datasets: str | None  # folder (relative to the kit) of dataset folders; then runs is empty
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Performance:
+    """The timed comparison against the baseline and its linear scoring between lower and full speedup."""
+
+    points: float
+    bench: str
+    lower: float
+    full: float
+    measured: float | None
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Lab:
+    name: str
+    pattern: str
+    source: str
+    groups: tuple
+    performance: Performance | None
+
+    @property
+    def max_score(self) -> float:
+        return sum(g.points for g in self.groups) + (self.performance.points if self.performance else 0)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    calibration: dict
+    labs: tuple
+
+    def select(self, lab_filter: str | None) -> list:
+        """The labs whose name equals lab_filter or starts with it (all labs for None); ConfigError if none."""
+        if not lab_filter:
+            return list(self.labs)
+        chosen = [lab for lab in self.labs if lab.name == lab_filter or lab.name.startswith(lab_filter)]
+        if not chosen:
+            names = ", ".join(lab.name for lab in self.labs)
+            raise ConfigError(f"--lab {lab_filter}: no lab matches; the labs are {names}")
+        return chosen
+
+
+def _check_keys(table: dict, where: str, required: set, optional: set = frozenset()):
+    missing = required - table.keys()
+    if missing:
+        raise ConfigError(f"{where}: missing {', '.join(sorted(missing))}")
+    unknown = table.keys() - required - optional
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {', '.join(sorted(unknown))}")
+
+
+def _table(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table")
+    return value
+
+
+def _string(table: dict, key: str, where: str) -> str:
+    value = table[key]
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}.{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _number(table: dict, key: str, where: str, positive: bool = False) -> float | None:
+    if key not in table:
+        return None
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (positive and value == 0):
+        kind = "a positive number" if positive else "a number >= 0"
+        raise ConfigError(f"{where}.{key}: expected {kind}, got {value!r}")
+    return float(value)
+
+
+def _group(raw, where: str) -> Group:
+    raw = _table(raw, where)
+    _check_keys(raw, where, {"name", "points"}, {"runs", "datasets", "timeout"})
+    if ("runs" in raw) == ("datasets" in raw):
+        raise ConfigError(f"{where}: give exactly one of runs and datasets")
+    runs = ()
+    if "runs" in raw:
+        value = raw["runs"]
+        if (not isinstance(value, list) or not value or
+                not all(isinstance(r, list) and r and all(isinstance(a, str) for a in r) for r in value)):
+            raise ConfigError(f"{where}.runs: expected a non-empty list of non-empty lists of strings")
+        for run in value:
+            owned = [a for a in run if a in GRADER_ARGS]
+            if owned:
+                raise ConfigError(f"{where}.runs: {owned[0]} is set by the grader, not in labs.toml")
+        runs = tuple(tuple(r) for r in value)
+    return Group(name=_string(raw, "name", where), points=_number(raw, "points", where),
+                 runs=runs, datasets=_string(raw, "datasets", where) if "datasets" in raw else None,
+                 timeout=_number(raw, "timeout", where, positive=True))
+
+
+def _performance(raw, where: str) -> Performance:
+    raw = _table(raw, where)
+    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout"})
+    bench = raw["bench"]
+    if isinstance(bench, int) and not isinstance(bench, bool) and bench > 0:
+        bench = str(bench)
+    if not isinstance(bench, str) or not re.fullmatch(r"[0-9]+|2\^[0-9]+([+-][0-9]+)?", bench):
+        raise ConfigError(f"{where}.bench: expected a size like 67108864 or \"2^26\", got {raw['bench']!r}")
+    perf = Performance(points=_number(raw, "points", where), bench=bench,
+                       lower=_number(raw, "lower", where, positive=True),
+                       full=_number(raw, "full", where, positive=True),
+                       measured=_number(raw, "measured", where, positive=True),
+                       timeout=_number(raw, "timeout", where, positive=True))
+    if perf.lower > perf.full:
+        raise ConfigError(f"{where}: lower ({perf.lower:g}) must not exceed full ({perf.full:g})")
+    return perf
+
+
+def parse_config(data: dict, path: Path) -> Config:
+    """Checks the parsed TOML `data` (read from path) and builds a Config; ConfigError on any problem."""
+    name = path.name
+    _check_keys(data, name, {"calibration", "labs"}, {"suites"})
+    calibration = _table(data["calibration"], f"{name}: calibration")
+    _check_keys(calibration, f"{name}: calibration", {"gpu", "calibrated_on"}, {"bench"})
+    for key in calibration:
+        _string(calibration, key, f"{name}: calibration")
+
+    suites = {}
+    for suite_name, suite in _table(data.get("suites", {}), f"{name}: suites").items():
+        where = f"{name}: suites.{suite_name}"
+        suite = _table(suite, where)
+        _check_keys(suite, where, {"groups"})
+        if not isinstance(suite["groups"], list) or not suite["groups"]:
+            raise ConfigError(f"{where}.groups: expected a non-empty list of groups")
+        groups = tuple(_group(g, f"{where}.groups[{k}]") for k, g in enumerate(suite["groups"]))
+        seen = [g.name for g in groups]
+        dupes = {g for g in seen if seen.count(g) > 1}
+        if dupes:
+            raise ConfigError(f"{where}: group name {sorted(dupes)[0]!r} appears twice")
+        suites[suite_name] = groups
+
+    labs = []
+    raw_labs = _table(data["labs"], f"{name}: labs")
+    if not raw_labs:
+        raise ConfigError(f"{name}: labs: no labs")
+    for lab_name, raw in raw_labs.items():
+        where = f"{name}: labs.{lab_name}"
+        if not LAB_NAME.match(lab_name):
+            raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
+        raw = _table(raw, where)
+        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance"})
+        source = _string(raw, "source", where)
+        if "/" in source or source.startswith("."):
+            raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
+        suite = _string(raw, "suite", where)
+        if suite not in suites:
+            raise ConfigError(f"{where}.suite: no [suites.{suite}] in {name}")
+        perf = _performance(raw["performance"], f"{where}.performance") if "performance" in raw else None
+        if perf and any(g.name == "performance" for g in suites[suite]):
+            raise ConfigError(f"{where}: a correctness group may not be called 'performance'")
+        labs.append(Lab(name=lab_name, pattern=_string(raw, "pattern", where), source=source,
+                        groups=suites[suite], performance=perf))
+    return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)))
+
+
+def load_config(path=DEFAULT_PATH) -> Config:
+    """Reads and checks labs.toml at path; ConfigError if it is missing, not valid TOML or inconsistent."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
+    return parse_config(data, path)
