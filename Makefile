@@ -32,5 +32,8 @@ bench:
 skeletons:
 	$(PYTHON) tools/make_skeletons.py
 
+datasets:
+	$(MAKE) -C tools datasets
+
 clean:
 	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)

@@ -88,7 +88,10 @@ int ppl_dataset_read(const char *path, ppl_dataset *out, char *err, size_t err_l
     }
     uint8_t h[PPL_DATASET_HEADER_BYTES];
     if (fread(h, 1, sizeof h, f) != sizeof h) {
-        set_err(err, err_len, "%s: too short for a dataset header (%u bytes)", path, PPL_DATASET_HEADER_BYTES);
+        if (ferror(f))
+            set_err(err, err_len, "%s: cannot read: %s", path, strerror(errno));
+        else
+            set_err(err, err_len, "%s: too short for a dataset header (%u bytes)", path, PPL_DATASET_HEADER_BYTES);
         goto fail;
     }
     if (memcmp(h, PPL_DATASET_MAGIC, 8) != 0) {
@@ -117,9 +120,13 @@ int ppl_dataset_read(const char *path, ppl_dataset *out, char *err, size_t err_l
         goto fail;
     }
     long long file_bytes = ftell(f);
+    if (count > (UINT64_MAX - PPL_DATASET_HEADER_BYTES) / size) {
+        set_err(err, err_len, "%s: header says %llu %s elements, more bytes than a file can hold", path,
+                (unsigned long long)count, ppl_dtype_name(dtype));
+        goto fail;
+    }
     unsigned long long want = PPL_DATASET_HEADER_BYTES + (unsigned long long)count * size;
-    if (count > (UINT64_MAX - PPL_DATASET_HEADER_BYTES) / size || file_bytes < 0 ||
-        (unsigned long long)file_bytes != want) {
+    if (file_bytes < 0 || (unsigned long long)file_bytes != want) {
         set_err(err, err_len, "%s: header says %llu %s elements (%llu bytes) but the file has %lld bytes", path,
                 (unsigned long long)count, ppl_dtype_name(dtype), want, file_bytes);
         goto fail;

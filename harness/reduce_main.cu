@@ -293,7 +293,7 @@ static int check_case(const options *o, buffers *b, const char *name, const floa
     ppl_results_start("check", pass ? "pass" : "fail");
     ppl_results_int("n", (long long)n);
     ppl_results_str("data", data);
-    ppl_results_int("seed", (long long)seed);
+    ppl_results_u64("seed", (unsigned long long)seed);
     ppl_results_num("got", got);
     ppl_results_num("expected", expected);
     ppl_results_num("tolerance", tolerance);
@@ -312,13 +312,13 @@ static int run_generated_cases(const options *o, buffers *b)
             fprintf(stderr, "out of host memory for n = %zu\n", n);
             return -1;
         }
-        const uint64_t seed = ppl_mix64(o->seed + (uint64_t)k);
-        fill_input(h_in, n, o->data, seed);
+        /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
+        fill_input(h_in, n, o->data, ppl_random_bits(o->seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
         char name[64];
         snprintf(name, sizeof name, "n=%zu %s", n, data_names[o->data]);
-        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], seed);
+        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], o->seed);
         free(h_in);
     }
     return failures;
@@ -326,11 +326,12 @@ static int run_generated_cases(const options *o, buffers *b)
 
 static int run_dataset_case(const options *o, buffers *b)
 {
-    ppl_dataset in, want;
+    ppl_dataset in = {PPL_F32, 0, NULL}, want = {PPL_F64, 0, NULL};
     char err[512];
     ppl_results_begin_case(o->dataset);
     if (ppl_dataset_read(o->dataset, &in, err, sizeof err) != 0 ||
         ppl_dataset_read(o->expected, &want, err, sizeof err) != 0) {
+        ppl_dataset_free(&in);
         fprintf(stderr, "%s\n", err);
         ppl_results_start("check", "error");
         ppl_results_str("message", err);
@@ -345,6 +346,8 @@ static int run_dataset_case(const options *o, buffers *b)
         ppl_results_start("check", "error");
         ppl_results_str("message", err);
         ppl_results_end();
+        ppl_dataset_free(&in);
+        ppl_dataset_free(&want);
         return -1;
     }
     const float *x = (const float *)in.data;

@@ -13,11 +13,16 @@ static double chunked_sum(const float *x, size_t n, int abs_values)
         return 0.0;
     const size_t chunks = (n + CHUNK - 1) / CHUNK;
     double *partial = (double *)malloc(chunks * sizeof *partial);
-    if (!partial) { /* fall back to one sequential pass */
-        double s = 0.0;
-        for (size_t i = 0; i < n; i++)
-            s += abs_values ? fabs((double)x[i]) : (double)x[i];
-        return s;
+    if (!partial) { /* fall back to one thread, adding the chunk sums in the same order: the same bits */
+        double total = 0.0;
+        for (size_t begin = 0; begin < n; begin += CHUNK) {
+            const size_t end = begin + CHUNK < n ? begin + CHUNK : n;
+            double s = 0.0;
+            for (size_t i = begin; i < end; i++)
+                s += abs_values ? fabs((double)x[i]) : (double)x[i];
+            total += s;
+        }
+        return total;
     }
 #pragma omp parallel for schedule(static)
     for (long long c = 0; c < (long long)chunks; c++) {

@@ -10,6 +10,7 @@ static char current_case[256] = "startup";
 
 int ppl_results_open(const char *path)
 {
+    ppl_results_close();
     if (!path)
         return 0;
     results_file = fopen(path, "a");
@@ -18,6 +19,13 @@ int ppl_results_open(const char *path)
         return -1;
     }
     return 0;
+}
+
+void ppl_results_close(void)
+{
+    if (results_file)
+        fclose(results_file);
+    results_file = NULL;
 }
 
 void ppl_results_begin_case(const char *name)
@@ -77,6 +85,12 @@ void ppl_results_int(const char *key, long long value)
 {
     if (results_file)
         fprintf(results_file, ", \"%s\": %lld", key, value);
+}
+
+void ppl_results_u64(const char *key, unsigned long long value)
+{
+    if (results_file)
+        fprintf(results_file, ", \"%s\": %llu", key, value);
 }
 
 void ppl_results_end(void)

@@ -14,8 +14,12 @@
 extern "C" {
 #endif
 
-/* Opens path for appending (NULL: no result file). Returns 0, or -1 with a message on stderr. */
+/* Opens path for appending (NULL: no result file), closing any file opened before. Returns 0, or -1 with a
+ * message on stderr. */
 int ppl_results_open(const char *path);
+
+/* Closes the result file, if any; later calls write nothing until the next ppl_results_open. */
+void ppl_results_close(void);
 
 /* Names the case now running, for the error line a fatal CUDA error writes. */
 void ppl_results_begin_case(const char *name);
@@ -25,6 +29,7 @@ void ppl_results_start(const char *kind, const char *status);
 void ppl_results_str(const char *key, const char *value);
 void ppl_results_num(const char *key, double value);
 void ppl_results_int(const char *key, long long value);
+void ppl_results_u64(const char *key, unsigned long long value);
 /* Ends and flushes the line. */
 void ppl_results_end(void);
 

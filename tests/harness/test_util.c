@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 static char dir_buf[4096];
-static char path_buf[4096];
+static char path_buf[4096 + 256];
 
 const char *tmp_dir(void)
 {
@@ -24,7 +24,8 @@ const char *tmp_dir(void)
 
 const char *tmp_path(const char *name)
 {
-    snprintf(path_buf, sizeof path_buf, "%s/%s", tmp_dir(), name);
+    if (snprintf(path_buf, sizeof path_buf, "%s/%s", tmp_dir(), name) >= (int)sizeof path_buf)
+        ck_abort_msg("path too long: %s/%s", tmp_dir(), name);
     return path_buf;
 }
 
