@@ -53,6 +53,35 @@ int ppl_device_open(ppl_device_info *info)
     return 0;
 }
 
+int ppl_harness_start(const char *result_path, int quiet, unsigned long long seed, ppl_device_info *info)
+{
+    if (ppl_results_open(result_path) != 0)
+        return PPL_EXIT_USAGE;
+    const int status = ppl_device_open(info);
+    if (status != 0) {
+        ppl_results_begin_case("device");
+        ppl_results_start("device", "no-device");
+        ppl_results_str("message", "no CUDA device here");
+        ppl_results_end();
+        return status;
+    }
+    if (!quiet)
+        printf("device: %s (sm_%d%d, %d SMs), seed %llu\n", info->name, info->cc_major, info->cc_minor,
+               info->sm_count, seed);
+    return 0;
+}
+
+void ppl_results_device(const ppl_device_info *info)
+{
+    char sm[16];
+    snprintf(sm, sizeof sm, "%d.%d", info->cc_major, info->cc_minor);
+    ppl_results_str("device", info->name);
+    ppl_results_str("sm", sm);
+    ppl_results_int("sm_count", info->sm_count);
+    ppl_results_int("driver", info->driver_version);
+    ppl_results_int("runtime", info->runtime_version);
+}
+
 size_t ppl_device_free_bytes(void)
 {
     size_t free_bytes = 0, total = 0;
@@ -76,20 +105,4 @@ void ppl_l2_flusher_free(ppl_l2_flusher *f)
 {
     CUDA_CHECK(cudaFree(f->buffer));
     f->buffer = NULL;
-}
-
-float ppl_time_ms(void (*fn)(void *), void *arg)
-{
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    CUDA_CHECK(cudaEventRecord(start));
-    fn(arg);
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    return ms;
 }

@@ -23,6 +23,16 @@ typedef struct {
  */
 int ppl_device_open(ppl_device_info *info);
 
+/*
+ * The start of every harness program: opens the result file (NULL: none) and the device. Returns 0, or the exit
+ * status main should return: PPL_EXIT_USAGE if the result file cannot be opened, PPL_EXIT_NO_DEVICE (after a
+ * "no-device" result line and a message on stderr) if there is no device. Unless quiet, prints the device and seed.
+ */
+int ppl_harness_start(const char *result_path, int quiet, unsigned long long seed, ppl_device_info *info);
+
+/* Adds the device's name, compute capability ("9.0"), driver and runtime versions to the current result line. */
+void ppl_results_device(const ppl_device_info *info);
+
 /* Free device memory in bytes (cudaMemGetInfo). */
 size_t ppl_device_free_bytes(void);
 
@@ -39,8 +49,5 @@ typedef struct {
 void ppl_l2_flusher_init(ppl_l2_flusher *f, const ppl_device_info *info);
 void ppl_l2_flush(ppl_l2_flusher *f);
 void ppl_l2_flusher_free(ppl_l2_flusher *f);
-
-/* Times fn(arg) on the default stream with CUDA events; returns milliseconds. Synchronizes. */
-float ppl_time_ms(void (*fn)(void *), void *arg);
 
 #endif

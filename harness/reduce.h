@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "cuda_check.h"
+#include "common.h"
 
 /*
  * Sums d_in[0..n) (device memory, float32, n >= 1) into *d_out (one float in device memory).
@@ -34,8 +34,5 @@ typedef void (*reduce_pass_fn)(float *src, float *dst, size_t count, unsigned gr
  */
 void reduce_tree_of_blocks(float *d_in, float *d_out, size_t n, float *d_work, size_t elems_per_block,
                            reduce_pass_fn pass);
-
-/* ceil(a / b) for b > 0. */
-static inline __host__ __device__ size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 #endif

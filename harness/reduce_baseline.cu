@@ -7,6 +7,10 @@
  */
 #include "reduce_baseline.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <cub/device/device_reduce.cuh>
 
 #define BASELINE_BLOCK_DIM 1024
@@ -44,13 +48,18 @@ void reduce_cub(float *d_in, float *d_out, size_t n, float *d_work)
     (void)d_work;
     static void *d_temp = NULL;
     static size_t temp_bytes = 0;
+    if (n > (size_t)INT_MAX) { /* CUB of CUDA 12.0 takes an int count */
+        fprintf(stderr, "CUB comparison runs take n < 2^31, not %zu\n", n);
+        exit(PPL_EXIT_USAGE);
+    }
+    const int num_items = (int)n;
     size_t need = 0;
-    CUDA_CHECK(cub::DeviceReduce::Sum(NULL, need, d_in, d_out, (long long)n));
+    CUDA_CHECK(cub::DeviceReduce::Sum(NULL, need, d_in, d_out, num_items));
     if (need > temp_bytes) {
         if (d_temp)
             CUDA_CHECK(cudaFree(d_temp));
         CUDA_CHECK(cudaMalloc(&d_temp, need));
         temp_bytes = need;
     }
-    CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_out, (long long)n));
+    CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_out, num_items));
 }

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bench.h"
+#include "cli.h"
 #include "dataset.h"
 #include "device.h"
 #include "reduce_baseline.h"
@@ -68,50 +68,6 @@ static void usage(FILE *f)
           f);
 }
 
-static double wall_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Parses "N,N,..." into o->sizes; accepts 2^K and 2^K+D / 2^K-D too. Returns 0, or -1 on a bad list. */
-static int parse_sizes(const char *text, options *o)
-{
-    o->num_sizes = 0;
-    const char *p = text;
-    while (*p) {
-        if (o->num_sizes == MAX_SIZES)
-            return -1;
-        char *end;
-        double value;
-        if (p[0] == '2' && p[1] == '^') {
-            long k = strtol(p + 2, &end, 10);
-            if (end == p + 2 || k < 0 || k > 40)
-                return -1;
-            value = ldexp(1.0, (int)k);
-            if (*end == '+' || *end == '-') {
-                char *e2;
-                long d = strtol(end + 1, &e2, 10);
-                if (e2 == end + 1)
-                    return -1;
-                value += *end == '+' ? (double)d : -(double)d;
-                end = e2;
-            }
-        } else {
-            long long v = strtoll(p, &end, 10);
-            if (end == p)
-                return -1;
-            value = (double)v;
-        }
-        if (value < 1 || (*end != ',' && *end != '\0'))
-            return -1;
-        o->sizes[o->num_sizes++] = (size_t)value;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return o->num_sizes > 0 ? 0 : -1;
-}
-
 static int parse_options(int argc, char **argv, options *o)
 {
     static const struct option long_options[] = {
@@ -123,15 +79,15 @@ static int parse_options(int argc, char **argv, options *o)
         {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
-    o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    o->seed = ppl_default_seed();
     o->min_samples = 10;
     o->max_samples = 100;
-    parse_sizes("1,1000,1024,1025,1048577", o);
+    o->num_sizes = ppl_parse_sizes("1,1000,1024,1025,1048577", o->sizes, MAX_SIZES);
     int c;
     while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (parse_sizes(optarg, o) != 0) {
+            if ((o->num_sizes = ppl_parse_sizes(optarg, o->sizes, MAX_SIZES)) < 0) {
                 fprintf(stderr, "--n %s: expected sizes >= 1 separated by commas, like 1,1025,2^20+1\n", optarg);
                 return -1;
             }
@@ -151,15 +107,12 @@ static int parse_options(int argc, char **argv, options *o)
         case 's': o->seed = strtoull(optarg, NULL, 0); break;
         case 'D': o->dataset = optarg; break;
         case 'E': o->expected = optarg; break;
-        case 'b': {
-            options tmp;
-            if (parse_sizes(optarg, &tmp) != 0 || tmp.num_sizes != 1) {
+        case 'b':
+            if (ppl_parse_sizes(optarg, &o->bench_n, 1) != 1) {
                 fprintf(stderr, "--bench %s: expected one size, like 2^26\n", optarg);
                 return -1;
             }
-            o->bench_n = tmp.sizes[0];
             break;
-        }
         case 'm': o->min_samples = atoi(optarg); break;
         case 'M': o->max_samples = atoi(optarg); break;
         case 'c': o->with_cub = 1; break;
@@ -361,37 +314,38 @@ static int run_dataset_case(const options *o, buffers *b)
     return failures;
 }
 
-/* One contender in a timed comparison: its function, samples, and runs whose sum was wrong. */
+/* What a timed run needs: the buffers, the size and the answer. */
 typedef struct {
-    const char *name;
+    buffers *b;
+    size_t n;
     reduce_fn fn;
-    double *ms;
-    int wrong_runs;
+    double expected, tolerance;
     float last_wrong;
-} contender;
+} bench_ctx;
 
-static void time_one(contender *c, buffers *b, ppl_l2_flusher *flusher, size_t n, int sample, double expected,
-                     double tolerance, cudaEvent_t start, cudaEvent_t stop)
+static void bench_prepare(void *ctx)
 {
-    prepare_run(b, n);
-    ppl_l2_flush(flusher);
-    CUDA_CHECK(cudaEventRecord(start));
-    c->fn(b->d_in, b->d_out, n, b->d_work);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (sample >= 0)
-        c->ms[sample] = ms;
-    const float got = fetch_result(b);
-    if (!within(got, expected, tolerance)) {
-        c->wrong_runs++;
-        c->last_wrong = got;
-    }
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    prepare_run(x->b, x->n);
 }
 
-/* A device-to-device copy of the input, timed like the contenders, for the bandwidth ceiling. */
+static void bench_call(void *ctx)
+{
+    bench_ctx *x = (bench_ctx *)ctx;
+    x->fn(x->b->d_in, x->b->d_out, x->n, x->b->d_work);
+}
+
+static int bench_check(void *ctx)
+{
+    bench_ctx *x = (bench_ctx *)ctx;
+    const float got = fetch_result(x->b);
+    if (within(got, x->expected, x->tolerance))
+        return 1;
+    x->last_wrong = got;
+    return 0;
+}
+
+/* A device-to-device copy of the input's bytes (n/2 floats read, n/2 written), for the bandwidth ceiling. */
 static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
 {
     (void)d_out;
@@ -417,40 +371,18 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
     free(h_in);
 
-    contender all[4] = {{"baseline", reduce_baseline, 0, 0, 0}, {"student", reduce, 0, 0, 0},
-                        {"cub", reduce_cub, 0, 0, 0}, {"copy", copy_input, 0, 0, 0}};
+    bench_ctx ctx[4] = {{b, n, reduce_baseline, expected, tolerance, 0}, {b, n, reduce, expected, tolerance, 0},
+                        {b, n, reduce_cub, expected, tolerance, 0}, {b, n, copy_input, 0, 0, 0}};
+    ppl_contender all[4] = {{"baseline", bench_call, bench_check, &ctx[0], NULL, 0},
+                            {"student", bench_call, bench_check, &ctx[1], NULL, 0},
+                            {"cub", bench_call, bench_check, &ctx[2], NULL, 0},
+                            {"copy", bench_call, NULL, &ctx[3], NULL, 0}};
     const int count = o->with_cub ? 4 : 2;
-    for (int c = 0; c < count; c++)
-        all[c].ms = (double *)calloc((size_t)o->max_samples, sizeof(double));
-
+    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->min_samples, o->max_samples, BENCH_TARGET_SPREAD,
+                                 BENCH_WALL_LIMIT_S};
     ppl_l2_flusher flusher;
     ppl_l2_flusher_init(&flusher, dev);
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    for (int w = 0; w < 2; w++) /* warm-ups: module load, first-touch, clocks up */
-        for (int c = 0; c < count; c++)
-            time_one(&all[c], b, &flusher, n, -1, c == 3 ? NAN : expected, tolerance, start, stop);
-    all[3].wrong_runs = 0; /* the copy computes no sum */
-
-    const double t0 = wall_seconds();
-    int samples = 0;
-    while (samples < o->max_samples) {
-        /* interleave the contenders, alternating who goes first, so clock and thermal drift hit both alike */
-        for (int k = 0; k < count; k++) {
-            const int c = samples % 2 ? count - 1 - k : k;
-            time_one(&all[c], b, &flusher, n, samples, c == 3 ? NAN : expected, tolerance, start, stop);
-        }
-        samples++;
-        if (samples >= o->min_samples && ppl_relative_spread(all[0].ms, (size_t)samples) < BENCH_TARGET_SPREAD &&
-            ppl_relative_spread(all[1].ms, (size_t)samples) < BENCH_TARGET_SPREAD)
-            break;
-        if (samples >= o->min_samples && wall_seconds() - t0 > BENCH_WALL_LIMIT_S)
-            break;
-    }
-    all[3].wrong_runs = 0;
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
+    const int samples = ppl_bench_run(all, count, &plan, &flusher);
     ppl_l2_flusher_free(&flusher);
 
     const double base_ms = ppl_median(all[0].ms, (size_t)samples);
@@ -461,7 +393,7 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     char message[256];
     if (all[1].wrong_runs)
         snprintf(message, sizeof message, "%d of %d timed runs gave a wrong sum (last: %.9g, expected %.9g)",
-                 all[1].wrong_runs, samples + 2, all[1].last_wrong, expected);
+                 all[1].wrong_runs, samples + 2, ctx[1].last_wrong, expected);
     else if (all[0].wrong_runs)
         snprintf(message, sizeof message, "the baseline gave a wrong sum: the harness or the GPU is broken");
     else
@@ -488,16 +420,10 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
         printf("      cub %.4f ms (student at %.2fx of CUB), copy %.0f GB/s (student reads at %.0f%% of it)\n", cub_ms,
                cub_ms / student_ms, copy_gbps, 100.0 * copy_ms / student_ms);
     }
-    char sm[16];
-    snprintf(sm, sizeof sm, "%d.%d", dev->cc_major, dev->cc_minor);
-    ppl_results_str("device", dev->name);
-    ppl_results_str("sm", sm);
-    ppl_results_int("driver", dev->driver_version);
-    ppl_results_int("runtime", dev->runtime_version);
+    ppl_results_device(dev);
     ppl_results_str("message", message);
     ppl_results_end();
-    for (int c = 0; c < count; c++)
-        free(all[c].ms);
+    ppl_bench_free(all, count);
     return pass ? 0 : 1;
 }
 
@@ -508,20 +434,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return PPL_EXIT_USAGE;
     }
-    if (ppl_results_open(o.result_path) != 0)
-        return PPL_EXIT_USAGE;
     ppl_device_info dev;
-    const int status = ppl_device_open(&dev);
-    if (status != 0) {
-        ppl_results_begin_case("device");
-        ppl_results_start("device", "no-device");
-        ppl_results_str("message", "no CUDA device here");
-        ppl_results_end();
+    const int status = ppl_harness_start(o.result_path, o.quiet, (unsigned long long)o.seed, &dev);
+    if (status != 0)
         return status;
-    }
-    if (!o.quiet)
-        printf("device: %s (sm_%d%d, %d SMs), seed %llu\n", dev.name, dev.cc_major, dev.cc_minor, dev.sm_count,
-               (unsigned long long)o.seed);
     buffers b;
     memset(&b, 0, sizeof b);
     int failures;

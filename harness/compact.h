@@ -1,0 +1,33 @@
+/*
+ * compact.h - what the stream-compaction lab file defines (lab 07), and the kit's trusted scan it builds on.
+ *
+ * The student's lab file defines compact(); the trusted harness (compact_main.cu) calls it on int32 data, checks
+ * the count and every kept element (in input order) against a CPU reference, checks that nothing was written past
+ * the kept elements and that the input is unchanged, and times it against cub::DeviceSelect::If.
+ */
+#ifndef PPL_COMPACT_H
+#define PPL_COMPACT_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+/*
+ * Stream compaction: copies the elements of d_in[0..n) (device, int32, n >= 1) that are greater than threshold to
+ * d_out[0..count), keeping their input order (a stable compaction), and writes count to *d_count (device).
+ * Must not write d_in, nor d_out at or past count. May use d_work, a device buffer of compact_work_bytes(n) bytes.
+ * Launches on the default stream; checks every launch. Defined by the lab.
+ */
+void compact(const int *d_in, int *d_out, size_t *d_count, size_t n, int threshold, void *d_work);
+
+/* Bytes in the d_work buffer the harness passes to compact(): 5n + 64 KiB (n one-byte flags, n int32 positions). */
+size_t compact_work_bytes(size_t n);
+
+/*
+ * The kit's trusted exclusive scan of 0/1 flags: d_positions[i] = d_flags[0] + ... + d_flags[i-1], with
+ * d_positions[0] = 0 (CUB's device-wide scan; PMPP 4th ed., chapter 11). n < 2^31. Launches on the default stream.
+ * Lab 07 uses it so that a broken lab 06 cannot fail lab 07.
+ */
+void kit_exclusive_scan_flags(const unsigned char *d_flags, int *d_positions, size_t n);
+
+#endif

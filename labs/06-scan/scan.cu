@@ -1,0 +1,125 @@
+/*
+ * Lab 06 - prefix sum (scan): Kogge-Stone and Brent-Kung, then scan-then-propagate.   handout: handouts/06-scan.md
+ *
+ * A scan turns x0, x1, x2, ... into x0, x0+x1, x0+x1+x2, ... (inclusive) or 0, x0, x0+x1, ... (exclusive).
+ * Each output depends on every input before it, yet the work can still be spread over threads (PMPP 4th ed.,
+ * chapter 11):
+ *
+ * 1. Block level, two ways to scan BLOCK_DIM values in shared memory with BLOCK_DIM threads:
+ *    - Kogge-Stone (Hillis-Steele): at stride 1, 2, 4, ... every thread adds the value stride places to its left.
+ *      log2 B steps, but about B log2 B adds: not work-efficient.
+ *    - Brent-Kung: an up-sweep (a reduction tree) then a down-sweep that hands partial sums back down.
+ *      2 log2 B steps and about 2B adds: work-efficient.
+ * 2. Tile level (thread coarsening, PMPP section 11.5): a block scans a tile of ITEMS_PER_THREAD * BLOCK_DIM
+ *    elements in three phases: each thread scans its own ITEMS_PER_THREAD elements sequentially, the block scans
+ *    the threads' totals with one of the kernels above, and each thread adds the total of the threads before it.
+ * 3. Grid level, scan-then-propagate (PMPP section 11.6): every block scans its tile and writes the tile's total;
+ *    the tile totals are scanned (by calling scan() again: recursion, when there are more tiles than one block
+ *    holds); a last kernel adds each tile's offset to its elements.
+ *
+ * Build and check:  make run          Grade this lab:  make grade
+ * Fill in each `@@ TODO` line; the number of lines it needs is in its parentheses. Edit only this file.
+ */
+#include "scan.h"
+
+#define BLOCK_DIM 512                                /* threads per block */
+#define ITEMS_PER_THREAD 8                           /* elements each thread scans on its own */
+#define TILE (BLOCK_DIM * ITEMS_PER_THREAD)          /* elements per block */
+#define PAD(i) ((i) + (i) / 32)                      /* one word of padding per 32: no bank conflicts when each */
+                                                     /* thread walks its own ITEMS_PER_THREAD consecutive words */
+
+/*
+ * Kogge-Stone inclusive scan of s[0..BLOCK_DIM) in shared memory, one element per thread; all threads of the block
+ * call it. At each stride, every thread first reads the value it needs, then (after a barrier) writes: without that
+ * barrier a thread could read a neighbour's value already updated in this step.
+ */
+__device__ void block_scan_kogge_stone(int *s)
+{
+    const unsigned t = threadIdx.x;
+    for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
+        // @@ TODO (about 6 lines): read s[t - stride] (when t >= stride) into a register; barrier; add it into s[t]; barrier
+        __syncthreads();
+    }
+}
+
+/*
+ * Brent-Kung inclusive scan of s[0..BLOCK_DIM) in shared memory, BLOCK_DIM threads.
+ * Up-sweep: at stride 1, 2, 4, ..., thread t adds s[k - stride] into s[k] for k = (t+1)*2*stride - 1 < BLOCK_DIM:
+ * afterwards s[2^j - 1] holds the sum of its 2^j-element block. Down-sweep: at stride BLOCK_DIM/4, ..., 2, 1,
+ * thread t adds s[k] into s[k + stride] for the same k, when k + stride < BLOCK_DIM, filling in the rest.
+ */
+__device__ void block_scan_brent_kung(int *s)
+{
+    const unsigned t = threadIdx.x;
+    for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
+        // @@ TODO (about 3 lines): up-sweep step: k = (t + 1) * 2 * stride - 1; if k < BLOCK_DIM, s[k] += s[k - stride]
+        __syncthreads();
+    }
+    for (unsigned stride = BLOCK_DIM / 4; stride > 0; stride /= 2) {
+        // @@ TODO (about 3 lines): down-sweep step: same k; if k + stride < BLOCK_DIM, s[k + stride] += s[k]
+        __syncthreads();
+    }
+}
+
+/*
+ * Scans tile blockIdx.x of in[0..n) into out (inclusive or exclusive, as if the tile were the whole input) and
+ * writes the tile's total to tile_sums[blockIdx.x]. Three phases: per-thread sequential scan, block scan of the
+ * thread totals, then each thread adds the totals of the threads before it.
+ */
+__global__ void scan_tiles_kernel(const int *in, int *out, size_t n, int exclusive, scan_algorithm algorithm,
+                                  int *tile_sums)
+{
+    __shared__ int tile[PAD(TILE)];
+    __shared__ int thread_sums[BLOCK_DIM];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * TILE;
+    for (unsigned j = t; j < TILE; j += BLOCK_DIM) /* coalesced: consecutive threads, consecutive addresses */
+        tile[PAD(j)] = base + j < n ? in[base + j] : 0;
+    __syncthreads();
+
+    int running = 0; /* phase 1: this thread's ITEMS_PER_THREAD consecutive elements, scanned in place */
+    for (unsigned k = t * ITEMS_PER_THREAD; k < (t + 1) * ITEMS_PER_THREAD; k++) {
+        running += tile[PAD(k)];
+        tile[PAD(k)] = running;
+    }
+    thread_sums[t] = running;
+    __syncthreads();
+    if (algorithm == SCAN_KOGGE_STONE) /* phase 2: the same branch for every thread of the block */
+        block_scan_kogge_stone(thread_sums);
+    else
+        block_scan_brent_kung(thread_sums);
+    const int before = t > 0 ? thread_sums[t - 1] : 0; /* phase 3 */
+    for (unsigned k = t * ITEMS_PER_THREAD; k < (t + 1) * ITEMS_PER_THREAD; k++)
+        tile[PAD(k)] += before;
+    __syncthreads();
+
+    for (unsigned j = t; j < TILE && base + j < n; j += BLOCK_DIM) {
+        const int inclusive_j = tile[PAD(j)];
+        out[base + j] = exclusive ? (j > 0 ? tile[PAD(j - 1)] : 0) : inclusive_j;
+    }
+    if (t == 0)
+        tile_sums[blockIdx.x] = tile[PAD(TILE - 1)];
+}
+
+/* Propagate: adds tile_offsets[k], the sum of every tile before tile k, to each element of tile k (k >= 1). */
+__global__ void add_offsets_kernel(int *out, size_t n, const int *tile_offsets)
+{
+    const size_t base = (size_t)(blockIdx.x + 1) * TILE; /* tile 0 needs nothing added: one block per later tile */
+    // @@ TODO (about 3 lines): each thread adds tile_offsets[blockIdx.x + 1] to out[base + j] for j = threadIdx.x, threadIdx.x + BLOCK_DIM, ... < TILE, staying below n
+}
+
+/* ---- provided: no need to change anything below ---- */
+
+void scan(const int *d_in, int *d_out, size_t n, int exclusive, scan_algorithm algorithm, void *d_work)
+{
+    const size_t tiles = ceil_div(n, TILE);
+    int *tile_sums = (int *)d_work, *tile_offsets = tile_sums + tiles;
+    void *deeper_work = tile_offsets + tiles; /* the recursion's own scratch, past this level's */
+    scan_tiles_kernel<<<(unsigned)tiles, BLOCK_DIM>>>(d_in, d_out, n, exclusive, algorithm, tile_sums);
+    CUDA_CHECK_LAUNCH();
+    if (tiles == 1)
+        return;
+    scan(tile_sums, tile_offsets, tiles, 1, algorithm, deeper_work); /* exclusive: tile k's offset */
+    add_offsets_kernel<<<(unsigned)(tiles - 1), BLOCK_DIM>>>(d_out, n, tile_offsets);
+    CUDA_CHECK_LAUNCH();
+}
