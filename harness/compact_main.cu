@@ -203,12 +203,27 @@ static size_t fetch_count(const buffers *b)
     return count;
 }
 
+static void case_name(char *buf, size_t len, size_t n, const char *data, int threshold)
+{
+    snprintf(buf, len, "n=%zu %s threshold=%d", n, data, threshold);
+}
+
+/* Adds the cases check_input will run on an input of n elements to the plan, in the same order. */
+static void plan_input(const options *o, size_t n, const char *data)
+{
+    char name[96];
+    for (int k = 0; k < o->num_thresholds; k++) {
+        case_name(name, sizeof name, n, data, o->thresholds[k]);
+        ppl_plan_add(name);
+    }
+}
+
 /* Runs compact() once on the input already in b->d_in and checks it. Returns 1 if right. */
 static int check_case(const options *o, buffers *b, const int *h_in, int *h_expected, size_t n, int threshold,
                       const char *data)
 {
     char name[96];
-    snprintf(name, sizeof name, "n=%zu %s threshold=%d", n, data, threshold);
+    case_name(name, sizeof name, n, data, threshold);
     ppl_results_begin_case(name);
     const size_t want = compact_cpu(h_in, h_expected, n, threshold);
     poison(b, n);
@@ -264,6 +279,9 @@ static int check_input(const options *o, buffers *b, const int *h_in, size_t n, 
 
 static int run_generated_cases(const options *o, buffers *b)
 {
+    for (int k = 0; k < o->num_sizes; k++)
+        plan_input(o, o->sizes[k], "random");
+    ppl_plan_write();
     int failures = 0;
     for (int k = 0; k < o->num_sizes; k++) {
         const size_t n = o->sizes[k];
@@ -297,6 +315,8 @@ static int run_dataset_case(const options *o, buffers *b)
         ppl_dataset_free(&in);
         return -1;
     }
+    plan_input(o, in.count, "dataset");
+    ppl_plan_write();
     const int failures = check_input(o, b, (const int *)in.data, in.count, "dataset");
     ppl_dataset_free(&in);
     return failures;
@@ -337,6 +357,8 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     const size_t n = o->bench_n;
     char name[64];
     snprintf(name, sizeof name, "bench n=%zu", n);
+    ppl_plan_add(name);
+    ppl_plan_write();
     ppl_results_begin_case(name);
     buffers_reserve(b, n);
     int *h_in = (int *)malloc(n * sizeof(int)), *h_expected = (int *)malloc(n * sizeof(int));

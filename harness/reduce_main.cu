@@ -255,8 +255,19 @@ static int check_case(const options *o, buffers *b, const char *name, const floa
     return pass;
 }
 
+static void case_name(char *buf, size_t len, size_t n, data_kind data)
+{
+    snprintf(buf, len, "n=%zu %s", n, data_names[data]);
+}
+
 static int run_generated_cases(const options *o, buffers *b)
 {
+    char name[64];
+    for (int k = 0; k < o->num_sizes; k++) {
+        case_name(name, sizeof name, o->sizes[k], o->data);
+        ppl_plan_add(name);
+    }
+    ppl_plan_write();
     int failures = 0;
     for (int k = 0; k < o->num_sizes; k++) {
         const size_t n = o->sizes[k];
@@ -269,8 +280,7 @@ static int run_generated_cases(const options *o, buffers *b)
         fill_input(h_in, n, o->data, ppl_random_bits(o->seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
-        char name[64];
-        snprintf(name, sizeof name, "n=%zu %s", n, data_names[o->data]);
+        case_name(name, sizeof name, n, o->data);
         failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], o->seed);
         free(h_in);
     }
@@ -281,6 +291,8 @@ static int run_dataset_case(const options *o, buffers *b)
 {
     ppl_dataset in = {PPL_F32, 0, NULL}, want = {PPL_F64, 0, NULL};
     char err[512];
+    ppl_plan_add(o->dataset);
+    ppl_plan_write();
     ppl_results_begin_case(o->dataset);
     if (ppl_dataset_read(o->dataset, &in, err, sizeof err) != 0 ||
         ppl_dataset_read(o->expected, &want, err, sizeof err) != 0) {
@@ -358,6 +370,8 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     const size_t n = o->bench_n;
     char name[64];
     snprintf(name, sizeof name, "bench n=%zu", n);
+    ppl_plan_add(name);
+    ppl_plan_write();
     ppl_results_begin_case(name);
     buffers_reserve(b, n);
     float *h_in = (float *)malloc(n * sizeof(float));

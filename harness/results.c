@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static FILE *results_file;
+static char **plan_names;
+static size_t plan_count, plan_capacity;
 static char current_case[256] = "startup";
 
 int ppl_results_open(const char *path)
@@ -26,6 +29,43 @@ void ppl_results_close(void)
     if (results_file)
         fclose(results_file);
     results_file = NULL;
+}
+
+void ppl_plan_add(const char *name)
+{
+    if (plan_count == plan_capacity) {
+        size_t capacity = plan_capacity ? 2 * plan_capacity : 16;
+        char **grown = (char **)realloc(plan_names, capacity * sizeof *grown);
+        if (!grown)
+            return;
+        plan_names = grown;
+        plan_capacity = capacity;
+    }
+    size_t len = strlen(name) + 1;
+    char *copy = (char *)malloc(len);
+    if (!copy)
+        return;
+    memcpy(copy, name, len);
+    plan_names[plan_count++] = copy;
+}
+
+void ppl_plan_write(void)
+{
+    if (results_file) {
+        fputs("{\"case\": \"plan\", \"kind\": \"plan\", \"cases\": [", results_file);
+        for (size_t k = 0; k < plan_count; k++) {
+            if (k)
+                fputs(", ", results_file);
+            ppl_json_string(results_file, plan_names[k]);
+        }
+        fputs("]}\n", results_file);
+        fflush(results_file);
+    }
+    for (size_t k = 0; k < plan_count; k++)
+        free(plan_names[k]);
+    free(plan_names);
+    plan_names = NULL;
+    plan_count = plan_capacity = 0;
 }
 
 void ppl_results_begin_case(const char *name)

@@ -21,6 +21,14 @@ int ppl_results_open(const char *path);
 /* Closes the result file, if any; later calls write nothing until the next ppl_results_open. */
 void ppl_results_close(void);
 
+/*
+ * The plan: before running anything, a program adds the name of every case it will run, then writes them as one
+ * line {"case": "plan", "kind": "plan", "cases": [...]}. The grader expects a result line for each planned case,
+ * so a program that stops early is caught, and names the first case without one when a run hangs.
+ */
+void ppl_plan_add(const char *name);
+void ppl_plan_write(void);
+
 /* Names the case now running, for the error line a fatal CUDA error writes. */
 void ppl_results_begin_case(const char *name);
 

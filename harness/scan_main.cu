@@ -223,13 +223,29 @@ static void scan_cpu(const int *in, int *out, size_t n, int exclusive)
     }
 }
 
+static void case_name(char *buf, size_t len, size_t n, const char *data, int exclusive, scan_algorithm algorithm)
+{
+    snprintf(buf, len, "n=%zu %s %s %s", n, data, algorithm_names[algorithm], exclusive ? "exclusive" : "inclusive");
+}
+
+/* Adds the cases check_input will run on an input of n elements to the plan, in the same order. */
+static void plan_input(const options *o, size_t n, const char *data)
+{
+    char name[96];
+    for (int exclusive = 0; exclusive < 2; exclusive++)
+        for (int a = 0; a < 2; a++)
+            if ((o->kinds & (1 << exclusive)) && (o->algorithms & (1 << a))) {
+                case_name(name, sizeof name, n, data, exclusive, (scan_algorithm)a);
+                ppl_plan_add(name);
+            }
+}
+
 /* Runs scan() once on the input in b->d_in and checks it. Returns 1 if right. */
 static int check_case(const options *o, buffers *b, const int *h_in, const int *h_expected, size_t n,
                       int exclusive, scan_algorithm algorithm, const char *data)
 {
     char name[96];
-    snprintf(name, sizeof name, "n=%zu %s %s %s", n, data, algorithm_names[algorithm],
-             exclusive ? "exclusive" : "inclusive");
+    case_name(name, sizeof name, n, data, exclusive, algorithm);
     ppl_results_begin_case(name);
     ppl_poison_i32(b->d_out, n + PPL_GUARD_ELEMS);
     scan(b->d_in, b->d_out, n, exclusive, algorithm, b->d_work);
@@ -280,6 +296,9 @@ static int check_input(const options *o, buffers *b, const int *h_in, size_t n, 
 
 static int run_generated_cases(const options *o, buffers *b)
 {
+    for (int k = 0; k < o->num_sizes; k++)
+        plan_input(o, o->sizes[k], "random");
+    ppl_plan_write();
     int failures = 0;
     for (int k = 0; k < o->num_sizes; k++) {
         const size_t n = o->sizes[k];
@@ -328,6 +347,8 @@ static int run_dataset_case(const options *o, buffers *b)
         ppl_dataset_free(&want);
         return -1;
     }
+    plan_input(o, in.count, "dataset");
+    ppl_plan_write();
     const int failures = check_input(o, b, (const int *)in.data, in.count, "dataset");
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
@@ -370,6 +391,8 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     const size_t n = o->bench_n;
     char name[64];
     snprintf(name, sizeof name, "bench n=%zu", n);
+    ppl_plan_add(name);
+    ppl_plan_write();
     ppl_results_begin_case(name);
     buffers_reserve(b, n);
     int *h_in = (int *)malloc(n * sizeof(int)), *h_expected = (int *)malloc(n * sizeof(int));

@@ -24,7 +24,7 @@ __global__ void reduce_kernel(const float *src, float *dst, size_t count)
     const unsigned t = threadIdx.x;
     const size_t i = (size_t)blockIdx.x * BLOCK_DIM + t;
     // @@ TODO (about 2 lines): copy src[i] into partial[t] (0.0f when i >= count), then wait until the whole block has loaded
-    for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
         // @@ TODO (about 3 lines): interleaved pairs: if t is a multiple of 2*stride, add partial[t + stride] into partial[t]; then a barrier
     }
     if (t == 0)

@@ -26,7 +26,7 @@ __global__ void reduce_kernel(float *src, float *dst, size_t count)
 {
     const size_t base = (size_t)blockIdx.x * BLOCK_DIM; /* size_t: n may pass 2^31 */
     const size_t i = base + threadIdx.x;
-    for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
         // @@ BEGIN SOLUTION (about 2 lines): if threadIdx.x is a multiple of 2*stride and i + stride < count, add src[i + stride] into src[i]
         if (threadIdx.x % (2 * stride) == 0 && i + stride < count)
             src[i] += src[i + stride];

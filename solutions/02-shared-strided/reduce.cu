@@ -27,7 +27,7 @@ __global__ void reduce_kernel(const float *src, float *dst, size_t count)
     partial[t] = i < count ? src[i] : 0.0f;
     __syncthreads();
     // @@ END SOLUTION
-    for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
+    for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
         // @@ BEGIN SOLUTION (about 3 lines): interleaved pairs: if t is a multiple of 2*stride, add partial[t + stride] into partial[t]; then a barrier
         if (t % (2 * stride) == 0)
             partial[t] += partial[t + stride];

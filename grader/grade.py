@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Grades a submission of the Parallel Patterns Lab: builds each lab from the kit's harness plus the student's one
+file, runs the test groups of grader/labs.toml, and reports points as a table and as Gradescope's results.json.
+
+    python3 grader/grade.py [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
+
+Exit status: 0 full marks, 1 points lost, 2 the grader or the kit is broken (bad labs.toml, the harness does not
+build), 77 no CUDA device here (the run-time tests are reported as not run; compile errors are still reported).
+"""
+import argparse
+import json
+import secrets
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the kit's root importable instead of grader/
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from grader import build as build_mod  # noqa: E402
+from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
+from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
+from grader.run import NO_DEVICE_MESSAGE, run_harness  # noqa: E402
+from grader.score import TestResult, no_device, not_run, score_group, score_performance  # noqa: E402
+
+KIT = Path(__file__).resolve().parent.parent
+DEFAULT_TIMEOUT = 120.0
+EXIT_FULL, EXIT_LOST, EXIT_BROKEN, EXIT_NO_DEVICE = 0, 1, 2, 77
+
+
+class Grader:
+    """Grades labs of one submission. After a run times out, the rest of that lab is not run (a hung kernel would
+    hang again, and each hang costs a whole timeout); after a run finds no CUDA device, no further run is made.
+    build, build_harness and run are hooks a test may replace:
+
+    build(kit, pattern, source, folder, timeout=, harness_build=) -> build.BuildResult
+    build_harness(kit, pattern, timeout=, harness_build=) -> build.BuildResult
+    run(program, args, timeout=, workdir=, cwd=) -> run.Outcome
+    """
+
+    def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
+                 build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
+                 build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness):
+        self.config, self.kit = config, Path(kit).resolve()
+        self.submission = Path(submission)
+        self.build_dir = Path(build_dir).resolve()
+        self.timeout, self.build_timeout = timeout, build_timeout
+        self.seed = secrets.randbits(63) if seed is None else seed
+        self.harness_build = harness_build
+        self.log = log or (lambda message: None)
+        self.build, self.build_harness, self.run = build, build_harness, run
+        self.no_device = False
+        self.hung = set()  # labs in which a run timed out: their later tests are not run
+
+    def grade(self, labs) -> Report:
+        """Grades each lab in turn and returns the Report; a lab that fails to build scores 0 and grading goes on."""
+        start = time.monotonic()
+        report = Report(str(self.submission), self.seed)
+        for pattern in dict.fromkeys(lab.pattern for lab in labs):
+            self.log(f"building the {pattern} harness")
+            built = self.build_harness(self.kit, pattern, timeout=self.build_timeout, harness_build=self.harness_build)
+            if not built.ok:
+                report.kit_error = built.message
+                report.notes.append(built.message)
+                for lab in labs:
+                    report.results.extend(not_run(lab.name, name, points, "not run: the kit's harness does not build")
+                                          for name, points in self._tests(lab))
+                report.seconds = time.monotonic() - start
+                return report
+        for lab in labs:
+            report.results.extend(self.grade_lab(lab, report))
+        report.no_device = self.no_device
+        if self.no_device:
+            report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
+        report.seconds = time.monotonic() - start
+        return report
+
+    @staticmethod
+    def _tests(lab) -> list:
+        tests = [(g.name, g.points) for g in lab.groups]
+        return tests + ([("performance", lab.performance.points)] if lab.performance else [])
+
+    def grade_lab(self, lab, report: Report) -> list:
+        """The TestResults of one lab: its correctness groups, then its performance test."""
+        source = self.submission / lab.name / lab.source
+        self.log(f"{lab.name}: building {source}")
+        built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
+                           harness_build=self.harness_build)
+        if not built.ok:
+            headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
+            results = [not_run(lab.name, name, points, f"not run: {headline}") for name, points in self._tests(lab)]
+            first = results[0]
+            first.status, first.summary = "NO BUILD", f"{headline}: every test of this lab scores 0"
+            first.detail = "\n".join(built.message.splitlines()[1:])
+            self.log(f"{lab.name}: {headline}")
+            return results
+        results = [self.grade_group(lab, k, group, built.program) for k, group in enumerate(lab.groups)]
+        if lab.performance:
+            results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
+        return results
+
+    def _run(self, lab, tag: str, program, args, timeout):
+        workdir = self.build_dir / lab.name / "runs" / tag
+        outcome = self.run(program, args, timeout=timeout, workdir=workdir, cwd=self.kit)
+        outcome.message = outcome.message.replace(f"{self.kit}/", "")  # harness paths, shown relative to the kit
+        if outcome.status == "no-device":
+            self.no_device = True
+        elif outcome.status == "timeout":
+            self.hung.add(lab.name)
+        return outcome
+
+    def _skip(self, lab, name: str, points: float) -> TestResult | None:
+        """The not-run result of a test that cannot run now (no device, or a hang earlier in this lab), else None."""
+        if self.no_device:
+            return no_device(lab.name, name, points)
+        if lab.name in self.hung:
+            return not_run(lab.name, name, points, "not run: an earlier test of this lab timed out (a hung kernel "
+                                                   "would hang again; fix it first)")
+        return None
+
+    def group_runs(self, group) -> list:
+        """The argument lists of a group's runs; ValueError naming the problem if its datasets are missing."""
+        if group.datasets is None:
+            return [[*args, "--seed", str(self.seed)] for args in group.runs]
+        folder = self.kit / group.datasets
+        found = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        if not found:
+            raise ValueError(f"no datasets found in {group.datasets}/ (a kit problem: run `make datasets`)")
+        runs = []
+        for d in found:
+            missing = [f for f in ("input.raw", "expected.raw") if not (d / f).is_file()]
+            if missing:
+                raise ValueError(f"{d.relative_to(self.kit)} lacks {' and '.join(missing)} (a kit problem)")
+            rel = d.relative_to(self.kit)
+            runs.append(["--dataset", str(rel / "input.raw"), "--expected", str(rel / "expected.raw")])
+        return runs
+
+    def grade_group(self, lab, index: int, group, program) -> TestResult:
+        """Runs one correctness group, stopping at its first run that does not pass, and scores it."""
+        skipped = self._skip(lab, group.name, group.points)
+        if skipped:
+            return skipped
+        try:
+            runs = self.group_runs(group)
+        except ValueError as e:
+            return TestResult(lab.name, group.name, group.points, 0.0, "ERROR", str(e))
+        timeout = max(group.timeout or 0, self.timeout)
+        done = []
+        for k, args in enumerate(runs):
+            outcome = self._run(lab, f"{index}-{k}", program, args, timeout)
+            done.append((args, outcome))
+            if not outcome.passed:
+                break
+        result = score_group(lab.name, group, done, program=Path(program).name)
+        self.log(f"{lab.name}: {group.name}: {result.summary}")
+        return result
+
+    def grade_performance(self, lab, program, correct: bool, report: Report) -> TestResult:
+        """Runs the benchmark if every correctness group passed, and scores the speedup."""
+        perf = lab.performance
+        skipped = self._skip(lab, "performance", perf.points)
+        if skipped:
+            return skipped
+        if not correct:
+            return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
+        args = ["--bench", perf.bench, "--seed", str(self.seed)]
+        outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
+        result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
+        device = (outcome.bench_line() or {}).get("device")
+        if device:
+            report.device = str(device)
+        self.log(f"{lab.name}: performance: {result.summary}")
+        return result
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--submission", default="labs",
+                   help="a folder shaped like labs/ (one NN-stage folder per lab); default: labs")
+    p.add_argument("--lab", help="grade only the labs whose name starts with this (03, 03-sequential)")
+    p.add_argument("--results", help="where to write Gradescope's results.json (default: BUILD_DIR/results.json)")
+    p.add_argument("--build-dir", default="build/grade", help="where the labs are built (default: build/grade)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per harness run, unless labs.toml gives a group more (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--build-timeout", type=float, default=build_mod.DEFAULT_BUILD_TIMEOUT,
+                   help="seconds per build (default %(default)g)")
+    p.add_argument("--seed", type=int, help="the data seed, to rerun a grading (default: a fresh random seed)")
+    p.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines, no details under failed tests")
+    p.add_argument("--json-only", action="store_true", help="print results.json to stdout and nothing else")
+    return p.parse_args(argv)
+
+
+def main(argv=None, **hooks) -> int:
+    """Runs the grader as from the command line and returns its exit status; hooks go to Grader."""
+    args = parse_args(argv)
+    try:
+        config = load_config(args.config)
+        labs = config.select(args.lab)
+    except ConfigError as e:
+        print(f"grade.py: {e}", file=sys.stderr)
+        return EXIT_BROKEN
+    submission = Path(args.submission)
+    if not submission.is_dir():
+        print(f"grade.py: --submission {args.submission}: no such folder", file=sys.stderr)
+        return EXIT_BROKEN
+    quiet = args.quiet or args.json_only
+    log = None if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    grader = Grader(config, submission, build_dir=args.build_dir, timeout=args.timeout,
+                    build_timeout=args.build_timeout, seed=args.seed, log=log, **hooks)
+    report = grader.grade(labs)
+    calibration = config.calibration
+    report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")
+    write_results(report, args.results or Path(args.build_dir) / "results.json")
+    if args.json_only:
+        print(json.dumps(gradescope_results(report), indent=2))
+    else:
+        print(format_table(report, details=not args.quiet))
+    if report.kit_error:
+        return EXIT_BROKEN
+    if report.no_device:
+        return EXIT_NO_DEVICE
+    return EXIT_FULL if report.score >= report.max_score else EXIT_LOST
+
+
+if __name__ == "__main__":
+    sys.exit(main())

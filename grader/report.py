@@ -1,0 +1,97 @@
+"""The two reports of a grading run: a table for people and results.json in Gradescope's autograder format.
+
+A Report holds the TestResults (grader/score.py) in order, the seed and the notes about the whole run.
+"""
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NAME_WIDTH = 20
+
+
+@dataclass
+class Report:
+    """Everything a grading run found. notes: lines about the whole run (no device, the seed, a kit error)."""
+
+    submission: str
+    seed: int
+    results: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0
+    no_device: bool = False
+    kit_error: str = ""
+    device: str = ""
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.results), 2)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(r.max_score for r in self.results), 2)
+
+    def labs(self) -> list:
+        """The lab names, in the order they were graded."""
+        return list(dict.fromkeys(r.lab for r in self.results))
+
+
+def _points(x: float) -> str:
+    return f"{x:g}" if x == int(x) else f"{x:.2f}"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + ln for ln in text.splitlines())
+
+
+def format_table(report: Report, details: bool = True) -> str:
+    """The human report: one block per lab, one row per test (points, status, what went wrong), then the total.
+
+    With details, the extra text of a test that lost points (compiler errors, how to reproduce) follows its row.
+    """
+    out = [f"Grading {report.submission}  (seed {report.seed}{', ' + report.device if report.device else ''})"]
+    for lab in report.labs():
+        rows = [r for r in report.results if r.lab == lab]
+        got, most = sum(r.score for r in rows), sum(r.max_score for r in rows)
+        out.append("")
+        out.append(f"{lab:<{NAME_WIDTH + 2}} {_points(got):>6} / {_points(most)}")
+        for r in rows:
+            points = f"{_points(r.score):>6} / {_points(r.max_score):<4}"
+            summary = r.summary.removeprefix("not run: ") if r.status == "not run" else r.summary
+            out.append(f"  {r.name:<{NAME_WIDTH}} {points} {r.status:<10} {summary}")
+            if details and not r.full and r.detail and r.detail.strip() != r.summary.strip():
+                out.append(_indent(r.detail, " " * 6))
+    out.append("")
+    out.extend(report.notes)
+    out.append(f"Total {_points(report.score)} / {_points(report.max_score)}")
+    return "\n".join(out)
+
+
+def gradescope_results(report: Report) -> dict:
+    """results.json for Gradescope: score, execution_time, output and one test per group with its own max_score."""
+    tests = []
+    for r in report.results:
+        extra = r.detail if r.detail.strip() != r.summary.strip() else ""
+        output = "\n".join(part for part in (r.summary, extra) if part)
+        tests.append({"name": r.title, "score": r.score, "max_score": r.max_score,
+                      "status": "passed" if r.full else "failed", "output": output, "visibility": "visible"})
+    summary = [f"Total {_points(report.score)} / {_points(report.max_score)}", f"seed {report.seed}", *report.notes]
+    return {
+        "score": report.score,
+        "execution_time": round(report.seconds, 1),
+        "output": "\n".join(summary),
+        "visibility": "visible",
+        "stdout_visibility": "visible",
+        "tests": tests,
+        "extra_data": {"max_score": report.max_score, "seed": report.seed, "device": report.device,
+                       "no_device": report.no_device, "kit_error": report.kit_error},
+    }
+
+
+def write_results(report: Report, path) -> None:
+    """Writes gradescope_results(report) to path (creating its folder), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(gradescope_results(report), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

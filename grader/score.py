@@ -1,0 +1,120 @@
+"""Points: a correctness group is all or nothing; performance scales linearly between two speedups.
+
+Every function here is pure: it turns harness Outcomes (grader/run.py) into TestResults for the report.
+"""
+import math
+from dataclasses import dataclass, field
+
+from grader.run import NO_DEVICE_MESSAGE
+
+# Table status of a run that did not pass, by Outcome.status.
+STATUS_WORDS = {"fail": "FAIL", "timeout": "TIMEOUT", "crash": "CRASH", "cuda-error": "CUDA ERROR",
+                "harness-error": "ERROR", "no-device": "not run"}
+
+
+@dataclass
+class TestResult:
+    """One graded test (a group or the performance test of a lab), as reported to people and to Gradescope.
+
+    status: pass, partial, slow (below the lower threshold), FAIL, TIMEOUT, CRASH, CUDA ERROR, NO BUILD, ERROR
+    (a kit problem, not the student's doing) or not run.
+    summary is one line for the table; detail is more text (compiler errors, how to reproduce) for both reports.
+    """
+
+    lab: str
+    name: str
+    max_score: float
+    score: float = 0.0
+    status: str = "FAIL"
+    summary: str = ""
+    detail: str = ""
+    data: dict = field(default_factory=dict)
+
+    @property
+    def full(self) -> bool:
+        return self.score >= self.max_score
+
+    @property
+    def title(self) -> str:
+        return f"{self.lab}: {self.name}"
+
+
+def not_run(lab: str, name: str, points: float, why: str, detail: str = "") -> TestResult:
+    """A test that was not run and scores 0, for the reason why ("not run: ..." is shown as it is)."""
+    return TestResult(lab, name, points, 0.0, "not run", why, detail)
+
+
+def no_device(lab: str, name: str, points: float) -> TestResult:
+    """A test not run because the harness found no CUDA device here."""
+    return not_run(lab, name, points, NO_DEVICE_MESSAGE)
+
+
+def reproduce_line(lab: str, args, program: str = "reduce_lab") -> str:
+    """How a student reruns one harness run by hand, from the kit's root."""
+    return f"to reproduce, from the kit's root: make -C labs/{lab} && labs/{lab}/build/{program} {' '.join(args)}"
+
+
+def score_group(lab: str, group, runs, program: str = "reduce_lab") -> TestResult:
+    """Scores a correctness group from its runs, a list of (args, Outcome) in the order they ran.
+
+    Full points only if there was at least one run and every run passed; otherwise 0, with the first failing
+    run's status, case and message.
+    """
+    for args, outcome in runs:
+        if outcome.status == "no-device":
+            return no_device(lab, group.name, group.points)
+        if not outcome.passed:
+            where = f"{outcome.case}: " if outcome.case else ""
+            first, *rest = outcome.message.splitlines() or [""]
+            detail = "\n".join([*rest, reproduce_line(lab, args, program)])
+            return TestResult(lab, group.name, group.points, 0.0, STATUS_WORDS.get(outcome.status, "FAIL"),
+                              where + first, detail)
+    if not runs:
+        return TestResult(lab, group.name, group.points, 0.0, "ERROR", "no runs")
+    cases = sum(len(o.cases) for _, o in runs)
+    summary = f"{cases} case{'s' if cases != 1 else ''} passed" + (f" in {len(runs)} runs" if len(runs) > 1 else "")
+    detail = "\n".join(f"passed: {' '.join(args)}" for args, _ in runs) if len(runs) <= 3 else ""
+    return TestResult(lab, group.name, group.points, group.points, "pass", summary, detail)
+
+
+def perf_fraction(speedup: float, lower: float, full: float) -> float:
+    """The share of the performance points for a speedup: 0 at or below lower, 1 at or above full, linear between."""
+    if speedup >= full:
+        return 1.0
+    if speedup <= lower:
+        return 0.0
+    return (speedup - lower) / (full - lower)
+
+
+def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: str = "performance") -> TestResult:
+    """Scores a --bench run: points * perf_fraction(speedup), or 0 when the run failed (a wrong sum, a crash...)."""
+    thresholds = f"full marks at {perf.full:.2f}x, none at or below {perf.lower:.2f}x"
+    if outcome.status == "no-device":
+        return no_device(lab, name, perf.points)
+    bench = outcome.bench_line()
+    if not outcome.passed or bench is None:
+        message = outcome.message or "no benchmark result"
+        if outcome.passed:
+            message = "the benchmark wrote no result line"
+        return TestResult(lab, name, perf.points, 0.0, STATUS_WORDS.get(outcome.status, "FAIL"),
+                          message.splitlines()[0], message + f"\n({thresholds})", {"bench": bench})
+    try:
+        speedup = float(bench["speedup"])
+    except (KeyError, TypeError, ValueError):
+        speedup = math.nan
+    if not math.isfinite(speedup) or speedup <= 0:
+        return TestResult(lab, name, perf.points, 0.0, "ERROR", f"no valid speedup in the benchmark line: {bench}")
+    fraction = perf_fraction(speedup, perf.lower, perf.full)
+    score = round(perf.points * fraction, 2)
+    status = "pass" if fraction >= 1 else "partial" if fraction > 0 else "slow"
+    timing = (f"{float(bench.get('student_ms', 0)):.4f} ms vs baseline {float(bench.get('baseline_ms', 0)):.4f} ms, "
+              f"spread {100 * float(bench.get('spread', 0)):.1f}%, {bench.get('samples', '?')} samples")
+    summary = f"speedup {speedup:.2f}x ({thresholds}): {timing}"
+    detail = ""
+    device = str(bench.get("device", ""))
+    if device:
+        detail = f"measured on {device} (sm {bench.get('sm', '?')})"
+        if calibration_gpu and calibration_gpu not in device:
+            detail += f"; the thresholds were calibrated on {calibration_gpu}"
+    return TestResult(lab, name, perf.points, score, status, summary, detail,
+                      {"speedup": speedup, "lower": perf.lower, "full": perf.full, "bench": bench})

@@ -1,0 +1,2 @@
+"""Unit tests of the grader (grader/); they need no GPU. Run from the kit's root:
+python3 -m unittest discover -s tests/grader -t ."""

@@ -1,0 +1,95 @@
+"""grader/score.py: groups are all or nothing, performance is linear between lower and full."""
+import unittest
+
+from grader.config import Group, Performance
+from grader.run import Outcome
+from grader.score import perf_fraction, score_group, score_performance
+
+GROUP = Group(name="exact integer data", points=15.0, runs=(), datasets=None, timeout=None)
+PERF = Performance(points=50.0, bench="2^26", lower=1.0, full=3.0, measured=None, timeout=None)
+
+
+def passed(cases=("n=1 integer", "n=2 integer")):
+    return Outcome("pass", "ok", lines=[{"case": c, "status": "pass"} for c in cases], cases=list(cases))
+
+
+def bench(speedup, status="pass", message="timed"):
+    line = {"case": "bench n=67108864", "kind": "bench", "status": status, "speedup": speedup, "student_ms": 0.5,
+            "baseline_ms": 1.0, "spread": 0.012, "samples": 20, "device": "NVIDIA H100 80GB HBM3", "sm": "9.0",
+            "message": message}
+    return Outcome(status, message, lines=[line], cases=["bench n=67108864"])
+
+
+class Groups(unittest.TestCase):
+    def test_every_run_passes(self):
+        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "3"], passed(["n=3 integer"]))])
+        self.assertEqual((r.score, r.max_score, r.status), (15.0, 15.0, "pass"))
+        self.assertEqual(r.summary, "3 cases passed in 2 runs")
+        self.assertEqual(r.title, "03-sequential: exact integer data")
+
+    def test_one_failing_case_costs_the_group(self):
+        bad = Outcome("fail", "wrong sum: got 1024, expected 1025 (off by -1, tolerance 0)", case="n=1025 integer")
+        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "1025", "--seed", "7"], bad)])
+        self.assertEqual((r.score, r.status), (0.0, "FAIL"))
+        self.assertIn("n=1025 integer: wrong sum: got 1024, expected 1025", r.summary)
+        self.assertIn("labs/03-sequential/build/reduce_lab --n 1025 --seed 7", r.detail)
+
+    def test_status_words(self):
+        for status, word in [("timeout", "TIMEOUT"), ("crash", "CRASH"), ("cuda-error", "CUDA ERROR"),
+                             ("harness-error", "ERROR")]:
+            r = score_group("lab", GROUP, [(["--n", "1"], Outcome(status, "why", case="n=1 uniform"))])
+            self.assertEqual((r.score, r.status), (0.0, word))
+
+    def test_no_device_is_not_run(self):
+        r = score_group("lab", GROUP, [(["--n", "1"], Outcome("no-device"))])
+        self.assertEqual((r.score, r.status), (0.0, "not run"))
+        self.assertIn("no CUDA device", r.summary)
+
+    def test_no_runs_is_not_a_pass(self):
+        self.assertEqual(score_group("lab", GROUP, []).score, 0.0)
+
+
+class Performance_(unittest.TestCase):
+    def test_fraction(self):
+        self.assertEqual(perf_fraction(0.5, 1.0, 3.0), 0.0)
+        self.assertEqual(perf_fraction(1.0, 1.0, 3.0), 0.0)  # at lower: nothing yet
+        self.assertAlmostEqual(perf_fraction(2.0, 1.0, 3.0), 0.5)
+        self.assertEqual(perf_fraction(3.0, 1.0, 3.0), 1.0)  # at full: full marks
+        self.assertEqual(perf_fraction(30.0, 1.0, 3.0), 1.0)
+        self.assertEqual(perf_fraction(2.0, 2.0, 2.0), 1.0)  # lower == full: a step
+
+    def test_scores(self):
+        for speedup, points, status in [(0.9, 0, "slow"), (1.0, 0, "slow"), (1.5, 12.5, "partial"),
+                                        (3.0, 50, "pass"), (9.0, 50, "pass")]:
+            r = score_performance("lab", PERF, bench(speedup))
+            self.assertEqual((r.score, r.status), (points, status), speedup)
+            self.assertIn(f"speedup {speedup:.2f}x", r.summary)
+            self.assertIn("0.5000 ms vs baseline 1.0000 ms, spread 1.2%", r.summary)
+            self.assertIn("full marks at 3.00x", r.summary)
+
+    def test_other_gpu_is_noted(self):
+        r = score_performance("lab", PERF, bench(1.5), calibration_gpu="NVIDIA H200")
+        self.assertIn("measured on NVIDIA H100 80GB HBM3", r.detail)
+        self.assertIn("calibrated on NVIDIA H200", r.detail)
+
+    def test_wrong_sum_in_a_timed_run_scores_zero(self):
+        r = score_performance("lab", PERF, bench(9.0, "fail", "3 of 22 timed runs gave a wrong sum"))
+        self.assertEqual((r.score, r.status), (0.0, "FAIL"))
+        self.assertIn("3 of 22 timed runs gave a wrong sum", r.summary)
+
+    def test_timeout_scores_zero(self):
+        r = score_performance("lab", PERF, Outcome("timeout", "timed out after 300 s", case="bench n=67108864"))
+        self.assertEqual((r.score, r.status), (0.0, "TIMEOUT"))
+
+    def test_speedup_must_be_a_finite_number(self):
+        for bad in ("inf", "nan", 0.0, None):
+            r = score_performance("lab", PERF, bench(bad))
+            self.assertEqual((r.score, r.status), (0.0, "ERROR"), bad)
+
+    def test_pass_without_a_bench_line_scores_zero(self):
+        r = score_performance("lab", PERF, Outcome("pass", "1 case passed", lines=[]))
+        self.assertEqual(r.score, 0.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
