@@ -20,14 +20,15 @@
  */
 void compact(const int *d_in, int *d_out, size_t *d_count, size_t n, int threshold, void *d_work);
 
-/* Bytes in the d_work buffer the harness passes to compact(): 5n + 64 KiB (n one-byte flags, n int32 positions). */
+/* Bytes in the d_work buffer the harness passes to compact(): n + 64 KiB, room for counts and offsets of tiles of
+ * 16 or more elements, or for n one-byte flags. */
 size_t compact_work_bytes(size_t n);
 
 /*
- * The kit's trusted exclusive scan of 0/1 flags: d_positions[i] = d_flags[0] + ... + d_flags[i-1], with
- * d_positions[0] = 0 (CUB's device-wide scan; PMPP 4th ed., chapter 11). n < 2^31. Launches on the default stream.
- * Lab 07 uses it so that a broken lab 06 cannot fail lab 07.
+ * The kit's trusted exclusive scan of int32: d_out[i] = d_in[0] + ... + d_in[i-1], d_out[0] = 0 (CUB's device-wide
+ * scan; PMPP 4th ed., chapter 11), n < 2^31, on the default stream. Lab 07 scans its per-tile counts with it, so
+ * that a broken lab 06 cannot fail lab 07.
  */
-void kit_exclusive_scan_flags(const unsigned char *d_flags, int *d_positions, size_t n);
+void kit_exclusive_scan(const int *d_in, int *d_out, size_t n);
 
 #endif

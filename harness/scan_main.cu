@@ -16,12 +16,12 @@
 #include "bench.h"
 #include "check_i32.h"
 #include "cli.h"
+#include "cub_scan.h"
 #include "dataset.h"
 #include "device.h"
 #include "results.h"
 #include "rng.h"
 #include "scan.h"
-#include "scan_baseline.h"
 #include "stats.h"
 
 #define MAX_SIZES 64
@@ -375,7 +375,7 @@ static void bench_call(void *ctx)
     if (x->which == 0)
         scan(x->b->d_in, x->b->d_out, x->n, 1, x->algorithm, x->b->d_work);
     else if (x->which == 1)
-        scan_cub_exclusive(x->b->d_in, x->b->d_out, x->n);
+        ppl_cub_exclusive_sum(x->b->d_in, x->b->d_out, x->n);
     else
         CUDA_CHECK(cudaMemcpyAsync(x->b->d_out, x->b->d_in, x->n * sizeof(int), cudaMemcpyDeviceToDevice));
 }

@@ -16,7 +16,7 @@ include $(KIT)/mk/cuda.mk
 
 HARNESS_BUILD ?= $(KIT)/build/harness/$(ARCH_TAG)
 PROGRAM := $(BUILD)/$(PATTERN)_lab
-HARNESS_CU := $(PATTERN)_main.cu $(PATTERN)_support.cu $(PATTERN)_baseline.cu device.cu bench.cu check_i32.cu
+HARNESS_CU := $(notdir $(wildcard $(HARNESS)/$(PATTERN)_*.cu)) device.cu bench.cu check_i32.cu cub_scan.cu
 HARNESS_C := dataset.c rng.c reference.c stats.c results.c cli.c
 HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_C:%.c=$(HARNESS_BUILD)/%.o)
 OBJS := $(BUILD)/student.o $(HARNESS_OBJS)

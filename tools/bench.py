@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""`make bench`: the reference ladder against the baseline, CUB and the copy bandwidth, measured in one run.
+"""`make bench`: every reference solution against CUB and the copy bandwidth (and the reductions against the
+baseline kernel), measured in one run.
 
-For each size and each reference solution, one harness process times the solution, the baseline kernel (lab 01's
-global-memory strided reduction), cub::DeviceReduce::Sum and a device-to-device copy of the same bytes, interleaved
-(reduce_lab --bench N --cub). The table shows ratios taken inside that one process:
+For each size and each reference solution, one harness process times the solution and its yardsticks,
+interleaved: reduce_lab --bench N --cub (baseline kernel, cub::DeviceReduce::Sum, a copy of the same bytes),
+scan_lab --bench N --copy (cub::DeviceScan::ExclusiveSum, a copy), compact_lab --bench N --copy
+(cub::DeviceSelect::If, a copy). The table shows ratios taken inside that one process:
 
-  x baseline   baseline time / solution time (the speedup the grader scores)
-  x CUB        CUB time / solution time (1.00 = as fast as CUB)
-  % copy       copy time / solution time: the fraction of the measured copy bandwidth the solution reads at
+  x baseline   baseline time / solution time (reductions: the speedup the grader scores)
+  x CUB        CUB time / solution time (1.00 = as fast as CUB; for scan and compaction, what the grader scores)
+  % copy       copy time / solution time: the fraction of the measured copy bandwidth the solution moves its
+               bytes at
 
 Writes every result line to build/bench/ladder.jsonl and the table to build/bench/ladder.md.
 Exit status 77 when this machine has no CUDA device.
@@ -27,12 +30,27 @@ def size_label(n: int) -> str:
     return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
 
 
-def build(lab_dir: Path, out: Path) -> Path:
-    """Build one solution's harness program; returns its path."""
-    make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", "PATTERN=reduce"]
+YARDSTICK_FLAG = {"reduce": "--cub", "scan": "--copy", "compact": "--copy"}
+
+
+def lab_settings(lab_dir: Path) -> dict:
+    """PATTERN and LAB_SRC from a lab's Makefile (`NAME := value` lines)."""
+    settings = {}
+    for line in (lab_dir / "Makefile").read_text().splitlines():
+        name, sep, value = line.partition(":=")
+        if sep:
+            settings[name.strip()] = value.strip()
+    return settings
+
+
+def build(lab_dir: Path, out: Path) -> tuple:
+    """Build one solution's harness program; returns (pattern, program path)."""
+    settings = lab_settings(lab_dir)
+    pattern = settings["PATTERN"]
+    make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={pattern}"]
     subprocess.run(make + ["harness", "-j4"], cwd=KIT, check=True)
-    subprocess.run(make + [f"LAB_SRC={lab_dir / 'reduce.cu'}", f"BUILD={out}"], cwd=KIT, check=True)
-    return out / "reduce_lab"
+    subprocess.run(make + [f"LAB_SRC={lab_dir / settings['LAB_SRC']}", f"BUILD={out}"], cwd=KIT, check=True)
+    return pattern, out / f"{pattern}_lab"
 
 
 def main(argv=None) -> int:
@@ -48,9 +66,10 @@ def main(argv=None) -> int:
     programs = {lab.name: build(lab, args.out / lab.name) for lab in labs}
     rows = []
     for size in args.sizes.split(","):
-        for name, program in programs.items():
+        for name, (pattern, program) in programs.items():
             before = jsonl.stat().st_size if jsonl.exists() else 0
-            proc = subprocess.run([str(program), "--bench", size, "--cub", "--quiet", "--result", str(jsonl)],
+            proc = subprocess.run([str(program), "--bench", size, YARDSTICK_FLAG[pattern], "--quiet",
+                                   "--result", str(jsonl)],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if proc.returncode == NO_DEVICE:
                 print("make bench needs an NVIDIA GPU: this machine has no CUDA device.", file=sys.stderr)
@@ -68,8 +87,9 @@ def main(argv=None) -> int:
     table = [f"Reference ladder on {device} (sm {rows[0][1]['sm'] if rows else '?'}); ratios from one process each.",
              "", "| lab | n | x baseline | x CUB | % copy | solution ms | spread |", "|---|---|---|---|---|---|---|"]
     for name, r in rows:
+        baseline = f"{r['speedup']:.2f}" if programs[name][0] == "reduce" else "-"
         table.append(f"| {name} | {size_label(r['n'])} "
-                     f"| {r['speedup']:.2f} | {r['cub_ms'] / r['student_ms']:.2f} "
+                     f"| {baseline} | {r['cub_ms'] / r['student_ms']:.2f} "
                      f"| {100 * r['copy_ms'] / r['student_ms']:.0f} | {r['student_ms']:.4f} "
                      f"| {100 * r['spread']:.1f}% |")
     text = "\n".join(table) + "\n"

@@ -3,16 +3,24 @@
  *
  * Keep the elements that satisfy a predicate (here x > threshold), in their input order, packed at the front of
  * the output. Each thread knows whether its element stays, but not where it goes: that is the number of kept
- * elements before it, an exclusive scan of the 0/1 flags (PMPP 4th ed., section 11.7 and chapter 12's use of scan;
- * Blelloch, "Prefix sums and their applications", 1990):
+ * elements before it, an exclusive scan of the 0/1 flags (Blelloch, "Prefix sums and their applications", 1990;
+ * PMPP 4th ed., chapter 11):
  *
  *   in        5  -3   8   0   7  -1   2        threshold 0
  *   flags     1   0   1   0   1   0   1
- *   positions 0   1   1   2   2   3   3        exclusive scan of flags
+ *   positions 0   1   1   2   2   3   3        exclusive scan of the flags
  *   out       5   8   7   2                    out[positions[i]] = in[i] where flags[i] = 1
  *
- * and the count is positions[n-1] + flags[n-1]. The kit gives the scan (kit_exclusive_scan_flags, CUB's), so this
- * lab does not depend on your lab 06. Flags are one byte each: a quarter of the traffic of int flags.
+ * Done literally (a flags array, a scan of it, a scatter) that moves about 21 bytes per element. This lab does
+ * the same scan hierarchically, the way fast implementations do, and moves about 10:
+ *
+ * 1. count_kernel: each block counts the kept elements of its tile (TILE elements).
+ * 2. kit_exclusive_scan (the kit's trusted scan, so a broken lab 06 cannot fail this lab) turns the tile counts
+ *    into tile offsets: where each tile's kept elements start in the output.
+ * 3. scatter_kernel: each block reads its tile again and finds each kept element's place inside the tile with
+ *    warp votes: __ballot_sync gives a warp the flags of its 32 lanes as one 32-bit mask, and a lane's rank among
+ *    the kept lanes of its warp is the number of set bits below it, __popc(mask & lanes_below). Warp totals are
+ *    scanned in shared memory, and the element goes to tile offset + warp offset + rank.
  *
  * Build and check:  make run          Grade this lab:  make grade
  * Fill in each `@@ TODO` line; the number of lines it needs is in its parentheses. Edit only this file.
@@ -20,30 +28,86 @@
 #include "compact.h"
 
 #define BLOCK_DIM 256
-#define VEC 4 /* elements per thread: one int4 load and one 4-byte flag load */
+#define ROUNDS 8                     /* elements per thread: round k covers tile elements [k*BLOCK_DIM, (k+1)*BLOCK_DIM) */
+#define TILE (BLOCK_DIM * ROUNDS)    /* elements per block */
+#define WARPS (BLOCK_DIM / 32)
+#define FULL_MASK 0xffffffffu
+static_assert(ROUNDS * WARPS == 64, "scatter_kernel scans the warp counts two per lane of one warp");
 
-/* flags[i] = 1 if in[i] > threshold, else 0, for i in [0, n); VEC consecutive elements per thread. */
-__global__ void flag_kernel(const int *__restrict__ in, unsigned char *__restrict__ flags, size_t n, int threshold)
+/* The sum of v over the block, returned to thread 0 (warp shuffles, then the warp sums). */
+__device__ int block_sum(int v)
 {
-    const size_t first = ((size_t)blockIdx.x * BLOCK_DIM + threadIdx.x) * VEC;
-    for (size_t i = first; i < first + VEC && i < n; i++) {
-        unsigned char keep = 0;
-        // @@ TODO (about 1 line): keep = 1 when in[i] > threshold
-        flags[i] = keep;
+    __shared__ int warp_sums[WARPS];
+    for (int offset = 16; offset > 0; offset /= 2)
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    if (threadIdx.x % 32 == 0)
+        warp_sums[threadIdx.x / 32] = v;
+    __syncthreads();
+    int total = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < WARPS; w++)
+            total += warp_sums[w];
+    return total;
+}
+
+/* Pass 1: tile_counts[blockIdx.x] = how many elements of tile blockIdx.x are greater than threshold. */
+__global__ void count_kernel(const int *__restrict__ in, size_t n, int threshold, int *tile_counts)
+{
+    const size_t base = (size_t)blockIdx.x * TILE;
+    int kept = 0;
+#pragma unroll
+    for (int k = 0; k < ROUNDS; k++) {
+        const size_t i = base + (size_t)k * BLOCK_DIM + threadIdx.x; /* coalesced: a warp reads 128 bytes */
+        // @@ TODO (about 1 line): count in[i] if it exists (i < n) and is greater than threshold
     }
+    const int total = block_sum(kept);
+    if (threadIdx.x == 0)
+        tile_counts[blockIdx.x] = total;
 }
 
 /*
- * Scatter: out[positions[i]] = in[i] for every i with flags[i] = 1, and the thread holding element n-1 writes the
- * count, positions[n-1] + flags[n-1], to *count. Kept elements of consecutive i land at consecutive positions, so
- * the writes stay coalesced.
+ * Pass 3: writes the kept elements of tile blockIdx.x to out[tile_offsets[blockIdx.x] ...], in input order. The
+ * last block also writes the total count to *count.
  */
-__global__ void scatter_kernel(const int *__restrict__ in, const unsigned char *__restrict__ flags,
-                               const int *__restrict__ positions, int *__restrict__ out, size_t *count, size_t n)
+__global__ void scatter_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n, int threshold,
+                               const int *tile_offsets, const int *tile_counts, size_t *count)
 {
-    const size_t first = ((size_t)blockIdx.x * BLOCK_DIM + threadIdx.x) * VEC;
-    for (size_t i = first; i < first + VEC && i < n; i++) {
-        // @@ TODO (about 4 lines): copy in[i] to out[positions[i]] when flags[i] is set; for i == n - 1 also write the count
+    __shared__ int warp_offsets[ROUNDS * WARPS]; /* entry k*WARPS + w: kept elements of warp w in round k */
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned lanes_below = (1u << lane) - 1;
+    const size_t base = (size_t)blockIdx.x * TILE;
+    int x[ROUNDS], rank[ROUNDS];
+    bool keep[ROUNDS];
+#pragma unroll
+    for (int k = 0; k < ROUNDS; k++) {
+        const size_t i = base + (size_t)k * BLOCK_DIM + threadIdx.x;
+        x[k] = i < n ? in[i] : 0;
+        keep[k] = i < n && x[k] > threshold;
+        rank[k] = 0;
+        if (lane == 0)
+            warp_offsets[k * WARPS + warp] = 0;
+        // @@ TODO (about 4 lines): ballot the warp's keep[k] flags; rank[k] = kept lanes below this one; lane 0 stores the warp's kept count in warp_offsets[k * WARPS + warp]
+    }
+    __syncthreads();
+    if (warp == 0) { /* exclusive scan of the ROUNDS * WARPS counts, two per lane, in element order */
+        const int a = warp_offsets[2 * lane], b = warp_offsets[2 * lane + 1];
+        int inclusive = a + b;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            const int up = __shfl_up_sync(FULL_MASK, inclusive, offset);
+            if (lane >= offset)
+                inclusive += up;
+        }
+        warp_offsets[2 * lane] = inclusive - (a + b);
+        warp_offsets[2 * lane + 1] = inclusive - b;
+    }
+    __syncthreads();
+    const int tile_offset = tile_offsets[blockIdx.x];
+#pragma unroll
+    for (int k = 0; k < ROUNDS; k++) {
+        // @@ TODO (about 2 lines): a kept element goes to out[tile_offset + warp_offsets[k * WARPS + warp] + rank[k]]
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+        // @@ TODO (about 1 line): *count = where the last tile starts plus how many it keeps
     }
 }
 
@@ -51,12 +115,11 @@ __global__ void scatter_kernel(const int *__restrict__ in, const unsigned char *
 
 void compact(const int *d_in, int *d_out, size_t *d_count, size_t n, int threshold, void *d_work)
 {
-    unsigned char *flags = (unsigned char *)d_work;
-    int *positions = (int *)(flags + ceil_div(n, 256) * 256); /* aligned past the flags */
-    const unsigned grid_dim = (unsigned)ceil_div(n, (size_t)BLOCK_DIM * VEC);
-    flag_kernel<<<grid_dim, BLOCK_DIM>>>(d_in, flags, n, threshold);
+    const size_t tiles = ceil_div(n, TILE);
+    int *tile_counts = (int *)d_work, *tile_offsets = tile_counts + tiles;
+    count_kernel<<<(unsigned)tiles, BLOCK_DIM>>>(d_in, n, threshold, tile_counts);
     CUDA_CHECK_LAUNCH();
-    kit_exclusive_scan_flags(flags, positions, n);
-    scatter_kernel<<<grid_dim, BLOCK_DIM>>>(d_in, flags, positions, d_out, d_count, n);
+    kit_exclusive_scan(tile_counts, tile_offsets, tiles);
+    scatter_kernel<<<(unsigned)tiles, BLOCK_DIM>>>(d_in, d_out, n, threshold, tile_offsets, tile_counts, d_count);
     CUDA_CHECK_LAUNCH();
 }

@@ -1,5 +1,5 @@
-/* scan_baseline.cu - CUB's device-wide scan, the yardstick of the scan labs. */
-#include "scan_baseline.h"
+/* cub_scan.cu - CUB's device-wide exclusive sum (see cub_scan.h). */
+#include "cub_scan.h"
 #include "cuda_check.h"
 
 #include <limits.h>
@@ -8,12 +8,12 @@
 
 #include <cub/device/device_scan.cuh>
 
-void scan_cub_exclusive(const int *d_in, int *d_out, size_t n)
+void ppl_cub_exclusive_sum(const int *d_in, int *d_out, size_t n)
 {
     static void *d_temp = NULL;
     static size_t temp_bytes = 0;
     if (n > (size_t)INT_MAX) { /* CUB of CUDA 12.0 takes an int count */
-        fprintf(stderr, "CUB comparison runs take n < 2^31, not %zu\n", n);
+        fprintf(stderr, "CUB's int32 scan takes n < 2^31, not %zu\n", n);
         exit(PPL_EXIT_USAGE);
     }
     const int num_items = (int)n;
