@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(KIT / "tools"))
+from kitlabs import lab_dirs, lab_settings  # noqa: E402
 
 
 class Tally:
@@ -67,25 +69,29 @@ def unittest_suite(directory):
 
 
 def suite_build():
-    """Each lab and solution builds (one test each), against one shared harness build."""
+    """Each lab and solution builds (one test each), against one shared harness build per pattern."""
     if not shutil.which(os.environ.get("NVCC", "nvcc")):
         return Tally(skipped=1, note="nvcc not found: install the CUDA toolkit to compile the labs")
-    make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", "PATTERN=reduce"]
-    status, _ = run(make + ["-j2", "harness"])
-    if status != 0:
-        return Tally(failed=1, note="the harness does not compile")
     tally = Tally()
-    for lab_file in sorted(KIT.glob("solutions/[0-9][0-9]-*/reduce.cu")) + sorted(KIT.glob("labs/[0-9][0-9]-*/reduce.cu")):
-        rel = lab_file.relative_to(KIT)
-        build = KIT / "build" / "test-build" / rel.parent
-        proc = subprocess.run(make + [f"LAB_SRC={lab_file}", f"BUILD={build}"], cwd=KIT,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(f"  {'ok  ' if proc.returncode == 0 else 'FAIL'} builds: {rel}")
-        if proc.returncode == 0:
-            tally.passed += 1
-        else:
-            print(proc.stdout)
-            tally.failed += 1
+    built_harness = set()
+    for root in ("solutions", "labs"):
+        for lab in lab_dirs(KIT / root):
+            settings = lab_settings(lab)
+            make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={settings['PATTERN']}"]
+            if settings["PATTERN"] not in built_harness:
+                status, _ = run(make + ["-j2", "harness"])
+                if status != 0:
+                    return Tally(failed=1, note=f"the {settings['PATTERN']} harness does not compile")
+                built_harness.add(settings["PATTERN"])
+            rel = (lab / settings["LAB_SRC"]).relative_to(KIT)
+            proc = subprocess.run(make + [f"LAB_SRC={KIT / rel}", f"BUILD={KIT / 'build' / 'test-build' / rel.parent}"],
+                                  cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            print(f"  {'ok  ' if proc.returncode == 0 else 'FAIL'} builds: {rel}")
+            if proc.returncode == 0:
+                tally.passed += 1
+            else:
+                print(proc.stdout)
+                tally.failed += 1
     return tally
 
 

@@ -21,7 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kitlabs import KIT, lab_dirs, lab_settings  # noqa: E402
+
 NO_DEVICE = 77
 
 
@@ -31,16 +33,6 @@ def size_label(n: int) -> str:
 
 
 YARDSTICK_FLAG = {"reduce": "--cub", "scan": "--copy", "compact": "--copy"}
-
-
-def lab_settings(lab_dir: Path) -> dict:
-    """PATTERN and LAB_SRC from a lab's Makefile (`NAME := value` lines)."""
-    settings = {}
-    for line in (lab_dir / "Makefile").read_text().splitlines():
-        name, sep, value = line.partition(":=")
-        if sep:
-            settings[name.strip()] = value.strip()
-    return settings
 
 
 def build(lab_dir: Path, out: Path) -> tuple:
@@ -59,7 +51,7 @@ def main(argv=None) -> int:
     parser.add_argument("--lab", default="", help="only labs whose name starts with this")
     parser.add_argument("--out", type=Path, default=KIT / "build" / "bench")
     args = parser.parse_args(argv)
-    labs = sorted(p for p in (KIT / "solutions").glob("[0-9][0-9]-*") if p.name.startswith(args.lab))
+    labs = lab_dirs(KIT / "solutions", args.lab)
     args.out.mkdir(parents=True, exist_ok=True)
     jsonl = args.out / "ladder.jsonl"
     jsonl.unlink(missing_ok=True)
