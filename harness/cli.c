@@ -1,45 +1,58 @@
 /* cli.c - command-line pieces shared by the harness programs (see cli.h). */
 #include "cli.h"
 
-#include <math.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Reads the decimal digits at p (no sign, no space) into *v; returns the end, or NULL for no digit or a value
+ * above limit. */
+static const char *read_whole(const char *p, unsigned long long limit, unsigned long long *v)
+{
+    if (*p < '0' || *p > '9')
+        return NULL;
+    unsigned long long x = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        const unsigned digit = (unsigned)(*p - '0');
+        if (x > (limit - digit) / 10)
+            return NULL;
+        x = 10 * x + digit;
+    }
+    *v = x;
+    return p;
+}
 
 int ppl_parse_sizes(const char *text, size_t *sizes, int max)
 {
     int count = 0;
     const char *p = text;
-    while (*p) {
-        if (count == max)
+    for (;;) {
+        if (count >= max) /* also max <= 0: no room at all */
             return -1;
-        char *end;
-        double value;
+        unsigned long long value, k, d;
+        const char *end;
         if (p[0] == '2' && p[1] == '^') {
-            long k = strtol(p + 2, &end, 10);
-            if (end == p + 2 || k < 0 || k > 40)
+            if (!(end = read_whole(p + 2, 40, &k)))
                 return -1;
-            value = ldexp(1.0, (int)k);
+            value = 1ull << k;
             if (*end == '+' || *end == '-') {
-                char *e2;
-                long d = strtol(end + 1, &e2, 10);
-                if (e2 == end + 1)
+                const char sign = *end;
+                if (!(end = read_whole(end + 1, SIZE_MAX, &d)))
                     return -1;
-                value += *end == '+' ? (double)d : -(double)d;
-                end = e2;
+                if (sign == '+' ? d > SIZE_MAX - value : d >= value)
+                    return -1;
+                value = sign == '+' ? value + d : value - d;
             }
-        } else {
-            long long v = strtoll(p, &end, 10);
-            if (end == p)
-                return -1;
-            value = (double)v;
+        } else if (!(end = read_whole(p, SIZE_MAX, &value))) {
+            return -1;
         }
         if (value < 1 || (*end != ',' && *end != '\0'))
             return -1;
         sizes[count++] = (size_t)value;
-        p = *end == ',' ? end + 1 : end;
+        if (*end == '\0')
+            return count;
+        p = end + 1; /* after a comma another entry must follow: "1," and "1,,2" are refused */
     }
-    return count > 0 ? count : -1;
 }
 
 uint64_t ppl_default_seed(void)

@@ -18,7 +18,8 @@ Suite *rng_suite(void);
 Suite *reference_suite(void);
 Suite *stats_suite(void);
 Suite *results_suite(void);
-Suite *committed_datasets_suite(const char *dir); /* dir: datasets/reduce of the kit */
+Suite *cli_suite(void);
+Suite *committed_datasets_suite(const char *root); /* root: the kit's datasets/ */
 
 /* A fresh scratch folder (mkdtemp under $TMPDIR or /tmp) for the running test; tmp_path names a file in it. */
 const char *tmp_dir(void);
