@@ -26,6 +26,15 @@ grade:
 test:
 	$(PYTHON) tests/run.py
 
+test-harness test-build test-drift:
+	$(PYTHON) tests/run.py --only $(@:test-%=%)
+
+test-grader:
+	$(PYTHON) -m unittest discover -s tests/grader -t .
+
+test-gpu:
+	$(PYTHON) -m unittest discover -s tests/gpu -t .
+
 bench:
 	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB)) $(if $(SIZES),--sizes $(SIZES))
 

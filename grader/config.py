@@ -11,6 +11,9 @@ DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
 # Arguments the grader adds itself; a group's runs must not set them.
 GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected")
+# What a lab's benchmark compares against: the kit's baseline kernel (speedup = baseline_ms / student_ms) or CUB
+# (speedup = cub_ms / student_ms, the fraction of CUB's speed).
+YARDSTICKS = ("baseline", "cub")
 
 
 class ConfigError(ValueError):
@@ -26,6 +29,7 @@ class Group:
     runs: tuple  # tuple of argument tuples, one harness process each
     datasets: str | None  # folder (relative to the kit) of dataset folders; then runs is empty
     timeout: float | None
+    expected: bool = True  # datasets only: each folder holds expected.raw too (else the harness computes it)
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class Performance:
     full: float
     measured: float | None
     timeout: float | None
+    yardstick: str = "baseline"  # "baseline" or "cub": see YARDSTICKS
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class Lab:
     source: str
     groups: tuple
     performance: Performance | None
+    args: tuple = ()  # harness arguments added to every correctness run of this lab (not to the benchmark)
+    bonus: bool = False  # a bonus lab: its points add to the total, its maximum does not
 
     @property
     def max_score(self) -> float:
@@ -102,30 +109,46 @@ def _number(table: dict, key: str, where: str, positive: bool = False) -> float 
     return float(value)
 
 
+def _bool(table: dict, key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}: expected true or false, got {value!r}")
+    return value
+
+
+def _args(value, where: str) -> tuple:
+    """A list of harness arguments (strings), none of them one the grader sets itself."""
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
+        raise ConfigError(f"{where}: expected a non-empty list of non-empty strings")
+    owned = [a for a in value if a in GRADER_ARGS]
+    if owned:
+        raise ConfigError(f"{where}: {owned[0]} is set by the grader, not in labs.toml")
+    return tuple(value)
+
+
 def _group(raw, where: str) -> Group:
     raw = _table(raw, where)
-    _check_keys(raw, where, {"name", "points"}, {"runs", "datasets", "timeout"})
+    _check_keys(raw, where, {"name", "points"}, {"runs", "datasets", "expected", "timeout"})
     if ("runs" in raw) == ("datasets" in raw):
         raise ConfigError(f"{where}: give exactly one of runs and datasets")
+    if "expected" in raw and "datasets" not in raw:
+        raise ConfigError(f"{where}.expected: only a datasets group has expected files")
     runs = ()
     if "runs" in raw:
         value = raw["runs"]
         if (not isinstance(value, list) or not value or
                 not all(isinstance(r, list) and r and all(isinstance(a, str) for a in r) for r in value)):
             raise ConfigError(f"{where}.runs: expected a non-empty list of non-empty lists of strings")
-        for run in value:
-            owned = [a for a in run if a in GRADER_ARGS]
-            if owned:
-                raise ConfigError(f"{where}.runs: {owned[0]} is set by the grader, not in labs.toml")
-        runs = tuple(tuple(r) for r in value)
+        runs = tuple(_args(r, f"{where}.runs") for r in value)
     return Group(name=_string(raw, "name", where), points=_number(raw, "points", where),
                  runs=runs, datasets=_string(raw, "datasets", where) if "datasets" in raw else None,
-                 timeout=_number(raw, "timeout", where, positive=True))
+                 timeout=_number(raw, "timeout", where, positive=True),
+                 expected=_bool(raw, "expected", where, True))
 
 
 def _performance(raw, where: str) -> Performance:
     raw = _table(raw, where)
-    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout"})
+    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout", "yardstick"})
     bench = raw["bench"]
     if isinstance(bench, int) and not isinstance(bench, bool) and bench > 0:
         bench = str(bench)
@@ -135,7 +158,10 @@ def _performance(raw, where: str) -> Performance:
                        lower=_number(raw, "lower", where, positive=True),
                        full=_number(raw, "full", where, positive=True),
                        measured=_number(raw, "measured", where, positive=True),
-                       timeout=_number(raw, "timeout", where, positive=True))
+                       timeout=_number(raw, "timeout", where, positive=True),
+                       yardstick=_string(raw, "yardstick", where) if "yardstick" in raw else "baseline")
+    if perf.yardstick not in YARDSTICKS:
+        raise ConfigError(f"{where}.yardstick: expected one of {', '.join(YARDSTICKS)}, got {perf.yardstick!r}")
     if perf.lower > perf.full:
         raise ConfigError(f"{where}: lower ({perf.lower:g}) must not exceed full ({perf.full:g})")
     return perf
@@ -173,7 +199,7 @@ def parse_config(data: dict, path: Path) -> Config:
         if not LAB_NAME.match(lab_name):
             raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
         raw = _table(raw, where)
-        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance"})
+        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus"})
         source = _string(raw, "source", where)
         if "/" in source or source.startswith("."):
             raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
@@ -183,8 +209,12 @@ def parse_config(data: dict, path: Path) -> Config:
         perf = _performance(raw["performance"], f"{where}.performance") if "performance" in raw else None
         if perf and any(g.name == "performance" for g in suites[suite]):
             raise ConfigError(f"{where}: a correctness group may not be called 'performance'")
-        labs.append(Lab(name=lab_name, pattern=_string(raw, "pattern", where), source=source,
-                        groups=suites[suite], performance=perf))
+        args = _args(raw["args"], f"{where}.args") if "args" in raw else ()
+        pattern = _string(raw, "pattern", where)
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", pattern):
+            raise ConfigError(f"{where}.pattern: expected a harness family like reduce, got {pattern!r}")
+        labs.append(Lab(name=lab_name, pattern=pattern, source=source,
+                        groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False)))
     return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)))
 
 

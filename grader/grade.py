@@ -4,8 +4,9 @@ file, runs the test groups of grader/labs.toml, and reports points as a table an
 
     python3 grader/grade.py [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
 
-Exit status: 0 full marks, 1 points lost, 2 the grader or the kit is broken (bad labs.toml, the harness does not
-build), 77 no CUDA device here (the run-time tests are reported as not run; compile errors are still reported).
+Exit status: 0 full marks (on every lab but the bonus labs), 1 points lost, 2 the grader or the kit is broken (bad
+labs.toml, the harness does not build), 77 no CUDA device here (the run-time tests are reported as not run; compile
+errors are still reported).
 """
 import argparse
 import json
@@ -35,7 +36,7 @@ class Grader:
 
     build(kit, pattern, source, folder, timeout=, harness_build=) -> build.BuildResult
     build_harness(kit, pattern, timeout=, harness_build=) -> build.BuildResult
-    run(program, args, timeout=, workdir=, cwd=) -> run.Outcome
+    run(program, args, timeout=, workdir=, cwd=, source=) -> run.Outcome   (source: the lab's file name)
     """
 
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
@@ -63,17 +64,25 @@ class Grader:
                 report.kit_error = built.message
                 report.notes.append(built.message)
                 for lab in labs:
-                    report.results.extend(not_run(lab.name, name, points, "not run: the kit's harness does not build")
-                                          for name, points in self._tests(lab))
+                    report.results.extend(self._mark(lab, [not_run(lab.name, name, points,
+                                                                   "not run: the kit's harness does not build")
+                                                           for name, points in self._tests(lab)]))
                 report.seconds = time.monotonic() - start
                 return report
         for lab in labs:
-            report.results.extend(self.grade_lab(lab, report))
+            report.results.extend(self._mark(lab, self.grade_lab(lab, report)))
         report.no_device = self.no_device
         if self.no_device:
             report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
         report.seconds = time.monotonic() - start
         return report
+
+    @staticmethod
+    def _mark(lab, results) -> list:
+        """The results of lab, marked as bonus points when lab is a bonus lab."""
+        for r in results:
+            r.bonus = lab.bonus
+        return results
 
     @staticmethod
     def _tests(lab) -> list:
@@ -101,7 +110,7 @@ class Grader:
 
     def _run(self, lab, tag: str, program, args, timeout):
         workdir = self.build_dir / lab.name / "runs" / tag
-        outcome = self.run(program, args, timeout=timeout, workdir=workdir, cwd=self.kit)
+        outcome = self.run(program, args, timeout=timeout, workdir=workdir, cwd=self.kit, source=lab.source)
         outcome.message = outcome.message.replace(f"{self.kit}/", "")  # harness paths, shown relative to the kit
         if outcome.status == "no-device":
             self.no_device = True
@@ -118,21 +127,26 @@ class Grader:
                                                    "would hang again; fix it first)")
         return None
 
-    def group_runs(self, group) -> list:
-        """The argument lists of a group's runs; ValueError naming the problem if its datasets are missing."""
+    def group_runs(self, group, extra=()) -> list:
+        """The argument lists of a group's runs, each followed by extra (the lab's own arguments); ValueError naming
+        the problem if its datasets are missing."""
         if group.datasets is None:
-            return [[*args, "--seed", str(self.seed)] for args in group.runs]
+            return [[*args, *extra, "--seed", str(self.seed)] for args in group.runs]
         folder = self.kit / group.datasets
         found = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
         if not found:
             raise ValueError(f"no datasets found in {group.datasets}/ (a kit problem: run `make datasets`)")
+        files = ("input.raw", "expected.raw") if group.expected else ("input.raw",)
         runs = []
         for d in found:
-            missing = [f for f in ("input.raw", "expected.raw") if not (d / f).is_file()]
+            missing = [f for f in files if not (d / f).is_file()]
             if missing:
                 raise ValueError(f"{d.relative_to(self.kit)} lacks {' and '.join(missing)} (a kit problem)")
             rel = d.relative_to(self.kit)
-            runs.append(["--dataset", str(rel / "input.raw"), "--expected", str(rel / "expected.raw")])
+            run = ["--dataset", str(rel / "input.raw")]
+            if group.expected:
+                run += ["--expected", str(rel / "expected.raw")]
+            runs.append([*run, *extra])
         return runs
 
     def grade_group(self, lab, index: int, group, program) -> TestResult:
@@ -141,7 +155,7 @@ class Grader:
         if skipped:
             return skipped
         try:
-            runs = self.group_runs(group)
+            runs = self.group_runs(group, lab.args)
         except ValueError as e:
             return TestResult(lab.name, group.name, group.points, 0.0, "ERROR", str(e))
         timeout = max(group.timeout or 0, self.timeout)
@@ -221,7 +235,7 @@ def main(argv=None, **hooks) -> int:
         return EXIT_BROKEN
     if report.no_device:
         return EXIT_NO_DEVICE
-    return EXIT_FULL if report.score >= report.max_score else EXIT_LOST
+    return EXIT_FULL if report.full_marks else EXIT_LOST
 
 
 if __name__ == "__main__":

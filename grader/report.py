@@ -1,6 +1,8 @@
 """The two reports of a grading run: a table for people and results.json in Gradescope's autograder format.
 
-A Report holds the TestResults (grader/score.py) in order, the seed and the notes about the whole run.
+A Report holds the TestResults (grader/score.py) in order, the seed and the notes about the whole run. The tests
+of a bonus lab keep their own max_score, but only their score counts in the total: the total's maximum is that of
+the other labs.
 """
 import json
 import os
@@ -25,11 +27,25 @@ class Report:
 
     @property
     def score(self) -> float:
+        """Every point scored, bonus labs' included."""
         return round(sum(r.score for r in self.results), 2)
 
     @property
     def max_score(self) -> float:
-        return round(sum(r.max_score for r in self.results), 2)
+        """The total's maximum: the points of every test that is not a bonus lab's."""
+        return round(sum(r.max_score for r in self.results if not r.bonus), 2)
+
+    @property
+    def bonus_max_score(self) -> float:
+        return round(sum(r.max_score for r in self.results if r.bonus), 2)
+
+    @property
+    def full_marks(self) -> bool:
+        """Every test outside the bonus labs got its full points."""
+        return all(r.full for r in self.results if not r.bonus)
+
+    def bonus_labs(self) -> list:
+        return list(dict.fromkeys(r.lab for r in self.results if r.bonus))
 
     def labs(self) -> list:
         """The lab names, in the order they were graded."""
@@ -48,13 +64,15 @@ def format_table(report: Report, details: bool = True) -> str:
     """The human report: one block per lab, one row per test (points, status, what went wrong), then the total.
 
     With details, the extra text of a test that lost points (compiler errors, how to reproduce) follows its row.
+    A bonus lab is marked "(bonus)", and a note under the table says its maximum is not in the total's.
     """
     out = [f"Grading {report.submission}  (seed {report.seed}{', ' + report.device if report.device else ''})"]
     for lab in report.labs():
         rows = [r for r in report.results if r.lab == lab]
         got, most = sum(r.score for r in rows), sum(r.max_score for r in rows)
+        bonus = " (bonus)" if any(r.bonus for r in rows) else ""
         out.append("")
-        out.append(f"{lab:<{NAME_WIDTH + 2}} {_points(got):>6} / {_points(most)}")
+        out.append(f"{lab:<{NAME_WIDTH + 2}} {_points(got):>6} / {_points(most)}{bonus}")
         for r in rows:
             points = f"{_points(r.score):>6} / {_points(r.max_score):<4}"
             summary = r.summary.removeprefix("not run: ") if r.status == "not run" else r.summary
@@ -63,8 +81,28 @@ def format_table(report: Report, details: bool = True) -> str:
                 out.append(_indent(r.detail, " " * 6))
     out.append("")
     out.extend(report.notes)
-    out.append(f"Total {_points(report.score)} / {_points(report.max_score)}")
+    out.extend(_bonus_notes(report))
+    out.append(_total(report))
     return "\n".join(out)
+
+
+def _total(report: Report) -> str:
+    """The total line: "Total 784 / 700", and "(84 of them bonus points)" when bonus labs were graded."""
+    line = f"Total {_points(report.score)} / {_points(report.max_score)}"
+    if report.bonus_labs():
+        bonus = round(sum(r.score for r in report.results if r.bonus), 2)
+        line += f" ({_points(bonus)} of them bonus points)"
+    return line
+
+
+def _bonus_notes(report: Report) -> list:
+    labs = report.bonus_labs()
+    if not labs:
+        return []
+    which, its = (f"{labs[0]} is a bonus lab", "its") if len(labs) == 1 else (f"{', '.join(labs)} are bonus labs",
+                                                                               "their")
+    return [f"Bonus: {which}: {its} score adds to the total, {its} {_points(report.bonus_max_score)} points are not "
+            f"in the total's maximum"]
 
 
 def gradescope_results(report: Report) -> dict:
@@ -75,7 +113,8 @@ def gradescope_results(report: Report) -> dict:
         output = "\n".join(part for part in (r.summary, extra) if part)
         tests.append({"name": r.title, "score": r.score, "max_score": r.max_score,
                       "status": "passed" if r.full else "failed", "output": output, "visibility": "visible"})
-    summary = [f"Total {_points(report.score)} / {_points(report.max_score)}", f"seed {report.seed}", *report.notes]
+    summary = [_total(report), f"seed {report.seed}", *report.notes,
+               *_bonus_notes(report)]
     return {
         "score": report.score,
         "execution_time": round(report.seconds, 1),
@@ -83,7 +122,8 @@ def gradescope_results(report: Report) -> dict:
         "visibility": "visible",
         "stdout_visibility": "visible",
         "tests": tests,
-        "extra_data": {"max_score": report.max_score, "seed": report.seed, "device": report.device,
+        "extra_data": {"max_score": report.max_score, "bonus_max_score": report.bonus_max_score,
+                       "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
                        "no_device": report.no_device, "kit_error": report.kit_error},
     }
 

@@ -6,7 +6,6 @@ Outcome: pass, fail, timeout, crash, cuda-error, harness-error or no-device, wit
 """
 import json
 import os
-import re
 import signal
 import subprocess
 import tempfile
@@ -63,38 +62,6 @@ def run_process(argv, *, timeout: float, cwd=None, log_path=None, env=None) -> P
     return Process(returncode, output, time.monotonic() - start)
 
 
-def parse_sizes(text: str) -> list:
-    """The sizes of a --n or --bench list ("1,1025,2^20+1"), as the harness reads them; ValueError if bad."""
-    sizes = []
-    for item in text.split(","):
-        m = re.fullmatch(r"2\^([0-9]+)(?:([+-])([0-9]+))?|([0-9]+)", item)
-        if not m:
-            raise ValueError(f"bad size {item!r} in {text!r}")
-        if m.group(4):
-            n = int(m.group(4))
-        else:
-            n = 2 ** int(m.group(1)) + (int(m.group(3) or 0) * (1 if m.group(2) != "-" else -1))
-        if n < 1:
-            raise ValueError(f"bad size {item!r} in {text!r}")
-        sizes.append(n)
-    return sizes
-
-
-def case_names(args) -> list:
-    """The names the harness gives the cases of one run with these arguments, in the order it runs them."""
-    args = list(args)
-    opts = {}
-    for k, a in enumerate(args[:-1]):
-        if a.startswith("--"):
-            opts[a] = args[k + 1]
-    if "--bench" in opts:
-        return [f"bench n={parse_sizes(opts['--bench'])[0]}"]
-    if "--dataset" in opts:
-        return [opts["--dataset"]]
-    data = opts.get("--data", "uniform")
-    return [f"n={n} {data}" for n in parse_sizes(opts.get("--n", "1,1000,1024,1025,1048577"))]
-
-
 @dataclass
 class Outcome:
     """The verdict on one harness run. status: pass, fail, timeout, crash, cuda-error, harness-error, no-device."""
@@ -102,8 +69,8 @@ class Outcome:
     status: str
     message: str = ""
     case: str | None = None  # the case the message is about
-    lines: list = field(default_factory=list)  # the result lines (dicts) the run left
-    cases: list = field(default_factory=list)  # the expected case names
+    lines: list = field(default_factory=list)  # the result lines (dicts) the run left, without its plan line
+    cases: list = field(default_factory=list)  # the case names the run planned (empty: it wrote no plan)
     seconds: float = 0.0
 
     @property
@@ -132,13 +99,31 @@ def read_result_lines(path) -> list:
     return lines
 
 
+def split_plan(lines: list) -> tuple:
+    """(planned case names or None, the other lines). The plan is the first line of kind "plan" (the harness writes
+    it before running anything); its cases must be a list of strings, else the run counts as unplanned."""
+    plan = next((ln for ln in lines if ln.get("kind") == "plan"), None)
+    rest = [ln for ln in lines if ln.get("kind") != "plan"]
+    cases = plan.get("cases") if plan else None
+    if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
+        cases = None
+    return cases, rest
+
+
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
     kept = [ln for ln in text.strip().splitlines() if ln.strip()][-lines:]
     return "\n".join(kept)
 
 
-def interpret(proc: Process, lines: list, cases: list, timeout: float) -> Outcome:
-    """Turns a finished (or killed) harness run into an Outcome, following the exit codes of docs/DESIGN.md."""
+def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab's file") -> Outcome:
+    """Turns a finished (or killed) harness run into an Outcome, following the exit codes of docs/DESIGN.md.
+
+    lines are all the result lines the run left, its plan line included: every planned case needs a passing line.
+    source is the student's file name, for the messages.
+    """
+    cases, lines = split_plan(lines)
+    planned = cases is not None
+    cases = cases or []
     by_case = {}
     for line in lines:
         by_case.setdefault(line.get("case"), []).append(line)
@@ -146,20 +131,21 @@ def interpret(proc: Process, lines: list, cases: list, timeout: float) -> Outcom
     errors = [ln for ln in lines if ln.get("status") == "error"]
     outcome = Outcome("fail", lines=lines, cases=cases, seconds=proc.seconds)
     rc = proc.returncode
+    unplanned = "" if planned else " before it planned its cases"
 
     def done(status, message, case=None):
         outcome.status, outcome.message, outcome.case = status, message, case
         return outcome
 
     if rc is None:
-        return done("timeout", f"timed out after {timeout:g} s (the kernel may loop forever or deadlock at a "
-                               f"barrier)", pending)
+        return done("timeout", f"timed out after {timeout:g} s{unplanned} (the kernel may loop forever or deadlock "
+                               f"at a barrier)", pending)
     if rc < 0:
         try:
             name = signal.Signals(-rc).name
         except ValueError:
             name = f"signal {-rc}"
-        return done("crash", f"crashed with signal {name}", pending)
+        return done("crash", f"crashed with signal {name}{unplanned}", pending)
     if rc == EXIT_NO_DEVICE:
         return done("no-device", NO_DEVICE_MESSAGE)
     if rc in (EXIT_CUDA, EXIT_USAGE):
@@ -168,13 +154,17 @@ def interpret(proc: Process, lines: list, cases: list, timeout: float) -> Outcom
         case = err.get("case") if err else pending
         if rc == EXIT_CUDA:
             return done("cuda-error", message, case)
-        return done("harness-error", "the harness rejected the run (a kit bug or a bad dataset file, not a fault "
-                                     "of reduce.cu; tell the instructors): " + message, case)
+        return done("harness-error", f"the harness rejected the run (a kit bug or a bad dataset file, not a fault "
+                                     f"of {source}; tell the instructors): " + message, case)
+    if not planned:
+        return done("fail", f"the program stopped before it planned its cases (exit status {rc})")
+    if not cases:
+        return done("fail", f"the program planned no cases (exit status {rc}): a kit bug; tell the instructors")
     for case in cases:
         results = by_case.get(case)
         if not results:
             return done("fail", f"no result for this case: the program exited with status {rc} before reporting "
-                                f"it (does reduce.cu call exit()?)", case)
+                                f"it (does {source} call exit()?)", case)
         bad = next((ln for ln in results if ln.get("status") != "pass"), None)
         if bad:
             return done("fail", str(bad.get("message") or f"status {bad.get('status')}"), case)
@@ -183,13 +173,15 @@ def interpret(proc: Process, lines: list, cases: list, timeout: float) -> Outcom
     return done("pass", f"{len(cases)} case{'s' if len(cases) != 1 else ''} passed")
 
 
-def run_harness(program, args, *, timeout: float, workdir, cwd=None) -> Outcome:
-    """Runs `program args --result FILE --quiet` (FILE and a log under workdir) and returns its Outcome."""
+def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file") -> Outcome:
+    """Runs `program args --result FILE --quiet` (FILE and a log under workdir) and returns its Outcome.
+
+    The cases it expects are those the program's plan line names; source (the student's file name) is for messages.
+    """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
-    cases = case_names(args)
     argv = [str(program), *args, "--result", str(result), "--quiet"]
     proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log")
-    return interpret(proc, read_result_lines(result), cases, timeout)
+    return interpret(proc, read_result_lines(result), timeout, source)

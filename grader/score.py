@@ -19,6 +19,7 @@ class TestResult:
     status: pass, partial, slow (below the lower threshold), FAIL, TIMEOUT, CRASH, CUDA ERROR, NO BUILD, ERROR
     (a kit problem, not the student's doing) or not run.
     summary is one line for the table; detail is more text (compiler errors, how to reproduce) for both reports.
+    bonus: the test belongs to a bonus lab (its points count in the total, its max_score does not).
     """
 
     lab: str
@@ -29,6 +30,7 @@ class TestResult:
     summary: str = ""
     detail: str = ""
     data: dict = field(default_factory=dict)
+    bonus: bool = False
 
     @property
     def full(self) -> bool:
@@ -36,7 +38,7 @@ class TestResult:
 
     @property
     def title(self) -> str:
-        return f"{self.lab}: {self.name}"
+        return f"{self.lab}{' (bonus)' if self.bonus else ''}: {self.name}"
 
 
 def not_run(lab: str, name: str, points: float, why: str, detail: str = "") -> TestResult:
@@ -49,12 +51,12 @@ def no_device(lab: str, name: str, points: float) -> TestResult:
     return not_run(lab, name, points, NO_DEVICE_MESSAGE)
 
 
-def reproduce_line(lab: str, args, program: str = "reduce_lab") -> str:
+def reproduce_line(lab: str, args, program: str) -> str:
     """How a student reruns one harness run by hand, from the kit's root."""
     return f"to reproduce, from the kit's root: make -C labs/{lab} && labs/{lab}/build/{program} {' '.join(args)}"
 
 
-def score_group(lab: str, group, runs, program: str = "reduce_lab") -> TestResult:
+def score_group(lab: str, group, runs, program: str) -> TestResult:
     """Scores a correctness group from its runs, a list of (args, Outcome) in the order they ran.
 
     Full points only if there was at least one run and every run passed; otherwise 0, with the first failing
@@ -87,8 +89,14 @@ def perf_fraction(speedup: float, lower: float, full: float) -> float:
 
 
 def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: str = "performance") -> TestResult:
-    """Scores a --bench run: points * perf_fraction(speedup), or 0 when the run failed (a wrong sum, a crash...)."""
-    thresholds = f"full marks at {perf.full:.2f}x, none at or below {perf.lower:.2f}x"
+    """Scores a --bench run: points * perf_fraction(speedup), or 0 when the run failed (a wrong sum, a crash...).
+
+    With perf.yardstick "cub" the speedup is the fraction of CUB's speed and the report says "0.45x of CUB";
+    with "baseline", the speedup over the kit's baseline kernel: "6.10x baseline".
+    """
+    against = "CUB" if perf.yardstick == "cub" else "baseline"
+    unit = "x of CUB" if perf.yardstick == "cub" else "x baseline"
+    thresholds = f"full marks at {perf.full:.2f}{unit}, none at or below {perf.lower:.2f}{unit}"
     if outcome.status == "no-device":
         return no_device(lab, name, perf.points)
     bench = outcome.bench_line()
@@ -107,9 +115,9 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
     fraction = perf_fraction(speedup, perf.lower, perf.full)
     score = round(perf.points * fraction, 2)
     status = "pass" if fraction >= 1 else "partial" if fraction > 0 else "slow"
-    timing = (f"{float(bench.get('student_ms', 0)):.4f} ms vs baseline {float(bench.get('baseline_ms', 0)):.4f} ms, "
+    timing = (f"{float(bench.get('student_ms', 0)):.4f} ms vs {against} {float(bench.get('baseline_ms', 0)):.4f} ms, "
               f"spread {100 * float(bench.get('spread', 0)):.1f}%, {bench.get('samples', '?')} samples")
-    summary = f"speedup {speedup:.2f}x ({thresholds}): {timing}"
+    summary = f"{speedup:.2f}{unit} ({thresholds}): {timing}"
     detail = ""
     device = str(bench.get("device", ""))
     if device:
@@ -117,4 +125,5 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
         if calibration_gpu and calibration_gpu not in device:
             detail += f"; the thresholds were calibrated on {calibration_gpu}"
     return TestResult(lab, name, perf.points, score, status, summary, detail,
-                      {"speedup": speedup, "lower": perf.lower, "full": perf.full, "bench": bench})
+                      {"speedup": speedup, "yardstick": perf.yardstick, "lower": perf.lower, "full": perf.full,
+                       "bench": bench})

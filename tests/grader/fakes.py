@@ -7,19 +7,29 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parents[2]
 
-# Every fake starts with this: it reads the arguments as the real harness does and can write result lines.
-PRELUDE = f"""#!{sys.executable}
-import json, os, signal, subprocess, sys, time
-sys.path.insert(0, {str(KIT)!r})
-from grader.run import case_names
+# Every fake starts with this: it reads the arguments, names its cases in the real harness's style (test data only:
+# the grader takes the names from the plan line, never from the arguments) and, like the real harness, writes its
+# plan line first (unless made with plan=False). Then the bodies may write result lines. (-S and few imports: a fake
+# starts fast, and the tests start hundreds.)
+PRELUDE = f"""#!{sys.executable} -S
+import json, os, signal, sys, time
 ARGS = sys.argv[1:]
 def opt(name, default=None):
     return ARGS[ARGS.index(name) + 1] if name in ARGS else default
 RESULT = opt("--result")
-CASES = case_names(ARGS)
-def emit(case, status="pass", kind="check", **fields):
+if "--bench" in ARGS:
+    CASES = ["bench n=" + opt("--bench")]
+elif "--dataset" in ARGS:
+    CASES = [opt("--dataset")]
+else:
+    CASES = [f"n={{n}} {{opt('--data', 'uniform')}}" for n in opt("--n", "1,1000").split(",")]
+def write(obj):
     with open(RESULT, "a") as f:
-        f.write(json.dumps({{"case": case, "kind": kind, "status": status, **fields}}) + "\\n")
+        f.write(json.dumps(obj) + "\\n")
+def plan(cases=None):
+    write({{"case": "plan", "kind": "plan", "cases": CASES if cases is None else cases}})
+def emit(case, status="pass", kind="check", **fields):
+    write({{"case": case, "kind": kind, "status": status, **fields}})
 def bench(speedup, status="pass", message="timed"):
     emit(CASES[0], status, "bench", student_ms=1.0 / speedup, baseline_ms=1.0, speedup=speedup, spread=0.01,
          samples=10, device="NVIDIA Fake GPU", sm="9.0", message=message)
@@ -33,11 +43,12 @@ def all_pass():
 PASS = "if '--bench' in ARGS: bench(100.0)\nall_pass()"
 
 
-def fake_program(folder, *bodies: str, name: str = "fake_lab") -> Path:
-    """Writes an executable fake harness: PRELUDE, then the bodies, each dedented (Python that may use ARGS, CASES,
-    emit, bench and all_pass)."""
+def fake_program(folder, *bodies: str, name: str = "fake_lab", plan: bool = True) -> Path:
+    """Writes an executable fake harness: PRELUDE, the plan line of CASES (when plan), then the bodies, each
+    dedented (Python that may use ARGS, CASES, opt, plan, emit, bench and all_pass)."""
     path = Path(folder) / name
-    path.write_text(PRELUDE + "".join(textwrap.dedent(b).strip("\n") + "\n" for b in bodies), encoding="utf-8")
+    text = PRELUDE + ("plan()\n" if plan else "")
+    path.write_text(text + "".join(textwrap.dedent(b).strip("\n") + "\n" for b in bodies), encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
@@ -88,10 +99,11 @@ def write_file(folder, name: str, text: str) -> Path:
     return path
 
 
-def make_submission(folder, labs, text: str = "// a student's file\n") -> Path:
-    """A submission folder with labs/<lab>/reduce.cu for each lab name."""
+def make_submission(folder, labs, text: str = "// a student's file\n", source: str = "reduce.cu") -> Path:
+    """A submission folder with <lab>/<source> for each lab name (a lab given as (name, source) has its own)."""
     for lab in labs:
-        write_file(folder, f"{lab}/reduce.cu", text)
+        name, file = lab if isinstance(lab, tuple) else (lab, source)
+        write_file(folder, f"{name}/{file}", text)
     return Path(folder)
 
 

@@ -1,61 +1,119 @@
 """grader/config.py: the real labs.toml is consistent, and bad files give errors that name the key."""
+import re
 import tempfile
 import unittest
 from pathlib import Path
 
 from grader.config import ConfigError, load_config
-from grader.run import parse_sizes, case_names
 from tests.grader.fakes import SMALL_TOML, write_file
 
-LABS = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened"]
+REDUCE = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened"]
+LABS = REDUCE + ["06-scan", "07-compact", "08-single-pass"]
+GROUPS = {"reduce": ["datasets", "edge sizes", "exact integer data", "large sizes"],
+          "scan": ["datasets", "edge sizes", "large sizes"], "compact": ["datasets", "edge sizes", "large sizes"]}
+
+
+def sizes(text: str) -> list:
+    """The sizes of a --n list ("1,1025,2^20+1") as the harness's ppl_parse_sizes reads them (a test's own copy:
+    the grader needs none, it takes the case names from the harness's plan)."""
+    out = []
+    for item in text.split(","):
+        m = re.fullmatch(r"2\^([0-9]+)(?:([+-])([0-9]+))?|([0-9]+)", item)
+        if not m:
+            raise ValueError(f"bad size {item!r} in {text!r}")
+        n = int(m.group(4)) if m.group(4) else 2 ** int(m.group(1)) + int(m.group(2) + m.group(3) if m.group(2) else 0)
+        if n < 1:
+            raise ValueError(f"bad size {item!r} in {text!r}")
+        out.append(n)
+    return out
+
+
+def run_sizes(run) -> list:
+    return sizes(run[run.index("--n") + 1]) if "--n" in run else []
 
 
 class RealLabsToml(unittest.TestCase):
     def setUp(self):
         self.config = load_config()
+        self.labs = {lab.name: lab for lab in self.config.labs}
 
-    def test_every_reduction_lab_is_there(self):
+    def test_every_lab_is_there(self):
         self.assertEqual([lab.name for lab in self.config.labs], LABS)
         for lab in self.config.labs:
-            self.assertEqual((lab.pattern, lab.source), ("reduce", "reduce.cu"))
-            self.assertEqual([g.name for g in lab.groups],
-                             ["datasets", "edge sizes", "exact integer data", "large sizes"])
+            pattern = "reduce" if lab.name in REDUCE else "compact" if lab.name == "07-compact" else "scan"
+            self.assertEqual((lab.pattern, lab.source), (pattern, f"{pattern}.cu"), lab.name)
+            self.assertEqual([g.name for g in lab.groups], GROUPS[pattern], lab.name)
             self.assertIsNotNone(lab.performance)
-            self.assertGreater(lab.max_score, 0)
+            self.assertEqual(lab.max_score, 100, lab.name)
+            self.assertEqual(lab.bonus, lab.name == "08-single-pass", lab.name)
+
+    def test_scan_and_compact_points(self):
+        for name in ("06-scan", "07-compact", "08-single-pass"):
+            lab = self.labs[name]
+            self.assertEqual({g.name: g.points for g in lab.groups},
+                             {"datasets": 10, "edge sizes": 25, "large sizes": 15}, name)
+            self.assertEqual((lab.performance.points, lab.performance.bench), (50, "2^26"), name)
+
+    def test_yardsticks(self):
+        for lab in self.config.labs:
+            self.assertEqual(lab.performance.yardstick, "baseline" if lab.pattern == "reduce" else "cub", lab.name)
+
+    def test_single_pass_checks_one_block_algorithm(self):
+        self.assertEqual(self.labs["08-single-pass"].args, ("--algorithms", "brent-kung"))
+        self.assertEqual(self.labs["06-scan"].args, ())
+        self.assertIs(self.labs["08-single-pass"].groups, self.labs["06-scan"].groups)
+
+    def test_datasets(self):
+        folders = {name: next(g for g in self.labs[name].groups if g.name == "datasets")
+                   for name in ("01-global-strided", "06-scan", "07-compact")}
+        self.assertEqual((folders["01-global-strided"].datasets, folders["01-global-strided"].expected),
+                         ("datasets/reduce", True))
+        self.assertEqual((folders["06-scan"].datasets, folders["06-scan"].expected), ("datasets/scan", True))
+        self.assertEqual((folders["07-compact"].datasets, folders["07-compact"].expected), ("datasets/compact", False))
 
     def test_thresholds_are_ordered_and_below_the_measured_ladder(self):
         for lab in self.config.labs:
             perf = lab.performance
             self.assertLess(perf.lower, perf.full, lab.name)
             self.assertLessEqual(perf.full, perf.measured, lab.name)
-        fulls = [lab.performance.full for lab in self.config.labs]
-        self.assertEqual(fulls, sorted(fulls), "each lab should be expected to be faster than the last")
+        fulls = [self.labs[name].performance.full for name in REDUCE]
+        self.assertEqual(fulls, sorted(fulls), "each reduction lab should be expected to be faster than the last")
+        for lab in self.config.labs:
+            if lab.performance.yardstick == "cub":
+                self.assertLessEqual(lab.performance.full, 1.0, f"{lab.name}: full marks faster than CUB?")
 
     def test_calibration_is_named(self):
         self.assertIn("gpu", self.config.calibration)
         self.assertIn("calibrated_on", self.config.calibration)
 
-    def test_the_harness_accepts_every_run(self):
-        """Each run's sizes parse as the harness reads them; integer data stays within n <= 2^20."""
+    def test_the_harness_takes_every_size(self):
+        """Each run's sizes parse as the harness reads them; integer data stays within n <= 2^20; scan and compaction
+        sizes stay below 2^31 (int32 positions and prefix sums). tests/grader/test_build.py hands every run to the
+        real programs too."""
         for lab in self.config.labs:
             for group in lab.groups:
                 for run in group.runs:
-                    names = case_names(run)
-                    self.assertTrue(names)
+                    found = run_sizes(run)
+                    self.assertTrue(found, f"{lab.name}: {group.name}")
                     if "integer" in run:
-                        sizes = parse_sizes(run[run.index("--n") + 1])
-                        self.assertLessEqual(max(sizes), 2 ** 20, f"{lab.name}: {group.name}")
-            self.assertEqual(len(parse_sizes(lab.performance.bench)), 1)
+                        self.assertLessEqual(max(found), 2 ** 20, f"{lab.name}: {group.name}")
+                    if lab.pattern != "reduce":
+                        self.assertLess(max(found), 2 ** 31, f"{lab.name}: {group.name}")
+            self.assertEqual(len(sizes(lab.performance.bench)), 1)
 
     def test_large_sizes_pass_2_to_the_31_bytes(self):
-        group = next(g for g in self.config.labs[0].groups if g.name == "large sizes")
-        biggest = max(max(parse_sizes(r[r.index("--n") + 1])) for r in group.runs)
+        group = next(g for g in self.labs["01-global-strided"].groups if g.name == "large sizes")
+        biggest = max(max(run_sizes(r)) for r in group.runs)
         self.assertGreater(biggest * 4, 2 ** 31)
+        for name in ("06-scan", "07-compact"):
+            group = next(g for g in self.labs[name].groups if g.name == "large sizes")
+            self.assertGreater(max(max(run_sizes(r)) for r in group.runs) * 4, 2 ** 29, name)
 
     def test_select(self):
         self.assertEqual([lab.name for lab in self.config.select("03")], ["03-sequential"])
         self.assertEqual([lab.name for lab in self.config.select("04-unrolled")], ["04-unrolled"])
-        self.assertEqual(len(self.config.select(None)), 5)
+        self.assertEqual([lab.name for lab in self.config.select("08")], ["08-single-pass"])
+        self.assertEqual(len(self.config.select(None)), 8)
         with self.assertRaisesRegex(ConfigError, "no lab matches.*01-global-strided"):
             self.config.select("09")
 
@@ -120,6 +178,40 @@ class BadFiles(unittest.TestCase):
 
     def test_bad_bench_size(self):
         self.assertBad(SMALL_TOML.replace('bench = "2^10"', 'bench = "lots"', 1), "bench: expected a size")
+
+    def test_unknown_yardstick(self):
+        self.assertBad(SMALL_TOML.replace('full = 3.0', 'full = 3.0\nyardstick = "thrust"', 1),
+                       "performance.yardstick: expected one of baseline, cub, got 'thrust'")
+
+    def test_yardstick_and_bonus_load(self):
+        config = self.load(SMALL_TOML.replace('full = 3.0', 'full = 3.0\nyardstick = "cub"', 1).replace(
+            'suite = "s"', 'suite = "s"\nbonus = true\nargs = ["--algorithms", "brent-kung"]', 1))
+        first, second = config.labs
+        self.assertEqual((first.performance.yardstick, first.bonus, first.args),
+                         ("cub", True, ("--algorithms", "brent-kung")))
+        self.assertEqual((second.performance.yardstick, second.bonus, second.args), ("baseline", False, ()))
+
+    def test_bonus_must_be_a_boolean(self):
+        self.assertBad(SMALL_TOML.replace('suite = "s"', 'suite = "s"\nbonus = "yes"', 1),
+                       "labs.01-first.bonus: expected true or false")
+
+    def test_lab_args_must_not_set_the_seed(self):
+        self.assertBad(SMALL_TOML.replace('suite = "s"', 'suite = "s"\nargs = ["--seed", "1"]', 1),
+                       "labs.01-first.args: --seed is set by the grader")
+        self.assertBad(SMALL_TOML.replace('suite = "s"', 'suite = "s"\nargs = []', 1),
+                       "labs.01-first.args: expected a non-empty list")
+
+    def test_expected_only_with_datasets(self):
+        self.assertBad(SMALL_TOML.replace('name = "small"', 'name = "small"\nexpected = false'),
+                       r"groups\[0\].expected: only a datasets group has expected files")
+        runs = 'runs = [["--data", "uniform", "--n", "1,2,3"]]'
+        config = self.load(SMALL_TOML.replace(runs, 'datasets = "datasets/x"\nexpected = false', 1))
+        self.assertEqual((config.labs[0].groups[0].datasets, config.labs[0].groups[0].expected), ("datasets/x", False))
+        self.assertTrue(config.labs[0].groups[1].expected)
+
+    def test_bad_pattern(self):
+        self.assertBad(SMALL_TOML.replace('pattern = "reduce"', 'pattern = "../reduce"', 1),
+                       "pattern: expected a harness family")
 
     def test_duplicate_group(self):
         self.assertBad(SMALL_TOML.replace('name = "exact"', 'name = "small"'), "'small' appears twice")

@@ -7,14 +7,32 @@ import time
 import unittest
 from pathlib import Path
 
-from grader.build import BuildResult
+from grader.build import BuildResult, build_lab
 from grader.config import load_config
 from grader.grade import Grader, main
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
 from tests.grader.fakes import PASS, SMALL_TOML, fake_program, make_submission, write_file
 
-REAL_LABS = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened"]
+REAL_LABS = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened", "06-scan",
+             "07-compact", "08-single-pass"]
+
+# SMALL_TOML plus a bonus lab that checks one scan algorithm, its speed measured as a fraction of CUB's.
+BONUS_TOML = SMALL_TOML + """
+[labs.03-bonus]
+pattern = "scan"
+source = "scan.cu"
+suite = "s"
+bonus = true
+args = ["--algorithms", "brent-kung"]
+
+[labs.03-bonus.performance]
+points = 30
+bench = "2^10"
+yardstick = "cub"
+lower = 0.25
+full = 0.5
+"""
 
 
 def harness_ok(kit, pattern, timeout=None, harness_build=None):
@@ -32,31 +50,41 @@ class GradingRun(unittest.TestCase):
         self.kit.mkdir()
         self.calls = []  # (lab, args) of every run
 
-    def add_datasets(self, *names):
+    def add_datasets(self, *names, pattern="reduce", expected=True):
         for name in names:
-            write_file(self.kit, f"datasets/reduce/{name}/input.raw", "x")
-            write_file(self.kit, f"datasets/reduce/{name}/expected.raw", "y")
+            write_file(self.kit, f"datasets/{pattern}/{name}/input.raw", "x")
+            if expected:
+                write_file(self.kit, f"datasets/{pattern}/{name}/expected.raw", "y")
 
     def fake(self, *bodies, name="fake_lab"):
         return fake_program(self.dir, *bodies, name=name)
 
-    def build_hook(self, programs):
-        """A build hook: programs maps a lab name to a fake program, or to a BuildResult for a failed build."""
+    def build_hook(self, programs, config):
+        """A build hook: programs maps a lab name to a fake program, or to a BuildResult for a failed build; a
+        lab's file missing from the submission goes to the real build_lab, which reports it before compiling."""
+        sources = {lab.name: (lab.pattern, lab.source) for lab in config.labs}
+
         def build(kit, pattern, source, folder, timeout=None, harness_build=None):
             lab = Path(folder).name
-            self.assertEqual(Path(source), self.submission / lab / "reduce.cu")
+            self.assertEqual((pattern, Path(source)), (sources[lab][0], self.submission / lab / sources[lab][1]))
+            if not Path(source).is_file():
+                return build_lab(kit, pattern, source, folder)
             program = programs[lab]
             return program if isinstance(program, BuildResult) else BuildResult(True, program=program)
         return build
 
-    def run_hook(self, program, args, timeout, workdir, cwd):
+    def run_hook(self, program, args, timeout, workdir, cwd, source):
         self.calls.append((Path(workdir).parts[-3], list(args)))
-        return run_harness(program, args, timeout=timeout, workdir=workdir, cwd=cwd)
+        self.sources.add(source)
+        return run_harness(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
 
     def grader(self, config, programs, labs=None, **kw):
-        self.submission = make_submission(self.dir / "sub", labs or [lab.name for lab in config.labs])
+        labs = labs or [lab.name for lab in config.labs]
+        files = {lab.name: lab.source for lab in config.labs}
+        self.submission = make_submission(self.dir / "sub", [(lab, files[lab]) for lab in labs])
+        self.sources = set()
         return Grader(config, self.submission, kit=self.kit, build_dir=self.dir / "build", seed=12345,
-                      build=self.build_hook(programs), build_harness=harness_ok, run=self.run_hook, **kw)
+                      build=self.build_hook(programs, config), build_harness=harness_ok, run=self.run_hook, **kw)
 
     def small_config(self):
         return load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
@@ -65,13 +93,48 @@ class GradingRun(unittest.TestCase):
 class RealConfig(GradingRun):
     def test_full_marks(self):
         self.add_datasets("small", "tiny")
+        self.add_datasets("ones", pattern="scan")
+        self.add_datasets("halves", pattern="compact", expected=False)
         config = load_config()
         program = self.fake(PASS)
         report = self.grader(config, {lab: program for lab in REAL_LABS}).grade(list(config.labs))
-        self.assertEqual(report.score, report.max_score)
-        self.assertEqual(report.max_score, sum(lab.max_score for lab in config.labs))
+        self.assertTrue(report.full_marks)
+        self.assertEqual(report.max_score, sum(lab.max_score for lab in config.labs if not lab.bonus))
+        self.assertEqual(report.score, report.max_score + 100)  # the bonus lab's points on top
+        self.assertEqual(report.bonus_labs(), ["08-single-pass"])
         self.assertEqual(report.device, "NVIDIA Fake GPU")
-        lab1 = [args for lab, args in self.calls if lab == "01-global-strided"]
+        self.assertEqual(self.sources, {"reduce.cu", "scan.cu", "compact.cu"})
+        perf = {r.lab: r for r in report.results if r.name == "performance"}
+        self.assertTrue(perf["03-sequential"].summary.startswith("100.00x baseline"), perf["03-sequential"].summary)
+        for lab in ("06-scan", "07-compact", "08-single-pass"):
+            self.assertTrue(perf[lab].summary.startswith("100.00x of CUB"), perf[lab].summary)
+        runs = {lab: [args for name, args in self.calls if name == lab] for lab in REAL_LABS}
+        self.assertEqual(runs["06-scan"], [
+            ["--dataset", "datasets/scan/ones/input.raw", "--expected", "datasets/scan/ones/expected.raw"],
+            ["--n", "1,2,31,32,33,511,512,513,1023,1024,1025,4095,4096,4097,65535,65537,1048577", "--seed", "12345"],
+            ["--n", "2^24+3,2^27+5", "--seed", "12345"],
+            ["--bench", "2^26", "--seed", "12345"]])
+        self.assertEqual(runs["07-compact"][0], ["--dataset", "datasets/compact/halves/input.raw"])
+        self.assertEqual(runs["07-compact"][1], ["--n", "1,2,31,32,33,1023,1024,1025,4095,4097,65537,1048577",
+                                                 "--seed", "12345"])
+        self.assertEqual(runs["08-single-pass"], [  # the lab's arguments go to each correctness run, not to --bench
+            ["--dataset", "datasets/scan/ones/input.raw", "--expected", "datasets/scan/ones/expected.raw",
+             "--algorithms", "brent-kung"],
+            [*runs["06-scan"][1][:2], "--algorithms", "brent-kung", "--seed", "12345"],
+            [*runs["06-scan"][2][:2], "--algorithms", "brent-kung", "--seed", "12345"],
+            ["--bench", "2^26", "--seed", "12345"]])
+        table = format_table(report)
+        self.assertRegex(table, r"\n08-single-pass +100 / 100 \(bonus\)\n")
+        self.assertIn("Bonus: 08-single-pass is a bonus lab: its score adds to the total, its 100 points are not in "
+                      "the total's maximum", table)
+        self.assertTrue(table.rstrip().endswith("Total 800 / 700 (100 of them bonus points)"), table)
+        results = gradescope_results(report)
+        tests = {t["name"]: t for t in results["tests"]}
+        self.assertEqual(tests["08-single-pass (bonus): performance"]["max_score"], 50)
+        self.assertEqual(tests["07-compact: performance"]["max_score"], 50)
+        self.assertEqual((results["score"], results["extra_data"]["max_score"]), (800, 700))
+        self.assertEqual(results["extra_data"]["bonus_max_score"], 100)
+        lab1 = runs["01-global-strided"]
         self.assertEqual(lab1[0], ["--dataset", "datasets/reduce/small/input.raw",
                                    "--expected", "datasets/reduce/small/expected.raw"])
         self.assertEqual(lab1[1][0], "--dataset")
@@ -88,6 +151,29 @@ class RealConfig(GradingRun):
         self.assertIn("no datasets found in datasets/reduce", datasets.summary)
         self.assertEqual((perf.score, perf.status), (0, "not run"))
         self.assertEqual([r.status for r in report.results[1:4]], ["pass"] * 3)
+
+    def test_missing_lab_file_is_reported(self):
+        """A submission without lab 08's scan.cu (solutions/ before lab 08 is written) scores 0 there, saying so."""
+        self.add_datasets("ones", pattern="scan")
+        config = load_config()
+        grader = self.grader(config, {"06-scan": self.fake(PASS)}, ["06-scan"])
+        report = grader.grade(config.select("06") + config.select("08"))
+        bonus = [r for r in report.results if r.lab == "08-single-pass"]
+        self.assertEqual([(r.score, r.bonus) for r in bonus], [(0, True)] * 4)
+        self.assertEqual(bonus[0].status, "NO BUILD")
+        self.assertIn(f"missing file: {self.submission / '08-single-pass' / 'scan.cu'}", bonus[0].summary)
+        self.assertTrue(all("missing file" in r.summary for r in bonus))
+        self.assertTrue(report.full_marks)  # the bonus lab costs nothing
+        self.assertEqual((report.score, report.max_score), (100, 100))
+
+    def test_compact_datasets_need_only_the_input(self):
+        self.add_datasets("halves", pattern="compact", expected=False)
+        write_file(self.kit, "datasets/compact/empty/README", "no input here")
+        config = load_config()
+        report = self.grader(config, {"07-compact": self.fake(PASS)}, ["07-compact"]).grade(config.select("07"))
+        datasets = report.results[0]
+        self.assertEqual((datasets.score, datasets.status), (0, "ERROR"))
+        self.assertEqual(datasets.summary, "datasets/compact/empty lacks input.raw (a kit problem)")
 
 
 class SmallConfig(GradingRun):
@@ -202,17 +288,43 @@ class SmallConfig(GradingRun):
         self.assertEqual(sum(t["score"] for t in results["tests"]), results["score"])
         self.assertEqual(results["extra_data"]["max_score"], 120)
 
+    def test_bonus_lab(self):
+        config = load_config(write_file(self.dir, "labs.toml", BONUS_TOML))
+        slow = self.fake("if '--bench' in ARGS: bench(0.375)\nall_pass()", name="slow")
+        report = self.grader(config, {"01-first": self.fake(PASS), "02-second": self.fake(PASS),
+                                      "03-bonus": slow}).grade(list(config.labs))
+        bonus = [r for r in report.results if r.lab == "03-bonus"]
+        self.assertTrue(all(r.bonus for r in bonus))
+        self.assertEqual([r.score for r in bonus], [10, 20, 15])
+        self.assertIn("0.38x of CUB (full marks at 0.50x of CUB", bonus[-1].summary)
+        self.assertEqual(self.calls[-2][1], ["--data", "signs", "--n", "7", "--algorithms", "brent-kung",
+                                             "--seed", "12345"])
+        self.assertEqual((report.score, report.max_score, report.bonus_max_score), (165, 120, 60))
+        self.assertTrue(report.full_marks)
+        table = format_table(report)
+        self.assertRegex(table, r"\n03-bonus +45 / 60 \(bonus\)\n")
+        self.assertRegex(table, r"  performance +15 / 30 +partial +0.38x of CUB")
+        self.assertTrue(table.rstrip().endswith("Total 165 / 120 (45 of them bonus points)"))
+        results = gradescope_results(report)
+        self.assertEqual([t["name"] for t in results["tests"][-3:]],
+                         ["03-bonus (bonus): small", "03-bonus (bonus): exact", "03-bonus (bonus): performance"])
+        self.assertEqual([t["max_score"] for t in results["tests"][-3:]], [10, 20, 30])
+        self.assertEqual((results["score"], results["extra_data"]["max_score"]), (165, 120))
+        self.assertIn("03-bonus is a bonus lab", results["output"])
+        self.assertTrue(results["output"].startswith("Total 165 / 120 (45 of them bonus points)\n"))
+
 
 class CommandLine(GradingRun):
     def main(self, config_text, programs, *extra):
         config = write_file(self.dir, "labs.toml", config_text)
-        self.submission = make_submission(self.dir / "sub", ["01-first", "02-second"])
+        self.submission = make_submission(self.dir / "sub", ["01-first", "02-second", ("03-bonus", "scan.cu")])
         results = self.dir / "out" / "results.json"
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             status = main(["--config", str(config), "--submission", str(self.submission), "--build-dir",
                            str(self.dir / "build"), "--results", str(results), *extra],
-                          kit=self.kit, build=self.build_hook(programs), build_harness=harness_ok)
+                          kit=self.kit, build=self.build_hook(programs, load_config(config)),
+                          build_harness=harness_ok)
         data = json.loads(results.read_text()) if results.exists() else None
         return status, out.getvalue(), data
 
@@ -220,6 +332,18 @@ class CommandLine(GradingRun):
         status, out, data = self.main(SMALL_TOML, {"01-first": self.fake(PASS), "02-second": self.fake(PASS)})
         self.assertEqual(status, 0, out)
         self.assertEqual(data["score"], 120)
+
+    def test_bonus_lab_does_not_decide_the_exit_status(self):
+        failing = self.fake("if 'signs' in ARGS: emit(CASES[0], 'fail', message='wrong'); sys.exit(1)\n" + PASS,
+                            name="failing")
+        status, out, data = self.main(BONUS_TOML, {"01-first": self.fake(PASS), "02-second": self.fake(PASS),
+                                                   "03-bonus": failing})
+        self.assertEqual(status, 0, out)
+        self.assertEqual((data["score"], data["extra_data"]["max_score"]), (120 + 10, 120))
+        status, out, data = self.main(BONUS_TOML, {"01-first": failing, "02-second": self.fake(PASS),
+                                                   "03-bonus": self.fake(PASS)})
+        self.assertEqual(status, 1, out)
+        self.assertEqual((data["score"], data["extra_data"]["max_score"]), (10 + 60 + 60, 120))
 
     def test_points_lost_exit_1(self):
         status, out, data = self.main(SMALL_TOML, {"01-first": self.fake("if '--bench' in ARGS: bench(1.5)\n"

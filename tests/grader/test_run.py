@@ -1,27 +1,39 @@
-"""grader/run.py: one harness run's verdict, from fake harness programs that pass, fail, hang, crash or find no GPU."""
+"""grader/run.py: one harness run's verdict, from fake harness programs that pass, fail, hang, crash, find no GPU or
+stop before planning their cases."""
 import tempfile
 import time
 import unittest
 from pathlib import Path
 
-from grader.run import case_names, parse_sizes, run_harness, run_process
+from grader.run import Process, interpret, run_harness, run_process, split_plan
 from tests.grader.fakes import fake_program, process_gone
 
 ARGS = ["--data", "integer", "--n", "1,33,1025"]
 
 
-class Names(unittest.TestCase):
-    def test_sizes(self):
-        self.assertEqual(parse_sizes("1,1025,2^20+1,2^4-1,2^26"), [1, 1025, 2 ** 20 + 1, 15, 2 ** 26])
-        for bad in ("", "0", "x", "2^", "1,,2", "2^3*2"):
-            with self.assertRaises(ValueError, msg=bad):
-                parse_sizes(bad)
+class Plans(unittest.TestCase):
+    """The cases come from the plan line, whatever the arguments were."""
 
-    def test_case_names_follow_the_harness(self):
-        self.assertEqual(case_names(ARGS), ["n=1 integer", "n=33 integer", "n=1025 integer"])
-        self.assertEqual(case_names(["--n", "2^29+1", "--data", "signs", "--seed", "3"]), ["n=536870913 signs"])
-        self.assertEqual(case_names(["--bench", "2^26", "--seed", "3"]), ["bench n=67108864"])
-        self.assertEqual(case_names(["--dataset", "d/in.raw", "--expected", "d/out.raw"]), ["d/in.raw"])
+    def test_split_plan(self):
+        plan = {"case": "plan", "kind": "plan", "cases": ["a", "b"]}
+        line = {"case": "a", "kind": "check", "status": "pass"}
+        self.assertEqual(split_plan([plan, line]), (["a", "b"], [line]))
+        self.assertEqual(split_plan([line]), (None, [line]))
+        self.assertEqual(split_plan([{**plan, "cases": "a"}, line])[0], None)
+        self.assertEqual(split_plan([plan, {**plan, "cases": ["x"]}])[0], ["a", "b"])  # the first plan counts
+
+    def test_names_are_the_planned_ones(self):
+        lines = [{"case": "plan", "kind": "plan", "cases": ["n=5 random kogge-stone inclusive"]},
+                 {"case": "n=5 random kogge-stone inclusive", "kind": "check", "status": "pass"}]
+        o = interpret(Process(0, "", 0.1), lines, 10.0)
+        self.assertEqual((o.status, o.cases, o.message), ("pass", ["n=5 random kogge-stone inclusive"],
+                                                          "1 case passed"))
+        self.assertEqual(o.lines, lines[1:])
+
+    def test_an_empty_plan_is_not_a_pass(self):
+        o = interpret(Process(0, "", 0.1), [{"case": "plan", "kind": "plan", "cases": []}], 10.0)
+        self.assertEqual(o.status, "fail")
+        self.assertIn("planned no cases", o.message)
 
 
 class FakeRuns(unittest.TestCase):
@@ -30,9 +42,9 @@ class FakeRuns(unittest.TestCase):
         self.addCleanup(self.tmp.cleanup)
         self.dir = Path(self.tmp.name)
 
-    def run_fake(self, body, args=ARGS, timeout=10.0):
-        program = fake_program(self.dir, body)
-        return run_harness(program, args, timeout=timeout, workdir=self.dir / "run")
+    def run_fake(self, body, args=ARGS, timeout=10.0, plan=True, source="reduce.cu"):
+        program = fake_program(self.dir, body, plan=plan)
+        return run_harness(program, args, timeout=timeout, workdir=self.dir / "run", source=source)
 
     def test_pass(self):
         o = self.run_fake("all_pass()")
@@ -52,6 +64,7 @@ class FakeRuns(unittest.TestCase):
     def test_timeout_kills_the_group_and_names_the_running_case(self):
         o_start = time.monotonic()
         o = self.run_fake("""
+            import subprocess
             child = subprocess.Popen(["sleep", "60"])
             open(os.path.join(os.path.dirname(RESULT), "child.pid"), "w").write(str(child.pid))
             emit(CASES[0])
@@ -86,7 +99,7 @@ class FakeRuns(unittest.TestCase):
     def test_no_device(self):
         o = self.run_fake("""
             emit("device", "no-device", kind="device", message="no CUDA device here")
-            sys.exit(77)""")
+            sys.exit(77)""", plan=False)
         self.assertEqual(o.status, "no-device")
         self.assertIn("no CUDA device", o.message)
 
@@ -97,10 +110,43 @@ class FakeRuns(unittest.TestCase):
         self.assertIn("d/in.raw: bad magic", o.message)
         self.assertIn("not a fault of reduce.cu", o.message)
 
+    def test_dataset_error_before_the_plan(self):
+        """scan_lab checks a dataset before planning: exit 2 and an error line naming the dataset."""
+        o = self.run_fake("""
+            emit(opt("--dataset"), "error", message="d/out.raw is not the inclusive scan of d/in.raw")
+            sys.exit(2)""", args=["--dataset", "d/in.raw", "--expected", "d/out.raw"], plan=False, source="scan.cu")
+        self.assertEqual((o.status, o.case), ("harness-error", "d/in.raw"))
+        self.assertIn("not a fault of scan.cu", o.message)
+        self.assertIn("is not the inclusive scan", o.message)
+
     def test_exit_before_reporting_every_case(self):
-        o = self.run_fake("emit(CASES[0]); sys.exit(0)")
+        o = self.run_fake("emit(CASES[0]); sys.exit(0)", source="compact.cu")
         self.assertEqual((o.status, o.case), ("fail", "n=33 integer"))
-        self.assertIn("exited with status 0 before reporting it", o.message)
+        self.assertIn("exited with status 0 before reporting it (does compact.cu call exit()?)", o.message)
+
+    def test_no_plan_is_a_failure(self):
+        for rc in (0, 1):
+            o = self.run_fake(f"all_pass() if {rc} == 0 else sys.exit(1)", plan=False)
+            self.assertEqual((o.status, o.case), ("fail", None), rc)
+            self.assertEqual(o.message, f"the program stopped before it planned its cases (exit status {rc})")
+
+    def test_the_plan_not_the_arguments_names_the_cases(self):
+        """A case the arguments do not suggest is still expected once planned; one missing fails the run."""
+        o = self.run_fake("""
+            plan(["n=1 random kogge-stone inclusive", "n=1 random brent-kung inclusive"])
+            emit("n=1 random kogge-stone inclusive")
+            sys.exit(0)""", plan=False)
+        self.assertEqual((o.status, o.case), ("fail", "n=1 random brent-kung inclusive"))
+        self.assertEqual(o.cases, ["n=1 random kogge-stone inclusive", "n=1 random brent-kung inclusive"])
+
+    def test_timeout_before_the_plan(self):
+        o = self.run_fake("time.sleep(60)", timeout=1.0, plan=False)
+        self.assertEqual((o.status, o.case), ("timeout", None))
+        self.assertIn("timed out after 1 s before it planned its cases", o.message)
+
+    def test_crash_names_the_first_planned_case_without_a_line(self):
+        o = self.run_fake("emit(CASES[0]); emit(CASES[1]); os.kill(os.getpid(), signal.SIGABRT)")
+        self.assertEqual((o.status, o.case, o.message), ("crash", "n=1025 integer", "crashed with signal SIGABRT"))
 
     def test_a_forged_pass_does_not_hide_a_fail(self):
         o = self.run_fake("""
@@ -118,7 +164,7 @@ class FakeRuns(unittest.TestCase):
             emit(CASES[0])
             open(RESULT, "a").write('{"case": "n=33 integer", "kind": "che')
             os.kill(os.getpid(), signal.SIGKILL)""")
-        self.assertEqual((o.status, o.case, len(o.lines)), ("crash", "n=33 integer", 1))
+        self.assertEqual((o.status, o.case, len(o.lines)), ("crash", "n=33 integer", 1))  # the plan is not a result
         self.assertIn("SIGKILL", o.message)
 
     def test_bench_line(self):

@@ -7,46 +7,54 @@ from grader.score import perf_fraction, score_group, score_performance
 
 GROUP = Group(name="exact integer data", points=15.0, runs=(), datasets=None, timeout=None)
 PERF = Performance(points=50.0, bench="2^26", lower=1.0, full=3.0, measured=None, timeout=None)
+CUB = Performance(points=50.0, bench="2^26", lower=0.25, full=0.42, measured=0.5, timeout=None, yardstick="cub")
 
 
 def passed(cases=("n=1 integer", "n=2 integer")):
     return Outcome("pass", "ok", lines=[{"case": c, "status": "pass"} for c in cases], cases=list(cases))
 
 
-def bench(speedup, status="pass", message="timed"):
+def bench(speedup, status="pass", message="timed", baseline_ms=1.0):
     line = {"case": "bench n=67108864", "kind": "bench", "status": status, "speedup": speedup, "student_ms": 0.5,
-            "baseline_ms": 1.0, "spread": 0.012, "samples": 20, "device": "NVIDIA H100 80GB HBM3", "sm": "9.0",
+            "baseline_ms": baseline_ms, "spread": 0.012, "samples": 20, "device": "NVIDIA H100 80GB HBM3", "sm": "9.0",
             "message": message}
     return Outcome(status, message, lines=[line], cases=["bench n=67108864"])
 
 
 class Groups(unittest.TestCase):
     def test_every_run_passes(self):
-        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "3"], passed(["n=3 integer"]))])
+        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "3"], passed(["n=3 integer"]))],
+                        "reduce_lab")
         self.assertEqual((r.score, r.max_score, r.status), (15.0, 15.0, "pass"))
         self.assertEqual(r.summary, "3 cases passed in 2 runs")
         self.assertEqual(r.title, "03-sequential: exact integer data")
 
     def test_one_failing_case_costs_the_group(self):
         bad = Outcome("fail", "wrong sum: got 1024, expected 1025 (off by -1, tolerance 0)", case="n=1025 integer")
-        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "1025", "--seed", "7"], bad)])
+        r = score_group("03-sequential", GROUP, [(["--n", "1,2"], passed()), (["--n", "1025", "--seed", "7"], bad)],
+                        "reduce_lab")
         self.assertEqual((r.score, r.status), (0.0, "FAIL"))
         self.assertIn("n=1025 integer: wrong sum: got 1024, expected 1025", r.summary)
         self.assertIn("labs/03-sequential/build/reduce_lab --n 1025 --seed 7", r.detail)
 
+    def test_reproduce_names_the_labs_program(self):
+        bad = Outcome("fail", "element 4: got 3, expected 4 (1 of 31 elements wrong)", case="n=31 random")
+        r = score_group("06-scan", GROUP, [(["--n", "31", "--seed", "7"], bad)], "scan_lab")
+        self.assertIn("make -C labs/06-scan && labs/06-scan/build/scan_lab --n 31 --seed 7", r.detail)
+
     def test_status_words(self):
         for status, word in [("timeout", "TIMEOUT"), ("crash", "CRASH"), ("cuda-error", "CUDA ERROR"),
                              ("harness-error", "ERROR")]:
-            r = score_group("lab", GROUP, [(["--n", "1"], Outcome(status, "why", case="n=1 uniform"))])
+            r = score_group("lab", GROUP, [(["--n", "1"], Outcome(status, "why", case="n=1 uniform"))], "reduce_lab")
             self.assertEqual((r.score, r.status), (0.0, word))
 
     def test_no_device_is_not_run(self):
-        r = score_group("lab", GROUP, [(["--n", "1"], Outcome("no-device"))])
+        r = score_group("lab", GROUP, [(["--n", "1"], Outcome("no-device"))], "reduce_lab")
         self.assertEqual((r.score, r.status), (0.0, "not run"))
         self.assertIn("no CUDA device", r.summary)
 
     def test_no_runs_is_not_a_pass(self):
-        self.assertEqual(score_group("lab", GROUP, []).score, 0.0)
+        self.assertEqual(score_group("lab", GROUP, [], "reduce_lab").score, 0.0)
 
 
 class Performance_(unittest.TestCase):
@@ -63,9 +71,21 @@ class Performance_(unittest.TestCase):
                                         (3.0, 50, "pass"), (9.0, 50, "pass")]:
             r = score_performance("lab", PERF, bench(speedup))
             self.assertEqual((r.score, r.status), (points, status), speedup)
-            self.assertIn(f"speedup {speedup:.2f}x", r.summary)
+            self.assertTrue(r.summary.startswith(f"{speedup:.2f}x baseline (full marks at 3.00x baseline, none at or "
+                                                 f"below 1.00x baseline): "), r.summary)
             self.assertIn("0.5000 ms vs baseline 1.0000 ms, spread 1.2%", r.summary)
-            self.assertIn("full marks at 3.00x", r.summary)
+            self.assertEqual(r.data["yardstick"], "baseline")
+
+    def test_fraction_of_cub(self):
+        """For scans and compaction the speedup is the fraction of CUB's speed, and the report says so."""
+        for speedup, points, status in [(0.2, 0, "slow"), (0.335, 25, "partial"), (0.42, 50, "pass"),
+                                        (1.1, 50, "pass")]:
+            r = score_performance("06-scan", CUB, bench(speedup, baseline_ms=0.25))
+            self.assertEqual((r.score, r.status), (points, status), speedup)
+            self.assertTrue(r.summary.startswith(f"{speedup:.2f}x of CUB (full marks at 0.42x of CUB, none at or "
+                                                 f"below 0.25x of CUB): 0.5000 ms vs CUB 0.2500 ms"), r.summary)
+            self.assertNotIn("baseline", r.summary)
+            self.assertEqual(r.data["yardstick"], "cub")
 
     def test_other_gpu_is_noted(self):
         r = score_performance("lab", PERF, bench(1.5), calibration_gpu="NVIDIA H200")
