@@ -4,7 +4,7 @@ load_config() returns a Config or raises ConfigError with a message naming the f
 """
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
@@ -43,6 +43,24 @@ class Performance:
     measured: float | None
     timeout: float | None
     yardstick: str = "baseline"  # "baseline" or "cub": see YARDSTICKS
+    gpus: tuple = ()  # (GPU name as the device reports it, GpuThresholds), for GPUs calibrated on their own
+
+    def thresholds_for(self, device: str):
+        """(lower, full, gpu name) for this device: its own calibrated thresholds where labs.toml has them (the
+        name must match exactly), else the defaults (lower, full, "")."""
+        for name, t in self.gpus:
+            if name == device:
+                return t.lower, t.full, name
+        return self.lower, self.full, ""
+
+
+@dataclass(frozen=True)
+class GpuThresholds:
+    """Thresholds calibrated on one GPU model, and the reference solution's speedup measured there."""
+
+    lower: float
+    full: float
+    measured: float | None
 
 
 @dataclass(frozen=True)
@@ -148,7 +166,7 @@ def _group(raw, where: str) -> Group:
 
 def _performance(raw, where: str) -> Performance:
     raw = _table(raw, where)
-    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout", "yardstick"})
+    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout", "yardstick", "gpus"})
     bench = raw["bench"]
     if isinstance(bench, int) and not isinstance(bench, bool) and bench > 0:
         bench = str(bench)
@@ -160,6 +178,17 @@ def _performance(raw, where: str) -> Performance:
                        measured=_number(raw, "measured", where, positive=True),
                        timeout=_number(raw, "timeout", where, positive=True),
                        yardstick=_string(raw, "yardstick", where) if "yardstick" in raw else "baseline")
+    gpus = []
+    for gpu, t in _table(raw.get("gpus", {}), f"{where}.gpus").items():
+        w = f"{where}.gpus.{gpu!r}"
+        t = _table(t, w)
+        _check_keys(t, w, {"lower", "full"}, {"measured"})
+        g = GpuThresholds(_number(t, "lower", w, positive=True), _number(t, "full", w, positive=True),
+                          _number(t, "measured", w, positive=True))
+        if g.lower > g.full:
+            raise ConfigError(f"{w}: lower ({g.lower:g}) must not exceed full ({g.full:g})")
+        gpus.append((gpu, g))
+    perf = replace(perf, gpus=tuple(gpus))
     if perf.yardstick not in YARDSTICKS:
         raise ConfigError(f"{where}.yardstick: expected one of {', '.join(YARDSTICKS)}, got {perf.yardstick!r}")
     if perf.lower > perf.full:

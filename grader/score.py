@@ -96,10 +96,12 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
     """
     against = "CUB" if perf.yardstick == "cub" else "baseline"
     unit = "x of CUB" if perf.yardstick == "cub" else "x baseline"
-    thresholds = f"full marks at {perf.full:.2f}{unit}, none at or below {perf.lower:.2f}{unit}"
+    bench = outcome.bench_line()
+    device = str((bench or {}).get("device", ""))
+    lower, full, calibrated_gpu = perf.thresholds_for(device)
+    thresholds = f"full marks at {full:.2f}{unit}, none at or below {lower:.2f}{unit}"
     if outcome.status == "no-device":
         return no_device(lab, name, perf.points)
-    bench = outcome.bench_line()
     if not outcome.passed or bench is None:
         message = outcome.message or "no benchmark result"
         if outcome.passed:
@@ -112,18 +114,20 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
         speedup = math.nan
     if not math.isfinite(speedup) or speedup <= 0:
         return TestResult(lab, name, perf.points, 0.0, "ERROR", f"no valid speedup in the benchmark line: {bench}")
-    fraction = perf_fraction(speedup, perf.lower, perf.full)
+    fraction = perf_fraction(speedup, lower, full)
     score = round(perf.points * fraction, 2)
     status = "pass" if fraction >= 1 else "partial" if fraction > 0 else "slow"
     timing = (f"{float(bench.get('student_ms', 0)):.4f} ms vs {against} {float(bench.get('baseline_ms', 0)):.4f} ms, "
               f"spread {100 * float(bench.get('spread', 0)):.1f}%, {bench.get('samples', '?')} samples")
     summary = f"{speedup:.2f}{unit} ({thresholds}): {timing}"
     detail = ""
-    device = str(bench.get("device", ""))
     if device:
         detail = f"measured on {device} (sm {bench.get('sm', '?')})"
-        if calibration_gpu and calibration_gpu not in device:
-            detail += f"; the thresholds were calibrated on {calibration_gpu}"
+        if calibrated_gpu:
+            detail += "; thresholds calibrated on this GPU model"
+        else:
+            detail += (f"; no thresholds are calibrated for this GPU model, so the defaults apply"
+                       f"{' (from ' + calibration_gpu + ')' if calibration_gpu else ''}")
     return TestResult(lab, name, perf.points, score, status, summary, detail,
-                      {"speedup": speedup, "yardstick": perf.yardstick, "lower": perf.lower, "full": perf.full,
+                      {"speedup": speedup, "yardstick": perf.yardstick, "lower": lower, "full": full,
                        "bench": bench})

@@ -155,6 +155,18 @@ class BadFiles(unittest.TestCase):
         self.assertBad(SMALL_TOML.replace("lower = 1.0", "lower = 4.0", 1),
                        r"labs.01-first.performance: lower \(4\) must not exceed full \(3\)")
 
+    def test_gpu_thresholds(self):
+        config = self.load(SMALL_TOML.replace("full = 3.0", 'full = 3.0\n\n[labs.01-first.performance.gpus."NVIDIA H200"]\n'
+                                                            "lower = 2.0\nfull = 5.0\nmeasured = 5.5", 1))
+        perf = config.labs[0].performance
+        self.assertEqual(perf.thresholds_for("NVIDIA H200"), (2.0, 5.0, "NVIDIA H200"))
+        self.assertEqual(perf.thresholds_for("Tesla T4"), (1.0, 3.0, ""))
+
+    def test_gpu_thresholds_lower_above_full(self):
+        self.assertBad(SMALL_TOML.replace("full = 3.0", 'full = 3.0\n\n[labs.01-first.performance.gpus."X"]\n'
+                                                        "lower = 6.0\nfull = 5.0", 1),
+                       r"gpus.'X': lower \(6\) must not exceed full \(5\)")
+
     def test_negative_points(self):
         self.assertBad(SMALL_TOML.replace("points = 20", "points = -1"), r"groups\[1\].points: expected a number")
 

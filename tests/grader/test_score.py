@@ -1,7 +1,7 @@
 """grader/score.py: groups are all or nothing, performance is linear between lower and full."""
 import unittest
 
-from grader.config import Group, Performance
+from grader.config import GpuThresholds, Group, Performance
 from grader.run import Outcome
 from grader.score import perf_fraction, score_group, score_performance
 
@@ -90,7 +90,22 @@ class Performance_(unittest.TestCase):
     def test_other_gpu_is_noted(self):
         r = score_performance("lab", PERF, bench(1.5), calibration_gpu="NVIDIA H200")
         self.assertIn("measured on NVIDIA H100 80GB HBM3", r.detail)
-        self.assertIn("calibrated on NVIDIA H200", r.detail)
+        self.assertIn("no thresholds are calibrated for this GPU model, so the defaults apply (from NVIDIA H200)",
+                      r.detail)
+
+    def test_thresholds_of_the_measuring_gpu_apply(self):
+        """A GPU with thresholds of its own is scored by them; any other GPU by the defaults."""
+        perf = Performance(points=50.0, bench="2^26", lower=1.0, full=3.0, measured=None, timeout=None,
+                           gpus=(("NVIDIA H100 80GB HBM3", GpuThresholds(lower=2.0, full=4.0, measured=4.4)),))
+        r = score_performance("lab", perf, bench(3.0))  # bench() reports an H100
+        self.assertEqual((r.score, r.status), (25.0, "partial"))
+        self.assertIn("full marks at 4.00x baseline, none at or below 2.00x baseline", r.summary)
+        self.assertIn("thresholds calibrated on this GPU model", r.detail)
+        other = bench(3.0)
+        other.bench_line()["device"] = "Tesla T4"
+        r = score_performance("lab", perf, other)
+        self.assertEqual((r.score, r.status), (50.0, "pass"))
+        self.assertIn("full marks at 3.00x baseline", r.summary)
 
     def test_wrong_sum_in_a_timed_run_scores_zero(self):
         r = score_performance("lab", PERF, bench(9.0, "fail", "3 of 22 timed runs gave a wrong sum"))
