@@ -75,9 +75,17 @@ class RealLabsToml(unittest.TestCase):
         for lab in self.config.labs:
             perf = lab.performance
             self.assertLess(perf.lower, perf.full, lab.name)
-            self.assertLessEqual(perf.full, perf.measured, lab.name)
-        fulls = [self.labs[name].performance.full for name in REDUCE]
-        self.assertEqual(fulls, sorted(fulls), "each reduction lab should be expected to be faster than the last")
+            self.assertTrue(perf.gpus, f"{lab.name}: no GPU model calibrated")
+            for gpu, t in perf.gpus:
+                self.assertLess(t.lower, t.full, (lab.name, gpu))
+                if t.measured is not None:  # the reference solution must clear its own GPU's full mark
+                    self.assertLessEqual(t.full, t.measured, (lab.name, gpu))
+                # the defaults are the most lenient of the calibrated GPUs
+                self.assertLessEqual(perf.full, t.full, (lab.name, gpu))
+                self.assertLessEqual(perf.lower, t.lower, (lab.name, gpu))
+        for gpu in {g for lab in self.config.labs for g, _ in lab.performance.gpus}:
+            fulls = [self.labs[name].performance.thresholds_for(gpu)[1] for name in REDUCE]
+            self.assertEqual(fulls, sorted(fulls), f"{gpu}: each reduction lab should be expected to be faster")
         for lab in self.config.labs:
             if lab.performance.yardstick == "cub":
                 self.assertLessEqual(lab.performance.full, 1.0, f"{lab.name}: full marks faster than CUB?")
