@@ -8,7 +8,8 @@
  *
  * What is still slow: `t % (2*stride) == 0` keeps threads active in every warp, so at stride s only one lane in 2*s
  * works while the whole warp issues (control divergence); and the lanes that work touch addresses 2*s apart, which
- * fall into the same shared-memory bank (bank conflicts). Lab 03 fixes both.
+ * fall into the same shared-memory bank (bank conflicts). And `%` by a value known only at run time is an integer
+ * division, tens of instructions per test. Lab 03 fixes all three.
  *
  * Build and check:  make run          Grade this lab:  make grade
  * Fill in each `@@ TODO` line; the number of lines it needs is in its parentheses. Edit only this file.
