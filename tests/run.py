@@ -53,9 +53,11 @@ def suite_harness():
     return Tally(passed=checks - bad, failed=bad)
 
 
-def unittest_suite(directory):
-    """unittest's `Ran N tests` and `OK (skipped=K)` / `FAILED (failures=F, errors=E, skipped=K)`."""
-    status, out = run([sys.executable, "-m", "unittest", "discover", "-s", directory, "-t", "."])
+def unittest_suite(directory, verbose=False):
+    """unittest's `Ran N tests` and `OK (skipped=K)` / `FAILED (failures=F, errors=E, skipped=K)`. A class that
+    skips as a whole (no GPU) counts as one skipped test, with its reason as the suite's note."""
+    status, out = run([sys.executable, "-m", "unittest", "discover", "-s", directory, "-t", "."]
+                      + (["-v"] if verbose else []))
     ran = re.search(r"^Ran (\d+) tests?", out, re.M)
     if not ran:
         return Tally(failed=1, note=f"unittest printed no summary (exit {status})")
@@ -65,7 +67,8 @@ def unittest_suite(directory):
     if status != 0 and failed == 0:
         failed = 1
     skipped = counts.get("skipped", 0)
-    return Tally(passed=total - failed - skipped, failed=failed, skipped=skipped)
+    reasons = sorted(set(re.findall(r"skipped '([^']*)'", out)))
+    return Tally(passed=max(0, total - failed - skipped), failed=failed, skipped=skipped, note="; ".join(reasons))
 
 
 def suite_build():
@@ -105,7 +108,7 @@ SUITES = {
     "grader": lambda: unittest_suite("tests/grader"),
     "build": suite_build,
     "drift": suite_drift,
-    "gpu": lambda: unittest_suite("tests/gpu"),
+    "gpu": lambda: unittest_suite("tests/gpu", verbose=True),
 }
 
 
