@@ -1,6 +1,9 @@
 /* bench.cu - interleaved, cold, checked timing of contenders (see bench.h). */
 #include "bench.h"
+#include "results.h"
 #include "stats.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <time.h>
@@ -62,6 +65,37 @@ int ppl_bench_run(ppl_contender *contenders, int count, const ppl_bench_plan *pl
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
     return samples;
+}
+
+int ppl_bench_report(const char *name, size_t n, const ppl_contender *student, const ppl_contender *yardstick,
+                     int samples, const char *what, const ppl_device_info *dev)
+{
+    const double student_ms = ppl_median(student->ms, (size_t)samples);
+    const double yardstick_ms = ppl_median(yardstick->ms, (size_t)samples);
+    const double spread = ppl_relative_spread(student->ms, (size_t)samples);
+    const int pass = student->wrong_runs == 0 && yardstick->wrong_runs == 0;
+    char message[256];
+    if (student->wrong_runs)
+        snprintf(message, sizeof message, "%d of %d timed runs gave a wrong %s", student->wrong_runs, samples + 2,
+                 what);
+    else if (yardstick->wrong_runs)
+        snprintf(message, sizeof message, "the yardstick (%s) gave a wrong %s: the harness or the GPU is broken",
+                 yardstick->name, what);
+    else
+        snprintf(message, sizeof message, "%.4f ms vs %s %.4f ms: %.2fx (spread %.1f%%, %d samples)", student_ms,
+                 yardstick->name, yardstick_ms, yardstick_ms / student_ms, 100 * spread, samples);
+    printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
+    ppl_results_start("bench", pass ? "pass" : "fail");
+    ppl_results_int("n", (long long)n);
+    ppl_results_num("student_ms", student_ms);
+    ppl_results_num("baseline_ms", yardstick_ms);
+    ppl_results_num("speedup", yardstick_ms / student_ms);
+    ppl_results_num("spread", spread);
+    ppl_results_num("baseline_spread", ppl_relative_spread(yardstick->ms, (size_t)samples));
+    ppl_results_int("samples", samples);
+    ppl_results_device(dev);
+    ppl_results_str("message", message);
+    return pass;
 }
 
 void ppl_bench_free(ppl_contender *contenders, int count)

@@ -30,6 +30,16 @@ typedef struct {
 /* Runs the plan over contenders[0..count); allocates each contender's ms. Returns the number of samples taken. */
 int ppl_bench_run(ppl_contender *contenders, int count, const ppl_bench_plan *plan, ppl_l2_flusher *flusher);
 
+/*
+ * Reports a finished comparison of student against yardstick over samples samples: prints the PASS/FAIL line and
+ * starts the bench result line (results.h) with the fields every bench line has: n, student_ms, baseline_ms (the
+ * yardstick's median), speedup (yardstick / student), spread and baseline_spread (IQR / median), samples, the
+ * device and a message. The caller adds its own fields and ends the line. Returns 1 if every timed run of both
+ * was right. what names the result in messages ("sum", "scan", "compaction").
+ */
+int ppl_bench_report(const char *name, size_t n, const ppl_contender *student, const ppl_contender *yardstick,
+                     int samples, const char *what, const ppl_device_info *dev);
+
 /* Frees what ppl_bench_run allocated. */
 void ppl_bench_free(ppl_contender *contenders, int count);
 

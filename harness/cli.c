@@ -2,6 +2,9 @@
 #include "cli.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,4 +63,93 @@ uint64_t ppl_default_seed(void)
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     return ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec) ^ ((uint64_t)getpid() << 40);
+}
+
+void ppl_options_init(ppl_options *o, const char *default_sizes)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = ppl_default_seed();
+    o->min_samples = 10;
+    o->max_samples = 100;
+    o->num_sizes = ppl_parse_sizes(default_sizes, o->sizes, PPL_MAX_SIZES);
+}
+
+/* A whole number >= 0 for --min-samples and --max-samples; -1 if arg is not one. */
+static int parse_count(const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    return end != arg && *end == '\0' && v >= 0 && v <= 1000000 ? (int)v : -1;
+}
+
+int ppl_options_parse(ppl_options *o, int code, const char *arg)
+{
+    switch (code) {
+    case PPL_OPT_N:
+        if ((o->num_sizes = ppl_parse_sizes(arg, o->sizes, PPL_MAX_SIZES)) < 0) {
+            fprintf(stderr, "--n %s: expected sizes >= 1 separated by commas, like 1,1025,2^20+1\n", arg);
+            return -1;
+        }
+        return 1;
+    case PPL_OPT_SEED: {
+        char *end;
+        o->seed = strtoull(arg, &end, 0);
+        if (end == arg || *end != '\0') {
+            fprintf(stderr, "--seed %s: expected a whole number\n", arg);
+            return -1;
+        }
+        return 1;
+    }
+    case PPL_OPT_DATASET: o->dataset = arg; return 1;
+    case PPL_OPT_EXPECTED: o->expected = arg; return 1;
+    case PPL_OPT_BENCH:
+        if (ppl_parse_sizes(arg, &o->bench_n, 1) != 1) {
+            fprintf(stderr, "--bench %s: expected one size, like 2^26\n", arg);
+            return -1;
+        }
+        return 1;
+    case PPL_OPT_MIN_SAMPLES:
+    case PPL_OPT_MAX_SAMPLES: {
+        const int v = parse_count(arg);
+        if (v < 0) {
+            fprintf(stderr, "--%s %s: expected a whole number\n",
+                    code == PPL_OPT_MIN_SAMPLES ? "min-samples" : "max-samples", arg);
+            return -1;
+        }
+        *(code == PPL_OPT_MIN_SAMPLES ? &o->min_samples : &o->max_samples) = v;
+        return 1;
+    }
+    case PPL_OPT_RESULT: o->result_path = arg; return 1;
+    case PPL_OPT_QUIET: o->quiet = 1; return 1;
+    case PPL_OPT_HELP: return 2;
+    }
+    return 0;
+}
+
+int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_needs_expected, size_t max_n)
+{
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
+        return -1;
+    }
+    if (dataset_needs_expected ? !o->dataset != !o->expected : o->expected != NULL) {
+        fputs(dataset_needs_expected ? "--dataset and --expected go together\n"
+                                     : "this program takes --dataset alone: it computes the expected output\n",
+              stderr);
+        return -1;
+    }
+    if (o->min_samples < 3 || o->max_samples < o->min_samples) {
+        fputs("--min-samples must be >= 3 and <= --max-samples\n", stderr);
+        return -1;
+    }
+    for (int k = 0; k < o->num_sizes; k++)
+        if (o->sizes[k] > max_n) {
+            fprintf(stderr, "--n: %zu is larger than this program takes (%zu)\n", o->sizes[k], max_n);
+            return -1;
+        }
+    if (o->bench_n > max_n) {
+        fprintf(stderr, "--bench: %zu is larger than this program takes (%zu)\n", o->bench_n, max_n);
+        return -1;
+    }
+    return 0;
 }

@@ -28,21 +28,13 @@ static const char *const data_names[] = {"uniform", "integer", "signs"};
 
 /* Largest n for integer data: every value is >= 1, so the sum (and every partial sum) stays below 2^24. */
 #define INTEGER_MAX_N ((size_t)1 << 20)
-#define MAX_SIZES 64
 #define BENCH_TARGET_SPREAD 0.02
 #define BENCH_WALL_LIMIT_S 60.0
 
 typedef struct {
-    size_t sizes[MAX_SIZES];
-    int num_sizes;
-    data_kind data;
-    uint64_t seed;
-    const char *dataset, *expected;
-    size_t bench_n;
-    int min_samples, max_samples;
-    int with_cub;
-    const char *result_path;
-    int quiet;
+    ppl_options common;
+    data_kind data; /* --data */
+    int with_cub;   /* --cub */
 } options;
 
 /* Device buffers for one n, reused from case to case. */
@@ -71,28 +63,24 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, options *o)
 {
     static const struct option long_options[] = {
-        {"n", required_argument, 0, 'n'},          {"data", required_argument, 0, 'd'},
-        {"seed", required_argument, 0, 's'},       {"dataset", required_argument, 0, 'D'},
-        {"expected", required_argument, 0, 'E'},   {"bench", required_argument, 0, 'b'},
-        {"min-samples", required_argument, 0, 'm'}, {"max-samples", required_argument, 0, 'M'},
-        {"cub", no_argument, 0, 'c'},              {"result", required_argument, 0, 'r'},
-        {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        PPL_COMMON_LONG_OPTIONS, {"data", required_argument, 0, 'd'}, {"cub", no_argument, 0, 'c'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
-    o->seed = ppl_default_seed();
-    o->min_samples = 10;
-    o->max_samples = 100;
-    o->num_sizes = ppl_parse_sizes("1,1000,1024,1025,1048577", o->sizes, MAX_SIZES);
+    ppl_options_init(&o->common, "1,1000,1024,1025,1048577");
     int c;
     while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if ((o->num_sizes = ppl_parse_sizes(optarg, o->sizes, MAX_SIZES)) < 0) {
-                fprintf(stderr, "--n %s: expected sizes >= 1 separated by commas, like 1,1025,2^20+1\n", optarg);
+        const int common = ppl_options_parse(&o->common, c, optarg);
+        if (common == 2) {
+            usage(stdout);
+            exit(PPL_EXIT_PASS);
+        }
+        if (common != 0) {
+            if (common < 0)
                 return -1;
-            }
-            break;
-        case 'd': {
+            continue;
+        }
+        if (c == 'c') {
+            o->with_cub = 1;
+        } else if (c == 'd') {
             int found = -1;
             for (int k = 0; k < 3; k++)
                 if (strcmp(optarg, data_names[k]) == 0)
@@ -102,41 +90,15 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             o->data = (data_kind)found;
-            break;
-        }
-        case 's': o->seed = strtoull(optarg, NULL, 0); break;
-        case 'D': o->dataset = optarg; break;
-        case 'E': o->expected = optarg; break;
-        case 'b':
-            if (ppl_parse_sizes(optarg, &o->bench_n, 1) != 1) {
-                fprintf(stderr, "--bench %s: expected one size, like 2^26\n", optarg);
-                return -1;
-            }
-            break;
-        case 'm': o->min_samples = atoi(optarg); break;
-        case 'M': o->max_samples = atoi(optarg); break;
-        case 'c': o->with_cub = 1; break;
-        case 'r': o->result_path = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); exit(PPL_EXIT_PASS);
-        default: return -1;
+        } else {
+            return -1;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
+    if (ppl_options_check(&o->common, argc, argv, 1, SIZE_MAX) != 0)
         return -1;
-    }
-    if (!o->dataset != !o->expected) {
-        fputs("--dataset and --expected go together\n", stderr);
-        return -1;
-    }
-    if (o->min_samples < 3 || o->max_samples < o->min_samples) {
-        fputs("--min-samples must be >= 3 and <= --max-samples\n", stderr);
-        return -1;
-    }
     if (o->data == DATA_INTEGER)
-        for (int k = 0; k < o->num_sizes; k++)
-            if (o->sizes[k] > INTEGER_MAX_N) {
+        for (int k = 0; k < o->common.num_sizes; k++)
+            if (o->common.sizes[k] > INTEGER_MAX_N) {
                 fprintf(stderr, "--data integer takes n <= %zu (the exact sum must fit in 24 bits); "
                                 "use --data signs for larger n\n", INTEGER_MAX_N);
                 return -1;
@@ -241,7 +203,7 @@ static int check_case(const options *o, buffers *b, const char *name, const floa
         snprintf(message, sizeof message, "wrong sum: got %.9g, expected %.9g (off by %.3g, tolerance %.3g)%s", got,
                  expected, (double)got - expected, tolerance,
                  isnan(got) ? "; NaN means *d_out was never written" : "");
-    if (!o->quiet || !pass)
+    if (!o->common.quiet || !pass)
         printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
     ppl_results_start("check", pass ? "pass" : "fail");
     ppl_results_int("n", (long long)n);
@@ -263,25 +225,25 @@ static void case_name(char *buf, size_t len, size_t n, data_kind data)
 static int run_generated_cases(const options *o, buffers *b)
 {
     char name[64];
-    for (int k = 0; k < o->num_sizes; k++) {
-        case_name(name, sizeof name, o->sizes[k], o->data);
+    for (int k = 0; k < o->common.num_sizes; k++) {
+        case_name(name, sizeof name, o->common.sizes[k], o->data);
         ppl_plan_add(name);
     }
     ppl_plan_write();
     int failures = 0;
-    for (int k = 0; k < o->num_sizes; k++) {
-        const size_t n = o->sizes[k];
+    for (int k = 0; k < o->common.num_sizes; k++) {
+        const size_t n = o->common.sizes[k];
         float *h_in = (float *)malloc(n * sizeof(float));
         if (!h_in) {
             fprintf(stderr, "out of host memory for n = %zu\n", n);
             return -1;
         }
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
-        fill_input(h_in, n, o->data, ppl_random_bits(o->seed, n));
+        fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
         case_name(name, sizeof name, n, o->data);
-        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], o->seed);
+        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], o->common.seed);
         free(h_in);
     }
     return failures;
@@ -291,11 +253,11 @@ static int run_dataset_case(const options *o, buffers *b)
 {
     ppl_dataset in = {PPL_F32, 0, NULL}, want = {PPL_F64, 0, NULL};
     char err[512];
-    ppl_plan_add(o->dataset);
+    ppl_plan_add(o->common.dataset);
     ppl_plan_write();
-    ppl_results_begin_case(o->dataset);
-    if (ppl_dataset_read(o->dataset, &in, err, sizeof err) != 0 ||
-        ppl_dataset_read(o->expected, &want, err, sizeof err) != 0) {
+    ppl_results_begin_case(o->common.dataset);
+    if (ppl_dataset_read(o->common.dataset, &in, err, sizeof err) != 0 ||
+        ppl_dataset_read(o->common.expected, &want, err, sizeof err) != 0) {
         ppl_dataset_free(&in);
         fprintf(stderr, "%s\n", err);
         ppl_results_start("check", "error");
@@ -305,7 +267,7 @@ static int run_dataset_case(const options *o, buffers *b)
     }
     if (in.dtype != PPL_F32 || want.dtype != PPL_F64 || want.count != 1) {
         snprintf(err, sizeof err, "%s must hold float32 elements and %s one float64 (they hold %llu %s and %llu %s)",
-                 o->dataset, o->expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
+                 o->common.dataset, o->common.expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
                  (unsigned long long)want.count, ppl_dtype_name(want.dtype));
         fprintf(stderr, "%s\n", err);
         ppl_results_start("check", "error");
@@ -320,7 +282,7 @@ static int run_dataset_case(const options *o, buffers *b)
     const double expected = *(const double *)want.data;
     const double sum_abs = ppl_sum_abs_f64(x, n);
     const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
-    const int failures = !check_case(o, b, o->dataset, x, n, expected, tolerance, "dataset", 0);
+    const int failures = !check_case(o, b, o->common.dataset, x, n, expected, tolerance, "dataset", 0);
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
     return failures;
@@ -332,7 +294,6 @@ typedef struct {
     size_t n;
     reduce_fn fn;
     double expected, tolerance;
-    float last_wrong;
 } bench_ctx;
 
 static void bench_prepare(void *ctx)
@@ -349,12 +310,8 @@ static void bench_call(void *ctx)
 
 static int bench_check(void *ctx)
 {
-    bench_ctx *x = (bench_ctx *)ctx;
-    const float got = fetch_result(x->b);
-    if (within(got, x->expected, x->tolerance))
-        return 1;
-    x->last_wrong = got;
-    return 0;
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    return within(fetch_result(x->b), x->expected, x->tolerance);
 }
 
 /* A device-to-device copy of the input's bytes (n/2 floats read, n/2 written), for the bandwidth ceiling. */
@@ -367,7 +324,7 @@ static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
 
 static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
 {
-    const size_t n = o->bench_n;
+    const size_t n = o->common.bench_n;
     char name[64];
     snprintf(name, sizeof name, "bench n=%zu", n);
     ppl_plan_add(name);
@@ -379,50 +336,29 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
         fprintf(stderr, "out of host memory for n = %zu\n", n);
         return -1;
     }
-    fill_input(h_in, n, DATA_UNIFORM, o->seed);
+    fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
     const double expected = ppl_sum_f64(h_in, n);
     const double tolerance = ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n));
     CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
     free(h_in);
 
-    bench_ctx ctx[4] = {{b, n, reduce_baseline, expected, tolerance, 0}, {b, n, reduce, expected, tolerance, 0},
-                        {b, n, reduce_cub, expected, tolerance, 0}, {b, n, copy_input, 0, 0, 0}};
+    bench_ctx ctx[4] = {{b, n, reduce_baseline, expected, tolerance}, {b, n, reduce, expected, tolerance},
+                        {b, n, reduce_cub, expected, tolerance}, {b, n, copy_input, 0, 0}};
     ppl_contender all[4] = {{"baseline", bench_call, bench_check, &ctx[0], NULL, 0},
                             {"student", bench_call, bench_check, &ctx[1], NULL, 0},
-                            {"cub", bench_call, bench_check, &ctx[2], NULL, 0},
+                            {"CUB", bench_call, bench_check, &ctx[2], NULL, 0},
                             {"copy", bench_call, NULL, &ctx[3], NULL, 0}};
     const int count = o->with_cub ? 4 : 2;
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->min_samples, o->max_samples, BENCH_TARGET_SPREAD,
-                                 BENCH_WALL_LIMIT_S};
+    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->common.min_samples, o->common.max_samples,
+                                 BENCH_TARGET_SPREAD, BENCH_WALL_LIMIT_S};
     ppl_l2_flusher flusher;
     ppl_l2_flusher_init(&flusher, dev);
     const int samples = ppl_bench_run(all, count, &plan, &flusher);
     ppl_l2_flusher_free(&flusher);
 
-    const double base_ms = ppl_median(all[0].ms, (size_t)samples);
-    const double student_ms = ppl_median(all[1].ms, (size_t)samples);
-    const double spread = ppl_relative_spread(all[1].ms, (size_t)samples);
-    const double base_spread = ppl_relative_spread(all[0].ms, (size_t)samples);
-    const int pass = all[0].wrong_runs == 0 && all[1].wrong_runs == 0;
-    char message[256];
-    if (all[1].wrong_runs)
-        snprintf(message, sizeof message, "%d of %d timed runs gave a wrong sum (last: %.9g, expected %.9g)",
-                 all[1].wrong_runs, samples + 2, ctx[1].last_wrong, expected);
-    else if (all[0].wrong_runs)
-        snprintf(message, sizeof message, "the baseline gave a wrong sum: the harness or the GPU is broken");
-    else
-        snprintf(message, sizeof message, "%.4f ms vs baseline %.4f ms: %.2fx (spread %.1f%%, %d samples)",
-                 student_ms, base_ms, base_ms / student_ms, 100 * spread, samples);
-    printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
-    ppl_results_start("bench", pass ? "pass" : "fail");
-    ppl_results_int("n", (long long)n);
-    ppl_results_num("student_ms", student_ms);
-    ppl_results_num("baseline_ms", base_ms);
-    ppl_results_num("speedup", base_ms / student_ms);
-    ppl_results_num("spread", spread);
-    ppl_results_num("baseline_spread", base_spread);
-    ppl_results_int("samples", samples);
+    const int pass = ppl_bench_report(name, n, &all[1], &all[0], samples, "sum", dev);
     if (o->with_cub) {
+        const double student_ms = ppl_median(all[1].ms, (size_t)samples);
         const double cub_ms = ppl_median(all[2].ms, (size_t)samples);
         const double copy_ms = ppl_median(all[3].ms, (size_t)samples);
         /* the copy reads n/2 floats and writes n/2: n * 4 bytes moved, the same bytes a reduction reads */
@@ -434,8 +370,6 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
         printf("      cub %.4f ms (student at %.2fx of CUB), copy %.0f GB/s (student reads at %.0f%% of it)\n", cub_ms,
                cub_ms / student_ms, copy_gbps, 100.0 * copy_ms / student_ms);
     }
-    ppl_results_device(dev);
-    ppl_results_str("message", message);
     ppl_results_end();
     ppl_bench_free(all, count);
     return pass ? 0 : 1;
@@ -449,15 +383,15 @@ int main(int argc, char **argv)
         return PPL_EXIT_USAGE;
     }
     ppl_device_info dev;
-    const int status = ppl_harness_start(o.result_path, o.quiet, (unsigned long long)o.seed, &dev);
+    const int status = ppl_harness_start(o.common.result_path, o.common.quiet, (unsigned long long)o.common.seed, &dev);
     if (status != 0)
         return status;
     buffers b;
     memset(&b, 0, sizeof b);
     int failures;
-    if (o.bench_n)
+    if (o.common.bench_n)
         failures = run_bench(&o, &b, &dev);
-    else if (o.dataset)
+    else if (o.common.dataset)
         failures = run_dataset_case(&o, &b);
     else
         failures = run_generated_cases(&o, &b);

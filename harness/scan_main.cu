@@ -24,25 +24,17 @@
 #include "scan.h"
 #include "stats.h"
 
-#define MAX_SIZES 64
 #define BENCH_TARGET_SPREAD 0.02
 #define BENCH_WALL_LIMIT_S 60.0
 
 static const char *const algorithm_names[] = {"kogge-stone", "brent-kung"};
 
 typedef struct {
-    size_t sizes[MAX_SIZES];
-    int num_sizes;
-    int algorithms; /* bit k set: test scan_algorithm k */
-    int kinds;      /* bit 0: inclusive, bit 1: exclusive */
-    uint64_t seed;
-    const char *dataset, *expected;
-    size_t bench_n;
-    scan_algorithm bench_algorithm;
-    int min_samples, max_samples;
-    int with_copy;
-    const char *result_path;
-    int quiet;
+    ppl_options common;
+    int algorithms;                 /* --algorithms: bit k set, check scan_algorithm k */
+    int kinds;                      /* --kinds: bit 0 inclusive, bit 1 exclusive */
+    scan_algorithm bench_algorithm; /* --algorithm */
+    int with_copy;                  /* --copy */
 } options;
 
 static void usage(FILE *f)
@@ -80,31 +72,28 @@ static int parse_options(int argc, char **argv, options *o)
 {
     static const char *const kind_names[] = {"inclusive", "exclusive"};
     static const struct option long_options[] = {
-        {"n", required_argument, 0, 'n'},          {"algorithms", required_argument, 0, 'a'},
-        {"kinds", required_argument, 0, 'k'},      {"seed", required_argument, 0, 's'},
-        {"dataset", required_argument, 0, 'D'},    {"expected", required_argument, 0, 'E'},
-        {"bench", required_argument, 0, 'b'},      {"algorithm", required_argument, 0, 'A'},
-        {"min-samples", required_argument, 0, 'm'}, {"max-samples", required_argument, 0, 'M'},
-        {"copy", no_argument, 0, 'c'},             {"result", required_argument, 0, 'r'},
-        {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        PPL_COMMON_LONG_OPTIONS,          {"algorithms", required_argument, 0, 'a'},
+        {"kinds", required_argument, 0, 'k'}, {"algorithm", required_argument, 0, 'A'},
+        {"copy", no_argument, 0, 'c'},     {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
-    o->seed = ppl_default_seed();
+    ppl_options_init(&o->common, "1,31,1024,1025,1048577");
     o->algorithms = 3;
     o->kinds = 3;
     o->bench_algorithm = SCAN_BRENT_KUNG;
-    o->min_samples = 10;
-    o->max_samples = 100;
-    o->num_sizes = ppl_parse_sizes("1,31,1024,1025,1048577", o->sizes, MAX_SIZES);
-    int c, bits;
+    int c;
     while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if ((o->num_sizes = ppl_parse_sizes(optarg, o->sizes, MAX_SIZES)) < 0) {
-                fprintf(stderr, "--n %s: expected sizes >= 1 separated by commas, like 1,1025,2^20+1\n", optarg);
+        const int common = ppl_options_parse(&o->common, c, optarg);
+        if (common == 2) {
+            usage(stdout);
+            exit(PPL_EXIT_PASS);
+        }
+        if (common != 0) {
+            if (common < 0)
                 return -1;
-            }
-            break;
+            continue;
+        }
+        int bits;
+        switch (c) {
         case 'a':
             if ((o->algorithms = parse_names(optarg, algorithm_names, 2)) <= 0) {
                 fprintf(stderr, "--algorithms %s: expected kogge-stone and/or brent-kung\n", optarg);
@@ -124,42 +113,12 @@ static int parse_options(int argc, char **argv, options *o)
             }
             o->bench_algorithm = bits == 1 ? SCAN_KOGGE_STONE : SCAN_BRENT_KUNG;
             break;
-        case 's': o->seed = strtoull(optarg, NULL, 0); break;
-        case 'D': o->dataset = optarg; break;
-        case 'E': o->expected = optarg; break;
-        case 'b':
-            if (ppl_parse_sizes(optarg, &o->bench_n, 1) != 1) {
-                fprintf(stderr, "--bench %s: expected one size, like 2^26\n", optarg);
-                return -1;
-            }
-            break;
-        case 'm': o->min_samples = atoi(optarg); break;
-        case 'M': o->max_samples = atoi(optarg); break;
         case 'c': o->with_copy = 1; break;
-        case 'r': o->result_path = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); exit(PPL_EXIT_PASS);
         default: return -1;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
-        return -1;
-    }
-    if (!o->dataset != !o->expected) {
-        fputs("--dataset and --expected go together\n", stderr);
-        return -1;
-    }
-    if (o->min_samples < 3 || o->max_samples < o->min_samples) {
-        fputs("--min-samples must be >= 3 and <= --max-samples\n", stderr);
-        return -1;
-    }
-    for (int k = 0; k < o->num_sizes; k++)
-        if (o->sizes[k] > ((size_t)1 << 31) - 1) {
-            fputs("scan sizes must be below 2^31 (int32 prefix sums)\n", stderr);
-            return -1;
-        }
-    return 0;
+    /* int32 prefix sums, and CUB's int count: n below 2^31 */
+    return ppl_options_check(&o->common, argc, argv, 1, ((size_t)1 << 31) - 1);
 }
 
 /* Device buffers, reused from case to case: the output has PPL_GUARD_ELEMS guard elements past n. */
@@ -258,14 +217,14 @@ static int check_case(const options *o, buffers *b, const int *h_in, const int *
                ppl_check_input_unchanged_i32(b->d_in, h_in, n, message, sizeof message);
     if (pass)
         snprintf(message, sizeof message, "all %zu elements right", n);
-    if (!o->quiet || !pass)
+    if (!o->common.quiet || !pass)
         printf("%s  %-44s %s\n", pass ? "PASS" : "FAIL", name, message);
     ppl_results_start("check", pass ? "pass" : "fail");
     ppl_results_int("n", (long long)n);
     ppl_results_str("data", data);
     ppl_results_str("algorithm", algorithm_names[algorithm]);
     ppl_results_str("scan", exclusive ? "exclusive" : "inclusive");
-    ppl_results_u64("seed", (unsigned long long)o->seed);
+    ppl_results_u64("seed", (unsigned long long)o->common.seed);
     ppl_results_str("message", message);
     ppl_results_end();
     return pass;
@@ -296,18 +255,18 @@ static int check_input(const options *o, buffers *b, const int *h_in, size_t n, 
 
 static int run_generated_cases(const options *o, buffers *b)
 {
-    for (int k = 0; k < o->num_sizes; k++)
-        plan_input(o, o->sizes[k], "random");
+    for (int k = 0; k < o->common.num_sizes; k++)
+        plan_input(o, o->common.sizes[k], "random");
     ppl_plan_write();
     int failures = 0;
-    for (int k = 0; k < o->num_sizes; k++) {
-        const size_t n = o->sizes[k];
+    for (int k = 0; k < o->common.num_sizes; k++) {
+        const size_t n = o->common.sizes[k];
         int *h_in = (int *)malloc(n * sizeof(int));
         if (!h_in) {
             fprintf(stderr, "out of host memory for n = %zu\n", n);
             return -1;
         }
-        fill_input(h_in, n, ppl_random_bits(o->seed, n));
+        fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
         failures += check_input(o, b, h_in, n, "random");
         free(h_in);
     }
@@ -318,12 +277,12 @@ static int run_dataset_case(const options *o, buffers *b)
 {
     ppl_dataset in = {PPL_I32, 0, NULL}, want = {PPL_I32, 0, NULL};
     char err[512];
-    ppl_results_begin_case(o->dataset);
-    int bad = ppl_dataset_read(o->dataset, &in, err, sizeof err) != 0 ||
-              ppl_dataset_read(o->expected, &want, err, sizeof err) != 0;
+    ppl_results_begin_case(o->common.dataset);
+    int bad = ppl_dataset_read(o->common.dataset, &in, err, sizeof err) != 0 ||
+              ppl_dataset_read(o->common.expected, &want, err, sizeof err) != 0;
     if (!bad && (in.dtype != PPL_I32 || want.dtype != PPL_I32 || want.count != in.count)) {
         snprintf(err, sizeof err, "%s and %s must hold the same number of int32 elements (they hold %llu %s and %llu %s)",
-                 o->dataset, o->expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
+                 o->common.dataset, o->common.expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
                  (unsigned long long)want.count, ppl_dtype_name(want.dtype));
         bad = 1;
     }
@@ -333,7 +292,7 @@ static int run_dataset_case(const options *o, buffers *b)
         int *h_ref = (int *)malloc(in.count * sizeof(int));
         scan_cpu((const int *)in.data, h_ref, in.count, 0);
         if (memcmp(h_ref, want.data, in.count * sizeof(int)) != 0) {
-            snprintf(err, sizeof err, "%s is not the inclusive scan of %s", o->expected, o->dataset);
+            snprintf(err, sizeof err, "%s is not the inclusive scan of %s", o->common.expected, o->common.dataset);
             bad = 1;
         }
         free(h_ref);
@@ -388,7 +347,7 @@ static int bench_check(void *ctx)
 
 static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
 {
-    const size_t n = o->bench_n;
+    const size_t n = o->common.bench_n;
     char name[64];
     snprintf(name, sizeof name, "bench n=%zu", n);
     ppl_plan_add(name);
@@ -400,7 +359,7 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
         fprintf(stderr, "out of host memory for n = %zu\n", n);
         return -1;
     }
-    fill_input(h_in, n, o->seed);
+    fill_input(h_in, n, o->common.seed);
     scan_cpu(h_in, h_expected, n, 1);
     CUDA_CHECK(cudaMemcpy(b->d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(b->d_expected, h_expected, n * sizeof(int), cudaMemcpyHostToDevice));
@@ -409,40 +368,21 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
 
     bench_ctx ctx[3] = {{b, n, 0, o->bench_algorithm}, {b, n, 1, o->bench_algorithm}, {b, n, 2, o->bench_algorithm}};
     ppl_contender all[3] = {{"student", bench_call, bench_check, &ctx[0], NULL, 0},
-                            {"cub", bench_call, bench_check, &ctx[1], NULL, 0},
+                            {"CUB", bench_call, bench_check, &ctx[1], NULL, 0},
                             {"copy", bench_call, NULL, &ctx[2], NULL, 0}};
     const int count = o->with_copy ? 3 : 2;
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->min_samples, o->max_samples, BENCH_TARGET_SPREAD,
-                                 BENCH_WALL_LIMIT_S};
+    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->common.min_samples, o->common.max_samples,
+                                 BENCH_TARGET_SPREAD, BENCH_WALL_LIMIT_S};
     ppl_l2_flusher flusher;
     ppl_l2_flusher_init(&flusher, dev);
     const int samples = ppl_bench_run(all, count, &plan, &flusher);
     ppl_l2_flusher_free(&flusher);
 
+    /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
+    const int pass = ppl_bench_report(name, n, &all[0], &all[1], samples, "scan", dev);
     const double student_ms = ppl_median(all[0].ms, (size_t)samples);
-    const double cub_ms = ppl_median(all[1].ms, (size_t)samples);
-    const double spread = ppl_relative_spread(all[0].ms, (size_t)samples);
-    const int pass = all[0].wrong_runs == 0 && all[1].wrong_runs == 0;
-    char message[256];
-    if (all[0].wrong_runs)
-        snprintf(message, sizeof message, "%d of %d timed runs gave a wrong scan", all[0].wrong_runs, samples + 2);
-    else if (all[1].wrong_runs)
-        snprintf(message, sizeof message, "CUB's scan disagreed with the reference: the harness or GPU is broken");
-    else
-        snprintf(message, sizeof message, "%.4f ms vs CUB %.4f ms: %.2fx of CUB (spread %.1f%%, %d samples)",
-                 student_ms, cub_ms, cub_ms / student_ms, 100 * spread, samples);
-    printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
-    ppl_results_start("bench", pass ? "pass" : "fail");
-    ppl_results_int("n", (long long)n);
+    ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
     ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
-    ppl_results_num("student_ms", student_ms);
-    /* for scans the yardstick is CUB: "baseline" is CUB here, and speedup the fraction of CUB's speed */
-    ppl_results_num("baseline_ms", cub_ms);
-    ppl_results_num("cub_ms", cub_ms);
-    ppl_results_num("speedup", cub_ms / student_ms);
-    ppl_results_num("spread", spread);
-    ppl_results_num("baseline_spread", ppl_relative_spread(all[1].ms, (size_t)samples));
-    ppl_results_int("samples", samples);
     if (o->with_copy) {
         const double copy_ms = ppl_median(all[2].ms, (size_t)samples);
         ppl_results_num("copy_ms", copy_ms);
@@ -451,8 +391,6 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
         printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
                100.0 * copy_ms / student_ms);
     }
-    ppl_results_device(dev);
-    ppl_results_str("message", message);
     ppl_results_end();
     ppl_bench_free(all, count);
     return pass ? 0 : 1;
@@ -466,15 +404,15 @@ int main(int argc, char **argv)
         return PPL_EXIT_USAGE;
     }
     ppl_device_info dev;
-    const int status = ppl_harness_start(o.result_path, o.quiet, (unsigned long long)o.seed, &dev);
+    const int status = ppl_harness_start(o.common.result_path, o.common.quiet, (unsigned long long)o.common.seed, &dev);
     if (status != 0)
         return status;
     buffers b;
     memset(&b, 0, sizeof b);
     int failures;
-    if (o.bench_n)
+    if (o.common.bench_n)
         failures = run_bench(&o, &b, &dev);
-    else if (o.dataset)
+    else if (o.common.dataset)
         failures = run_dataset_case(&o, &b);
     else
         failures = run_generated_cases(&o, &b);
