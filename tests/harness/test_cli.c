@@ -1,5 +1,6 @@
 /*
- * test_cli.c - harness/cli.c: the --n and --bench size lists, and the default seed.
+ * test_cli.c - harness/cli.c: the --n and --bench size lists, the default seed, and the options every harness
+ * program shares (ppl_options_*).
  *
  * ppl_parse_sizes takes a comma-separated list of whole numbers >= 1, each written plainly or as 2^K, 2^K+D or
  * 2^K-D with K <= 40, and returns how many it parsed, or -1 for an empty list, a bad entry or more than max
@@ -10,6 +11,7 @@
 
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -239,6 +241,98 @@ START_TEST(strict_negative_max)
 }
 END_TEST
 
+/* Parses one option as a harness program's getopt_long loop would hand it over. */
+static int parse_one(ppl_options *o, int code, const char *arg) { return ppl_options_parse(o, code, arg); }
+
+START_TEST(test_options_defaults)
+{
+    ppl_options o;
+    ppl_options_init(&o, "1,2^10");
+    ck_assert_int_eq(o.num_sizes, 2);
+    ck_assert_uint_eq(o.sizes[1], 1024);
+    ck_assert_int_eq(o.min_samples, 10);
+    ck_assert_int_eq(o.max_samples, 100);
+    ck_assert_uint_eq(o.bench_n, 0);
+    ck_assert_ptr_null(o.dataset);
+    ck_assert_ptr_null(o.result_path);
+    ck_assert_int_eq(o.quiet, 0);
+}
+END_TEST
+
+START_TEST(test_options_each_common_option)
+{
+    ppl_options o;
+    ppl_options_init(&o, "1");
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_N, "3,2^5+1"), 1);
+    ck_assert_int_eq(o.num_sizes, 2);
+    ck_assert_uint_eq(o.sizes[1], 33);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED, "0x10"), 1);
+    ck_assert_uint_eq(o.seed, 16);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_BENCH, "2^26"), 1);
+    ck_assert_uint_eq(o.bench_n, (size_t)1 << 26);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_MIN_SAMPLES, "5"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_MAX_SAMPLES, "7"), 1);
+    ck_assert_int_eq(o.min_samples, 5);
+    ck_assert_int_eq(o.max_samples, 7);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_DATASET, "in.raw"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_EXPECTED, "out.raw"), 1);
+    ck_assert_str_eq(o.dataset, "in.raw");
+    ck_assert_str_eq(o.expected, "out.raw");
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RESULT, "r.jsonl"), 1);
+    ck_assert_str_eq(o.result_path, "r.jsonl");
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_QUIET, NULL), 1);
+    ck_assert_int_eq(o.quiet, 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_HELP, NULL), 2);
+    ck_assert_int_eq(parse_one(&o, 'd', "uniform"), 0); /* a program's own option: not handled here */
+}
+END_TEST
+
+START_TEST(test_options_bad_values)
+{
+    ppl_options o;
+    ppl_options_init(&o, "1");
+    const char *bad_sizes[] = {"", "0", "1,,2", "x"};
+    for (size_t k = 0; k < sizeof bad_sizes / sizeof *bad_sizes; k++)
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_N, bad_sizes[k]), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_BENCH, "2^26,2^27"), -1); /* one size only */
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED, "12x"), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED, ""), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_MIN_SAMPLES, "-3"), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_MAX_SAMPLES, "many"), -1);
+}
+END_TEST
+
+START_TEST(test_options_check)
+{
+    char *argv[] = {"prog", NULL};
+    ppl_options o;
+    ppl_options_init(&o, "1,1000");
+    optind = 1;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), 0);
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 999), -1); /* a size past the program's limit */
+    o.dataset = "in.raw";
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1); /* --dataset without --expected */
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 0, 1000), 0);  /* a program that computes the expected output */
+    o.expected = "out.raw";
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), 0);
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 0, 1000), -1); /* --expected where it means nothing */
+    o.dataset = o.expected = NULL;
+    o.min_samples = 2;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1);
+    o.min_samples = 20;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), 0);
+    o.max_samples = 19;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1);
+    o.max_samples = 100;
+    o.bench_n = 1001;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1);
+    o.bench_n = 0;
+    char *extra[] = {"prog", "leftover", NULL};
+    optind = 1; /* getopt_long leaves optind at the first argument it did not take */
+    ck_assert_int_eq(ppl_options_check(&o, 2, extra, 1, 1000), -1);
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -256,6 +350,13 @@ Suite *cli_suite(void)
     tcase_add_test(tc, strict_huge_numbers);
     tcase_add_test(tc, strict_signs_and_spaces);
     tcase_add_test(tc, strict_negative_max);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("options");
+    tcase_add_test(tc, test_options_defaults);
+    tcase_add_test(tc, test_options_each_common_option);
+    tcase_add_test(tc, test_options_bad_values);
+    tcase_add_test(tc, test_options_check);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("default_seed");
