@@ -10,10 +10,12 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help grade test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets clean
+.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
+	@echo "make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)"
+	@echo "make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's"
 	@echo "make test                                            every test; GPU tests skip without a GPU"
 	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
 	@echo "make skeletons                                       rederive labs/ from solutions/"
@@ -22,6 +24,12 @@ help:
 
 grade:
 	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) --results $(RESULTS)
+
+check:
+	$(PYTHON) tools/check.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
+
+profile:
+	$(PYTHON) tools/profile.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
 test:
 	$(PYTHON) tests/run.py

@@ -41,7 +41,7 @@ static void usage(FILE *f)
     fputs("usage: compact_lab [--n N[,N...]] [--thresholds T[,T...]] [--seed S] [--dataset INPUT]\n"
           "                   [--bench N] [--min-samples K] [--max-samples K] [--copy] [--result FILE] [--quiet]\n"
           "Checks the lab's compact() (keep x > threshold, in order) on each size and threshold (default\n"
-          "--n 1,31,1024,1025,1048577 --thresholds 0,900,-1001,1000: about half, a tenth, all and none of the\n"
+          "--n 1,31,1024,1025,1048577 --thresholds 0,900,-1001,1000: about half, a twentieth, all and none of\n"
           "random values in [-1000, 1000]), on an int32 dataset, or times it against CUB with --bench (threshold\n"
           "0). Exit status: 0 pass, 1 fail, 2 usage or bad dataset, 3 CUDA error, 77 no CUDA device.\n",
           f);

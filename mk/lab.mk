@@ -7,6 +7,8 @@
 #
 #   make            builds $(BUILD)/$(PATTERN)_lab
 #   make run        builds it and checks the default sizes
+#   make check      quick feedback on small and edge sizes, yours / expected (the kit's make check)
+#   make profile    Nsight Compute metrics of this lab's kernels beside the previous stage's reference
 #   make grade      grades this lab with the kit's grader
 #   make clean
 
@@ -22,7 +24,7 @@ HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_C:%.c=$(HARNES
 OBJS := $(BUILD)/student.o $(HARNESS_OBJS)
 HEADERS := $(wildcard $(HARNESS)/*.h)
 
-.PHONY: all harness run grade clean
+.PHONY: all harness run check profile grade clean
 all: $(PROGRAM)
 harness: $(HARNESS_OBJS)
 
@@ -44,8 +46,8 @@ $(BUILD) $(HARNESS_BUILD):
 run: $(PROGRAM)
 	./$(PROGRAM)
 
-grade:
-	$(MAKE) -C $(KIT) grade LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
+check profile grade:
+	$(MAKE) -C $(KIT) $@ LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
 
 clean:
 	rm -rf $(BUILD)

@@ -6,6 +6,7 @@ Suites, in order:
   grader    unittest tests of the Python grader (tests/grader)
   build     every lab and every solution compiles with nvcc against the harness
   drift     labs/ is exactly what tools/make_skeletons.py derives from solutions/
+  selfstudy tests of make check and make profile (tests/selfstudy), with fake programs and recorded ncu output
   gpu       end-to-end grading on a GPU (tests/gpu); skipped, saying so, where there is no GPU
 
 `--only NAME[,NAME]` runs some suites. Each suite's own output is shown as it runs. Exit status 1 if any test
@@ -108,6 +109,7 @@ SUITES = {
     "grader": lambda: unittest_suite("tests/grader"),
     "build": suite_build,
     "drift": suite_drift,
+    "selfstudy": lambda: unittest_suite("tests/selfstudy"),
     "gpu": lambda: unittest_suite("tests/gpu", verbose=True),
 }
 
