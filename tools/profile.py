@@ -13,8 +13,9 @@ saying what it means:
   shared-memory banks       l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum and the wavefronts per
                             shared load instruction, l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum /
                             smsp__inst_executed_op_shared_ld.sum
-  SIMT efficiency           smsp__thread_inst_executed_per_inst_executed.ratio (active threads per warp
-                            instruction) and smsp__sass_average_branch_targets_threads_uniform.pct
+  SIMT efficiency           smsp__thread_inst_executed_pred_on_per_inst_executed.ratio (threads per warp
+                            instruction not predicated off: a divergent `if` the compiler turns into predicated
+                            code still idles lanes) and smsp__sass_average_branch_targets_threads_uniform.pct
   global load coalescing    l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_..._op_ld.sum
 
 The comparison: the reference solution of the previous lab of the same pattern (lab 03 against lab 02's, lab 08
@@ -70,7 +71,7 @@ BANK_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 BANK_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 SHARED_WAVEFRONTS_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
-THREADS_PER_INST = "smsp__thread_inst_executed_per_inst_executed.ratio"
+THREADS_PER_INST = "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"
 INST = "smsp__inst_executed.sum"
 BRANCH_UNIFORM = "smsp__sass_average_branch_targets_threads_uniform.pct"
 BRANCH_TARGETS = "smsp__sass_branch_targets.sum"
@@ -268,8 +269,8 @@ ROWS = [  # key, label, format, explanation
     ("bank_st", "bank conflicts, shared stores", _count, "the same for stores to shared memory"),
     ("wavefronts_per_ld", "wavefronts per shared load", _fixed(2),
      "shared-memory passes per warp load instruction: 1 is ideal, k means a k-way conflict on average"),
-    ("threads_per_inst", "active threads per warp inst.", _fixed(1, " of 32"),
-     "SIMT efficiency: lanes doing work per instruction a warp issues; lab 02's `t % (2*stride)` leaves most "
+    ("threads_per_inst", "working threads per warp inst.", _fixed(1, " of 32"),
+     "SIMT efficiency: lanes not predicated off per instruction a warp issues; lab 02's `t % (2*stride)` leaves most "
      "lanes idle, lab 03 keeps the working threads together in whole warps"),
     ("branch_uniform", "uniform branches", _fixed(1, " %"),
      "branches that every active lane of the warp takes the same way; below 100 % a warp runs both sides "

@@ -27,7 +27,7 @@ LAB02_ROWS = [
     row(0, K, "smsp__inst_executed_op_shared_ld.sum", "inst", "3,000,000"),
     row(0, K, "smsp__sass_average_branch_targets_threads_uniform.pct", "%", "90"),
     row(0, K, "smsp__sass_branch_targets.sum", "", "900,000"),
-    row(0, K, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "30"),
+    row(0, K, "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "", "30"),
     row(1, K, "dram__bytes_read.sum", "byte", "65,536", grid="(16, 1, 1)"),
     row(1, K, "dram__bytes_read.sum.per_second", "byte/second", "21,845,333,333.33", grid="(16, 1, 1)"),
     row(1, K, "gpu__time_duration.sum", "nsecond", "3,000", grid="(16, 1, 1)"),
@@ -40,7 +40,7 @@ LAB02_ROWS = [
     row(1, K, "smsp__inst_executed_op_shared_ld.sum", "inst", "3,000", grid="(16, 1, 1)"),
     row(1, K, "smsp__sass_average_branch_targets_threads_uniform.pct", "%", "50", grid="(16, 1, 1)"),
     row(1, K, "smsp__sass_branch_targets.sum", "", "100,000", grid="(16, 1, 1)"),
-    row(1, K, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "20", grid="(16, 1, 1)"),
+    row(1, K, "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "", "20", grid="(16, 1, 1)"),
     row(2, K, "dram__bytes_read.sum", "byte", "0", grid="(1, 1, 1)"),
     row(2, K, "dram__bytes_read.sum.per_second", "byte/second", "0", grid="(1, 1, 1)"),
     row(2, K, "gpu__time_duration.sum", "nsecond", "2,000", grid="(1, 1, 1)"),
@@ -53,7 +53,7 @@ LAB02_ROWS = [
     row(2, K, "smsp__inst_executed_op_shared_ld.sum", "inst", "0", grid="(1, 1, 1)"),
     row(2, K, "smsp__sass_average_branch_targets_threads_uniform.pct", "%", "n/a", grid="(1, 1, 1)"),
     row(2, K, "smsp__sass_branch_targets.sum", "", "0", grid="(1, 1, 1)"),
-    row(2, K, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "10", grid="(1, 1, 1)"),
+    row(2, K, "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "", "10", grid="(1, 1, 1)"),
 ]
 LAB02_CSV = "\n".join([
     "==PROF== Connected to process 4242 (/kit/build/profile/reference/02-shared-strided/reduce_lab)",
@@ -76,7 +76,7 @@ SCALED_ROWS = [
         block="(256, 1, 1)"),
     row(0, C, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "Krequest", "524.29", grid="(8192, 1, 1)",
         block="(256, 1, 1)"),
-    row(0, C, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "32", grid="(8192, 1, 1)",
+    row(0, C, "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio", "", "32", grid="(8192, 1, 1)",
         block="(256, 1, 1)"),
     row(1, CUB, "gpu__time_duration.sum", "usecond", "4.00", grid="(4, 1, 1)", block="(128, 1, 1)"),
 ]
@@ -96,5 +96,5 @@ l1tex__t_sectors_pipe_lsu_mem_global_op_ld                   # of sectors reques
 smsp__inst_executed                                          # of warp instructions executed
 smsp__inst_executed_op_shared_ld                             # of warp instructions executed: shared loads
 smsp__sass_average_branch_targets_threads_uniform            branch targets all active threads took
-smsp__thread_inst_executed_per_inst_executed                 average # of active threads per instruction executed
+smsp__thread_inst_executed_pred_on_per_inst_executed                 average # of active threads per instruction executed
 """ + "".join(f"sm__filler_metric_{k:02d}                                     filler\n" for k in range(30))

@@ -109,7 +109,7 @@ class Table(unittest.TestCase):
         words = " ".join(text.split())  # the explanations are wrapped
         self.assertIn("hit the same bank", words)
         self.assertIn("lab 03 removes them", words)
-        self.assertRegex(text, r"active threads per warp inst\.\s+31\.5 of 32\s+27\.3 of 32\n")
+        self.assertRegex(text, r"working threads per warp inst\.\s+31\.5 of 32\s+27\.3 of 32\n")
         self.assertRegex(text, r"GPU time, all launches\s+0\.020 ms\s+0\.055 ms\n")
         self.assertRegex(text, r"DRAM read bandwidth\s+1,221 GB/s\s+1,221 GB/s\n")
         self.assertRegex(text, r"sectors per global load\s+4\.00\s+4\.00\n")
