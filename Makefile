@@ -10,7 +10,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets clean
+.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets figures handouts clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
@@ -20,6 +20,8 @@ help:
 	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
 	@echo "make skeletons                                       rederive labs/ from solutions/"
 	@echo "make datasets                                        regenerate the committed small datasets"
+	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/figures.py)"
+	@echo "make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)"
 	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
 
 grade:
@@ -51,6 +53,12 @@ skeletons:
 
 datasets:
 	$(MAKE) -C tools datasets
+
+figures:
+	$(PYTHON) tools/figures.py $(if $(LADDER),--ladder $(LADDER) --save-data handouts/figures/ladder.json)
+
+handouts:
+	$(PYTHON) tools/render_handouts.py $(if $(HANDOUTS_OUT),--out $(HANDOUTS_OUT)) $(if $(filter no,$(PDF)),--no-pdf)
 
 clean:
 	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)

@@ -4,8 +4,8 @@
  * What changes over lab 02: the stride starts at BLOCK_DIM/2 and halves, and at each step threads 0..stride-1 add
  * partial[t + stride] into partial[t]. The active threads are now the lowest-numbered ones, so whole warps are
  * either all active or all idle: an idle warp is not scheduled, and no warp diverges until the stride is below 32
- * (convergent warps). The 32 lanes of a warp read 32 consecutive words, one per bank: no bank conflicts
- * (PMPP 4th ed., sections 10.4-10.5; Harris, kernel 3).
+ * (convergent warps). The 32 lanes of a warp read 32 consecutive words, one per bank, so packing the working
+ * threads together costs no bank conflicts (PMPP 4th ed., sections 10.4-10.5; Harris, kernel 3).
  *
  * What is still slow: half the threads only load, then idle from the first step on, and the last five steps
  * (stride 16..1) run whole-block barriers for less than a warp of work. Lab 04 fixes both.
