@@ -82,7 +82,7 @@ SCALED_ROWS = [
 ]
 SCALED_CSV = "\n".join(["some output of the program", HEADER, *SCALED_ROWS]) + "\n"
 
-# What `ncu --query-metrics` lists (its beginning), without smsp__sass_branch_targets.
+# What `ncu --query-metrics` lists (its beginning), without smsp__inst_executed.
 QUERY_METRICS = """Device NVIDIA H100 80GB HBM3 (GH100)
 ------------------------------------------------------------------------------------------------------
 Metric Name                                                  Metric Description
@@ -93,7 +93,6 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st         # of bank conflicts
 l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld             # of shared memory data wavefronts for loads
 l1tex__t_requests_pipe_lsu_mem_global_op_ld                  # of requests sent to T-Stage for global loads
 l1tex__t_sectors_pipe_lsu_mem_global_op_ld                   # of sectors requested for global loads
-smsp__inst_executed                                          # of warp instructions executed
 smsp__inst_executed_op_shared_ld                             # of warp instructions executed: shared loads
 smsp__sass_average_branch_targets_threads_uniform            branch targets all active threads took
 smsp__thread_inst_executed_pred_on_per_inst_executed                 average # of active threads per instruction executed
