@@ -5,12 +5,14 @@ PYTHON ?= python3
 SUBMISSION ?= labs
 LAB ?=
 RESULTS ?= build/grade/results.json
+DIST ?= build/dist/parallel-patterns-lab.tar.gz
+GRADESCOPE_ZIP ?= build/gradescope/autograder.zip
 
 include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets figures handouts clean
+.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets figures handouts dist gradescope clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
@@ -22,6 +24,8 @@ help:
 	@echo "make datasets                                        regenerate the committed small datasets"
 	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/figures.py)"
 	@echo "make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)"
+	@echo "make dist [DIST=FILE.tar.gz]                         the student release, without solutions/ (build/dist/)"
+	@echo "make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)"
 	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
 
 grade:
@@ -59,6 +63,12 @@ figures:
 
 handouts:
 	$(PYTHON) tools/render_handouts.py $(if $(HANDOUTS_OUT),--out $(HANDOUTS_OUT)) $(if $(filter no,$(PDF)),--no-pdf)
+
+dist:
+	$(PYTHON) tools/dist.py release --out $(DIST)
+
+gradescope:
+	$(PYTHON) tools/dist.py gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB))
 
 clean:
 	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)

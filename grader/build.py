@@ -1,8 +1,8 @@
 """Building a lab program from the kit's trusted harness plus only the student's one file, with mk/lab.mk.
 
 build_harness() compiles the harness objects once per pattern; build_lab() copies the student's file into a fresh
-folder and links it with them. Both return a BuildResult whose message, on failure, is the compiler's output cut to
-its first errors.
+folder, compiles it to student.o (which grader/static_check.py inspects) and links it with them. Both return a
+BuildResult whose message, on failure, is the compiler's output cut to its first errors.
 """
 import os
 import re
@@ -18,11 +18,13 @@ DEFAULT_BUILD_TIMEOUT = 300.0
 
 @dataclass
 class BuildResult:
-    """ok and the program's path, or not ok and why (missing file, compile errors, timeout)."""
+    """ok and the program's path, or not ok and why (missing file, compile errors, timeout). object: the student's
+    compiled file (student.o) whenever it was made, even when the link failed, for the static checks."""
 
     ok: bool
     program: Path | None = None
     message: str = ""
+    object: Path | None = None
 
 
 def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None) -> list:
@@ -80,7 +82,9 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     proc = run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")
     if proc.timed_out:
         return BuildResult(False, message=f"compiling {source.name} timed out after {timeout:g} s")
-    program = folder / f"{pattern}_lab"
+    program, obj = folder / f"{pattern}_lab", folder / "student.o"
+    obj = obj if obj.is_file() else None
     if proc.returncode != 0 or not program.is_file():
-        return BuildResult(False, message=f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder))
-    return BuildResult(True, program=program)
+        return BuildResult(False, message=f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder),
+                           object=obj)
+    return BuildResult(True, program=program, object=obj)

@@ -4,9 +4,12 @@ file, runs the test groups of grader/labs.toml, and reports points as a table an
 
     python3 grader/grade.py [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
 
+Each lab's compiled file first goes through the static checks (grader/static_check.py): a file that uses what it
+may not (a library, a host copy, files, processes, code before main) scores 0 on every test of its lab, and none runs.
+
 Exit status: 0 full marks (on every lab but the bonus labs), 1 points lost, 2 the grader or the kit is broken (bad
-labs.toml, the harness does not build), 77 no CUDA device here (the run-time tests are reported as not run; compile
-errors are still reported).
+labs.toml, the harness does not build, nm or objdump is missing for the static checks), 77 no CUDA device here
+(the run-time tests are reported as not run; compile errors and static check findings are still reported).
 """
 import argparse
 import json
@@ -19,10 +22,12 @@ if __package__ in (None, ""):  # run as a script: make the kit's root importable
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from grader import build as build_mod  # noqa: E402
+from grader import static_check  # noqa: E402
 from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
 from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
 from grader.run import NO_DEVICE_MESSAGE, run_harness  # noqa: E402
-from grader.score import TestResult, no_device, not_run, score_group, score_performance  # noqa: E402
+from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, no_device, not_run, score_group,  # noqa: E402
+                          score_performance, score_static_check)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -37,11 +42,13 @@ class Grader:
     build(kit, pattern, source, folder, timeout=, harness_build=) -> build.BuildResult
     build_harness(kit, pattern, timeout=, harness_build=) -> build.BuildResult
     run(program, args, timeout=, workdir=, cwd=, source=) -> run.Outcome   (source: the lab's file name)
+    check(object, pattern) -> static_check.Verdict   (raises static_check.ToolError when it cannot check at all)
     """
 
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
-                 build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness):
+                 build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
+                 check=static_check.check_object):
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
         self.build_dir = Path(build_dir).resolve()
@@ -49,7 +56,7 @@ class Grader:
         self.seed = secrets.randbits(63) if seed is None else seed
         self.harness_build = harness_build
         self.log = log or (lambda message: None)
-        self.build, self.build_harness, self.run = build, build_harness, run
+        self.build, self.build_harness, self.run, self.check = build, build_harness, run, check
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
 
@@ -66,11 +73,21 @@ class Grader:
                 for lab in labs:
                     report.results.extend(self._mark(lab, [not_run(lab.name, name, points,
                                                                    "not run: the kit's harness does not build")
-                                                           for name, points in self._tests(lab)]))
+                                                           for name, points in self._all_tests(lab)]))
                 report.seconds = time.monotonic() - start
                 return report
-        for lab in labs:
-            report.results.extend(self._mark(lab, self.grade_lab(lab, report)))
+        for k, lab in enumerate(labs):
+            try:
+                results = self.grade_lab(lab, report)
+            except static_check.ToolError as e:  # no lab can be checked, so none is graded
+                report.kit_error = str(e)
+                report.notes.append(f"The static checks cannot run: {e}")
+                for rest in labs[k:]:
+                    report.results.extend(self._mark(rest, [
+                        not_run(rest.name, name, points, "not run: the grader's static checks cannot run here (a kit "
+                                                         "problem)") for name, points in self._all_tests(rest)]))
+                break
+            report.results.extend(self._mark(lab, results))
         report.no_device = self.no_device
         if self.no_device:
             report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
@@ -86,27 +103,45 @@ class Grader:
 
     @staticmethod
     def _tests(lab) -> list:
+        """(name, points) of the lab's graded tests: its correctness groups and its performance test."""
         tests = [(g.name, g.points) for g in lab.groups]
         return tests + ([("performance", lab.performance.points)] if lab.performance else [])
 
+    @classmethod
+    def _all_tests(cls, lab) -> list:
+        """The rows of a lab in the report: the static checks (no points), then _tests."""
+        return [(STATIC_CHECKS, 0.0), *cls._tests(lab)]
+
     def grade_lab(self, lab, report: Report) -> list:
-        """The TestResults of one lab: its correctness groups, then its performance test."""
+        """The TestResults of one lab: its static checks, its correctness groups, then its performance test."""
         source = self.submission / lab.name / lab.source
         self.log(f"{lab.name}: building {source}")
         built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
                            harness_build=self.harness_build)
+        headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
+        checked = self.static_check(lab, built, headline)
+        if checked.status == FORBIDDEN:
+            self.log(f"{lab.name}: static checks: {checked.summary}")
+            why = f"not run: the static checks found what {lab.source} may not use (see {STATIC_CHECKS})"
+            return [checked, *(not_run(lab.name, name, points, why) for name, points in self._tests(lab))]
         if not built.ok:
-            headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
             results = [not_run(lab.name, name, points, f"not run: {headline}") for name, points in self._tests(lab)]
             first = results[0]
             first.status, first.summary = "NO BUILD", f"{headline}: every test of this lab scores 0"
             first.detail = "\n".join(built.message.splitlines()[1:])
             self.log(f"{lab.name}: {headline}")
-            return results
-        results = [self.grade_group(lab, k, group, built.program) for k, group in enumerate(lab.groups)]
+            return [checked, *results]
+        results = [checked, *(self.grade_group(lab, k, group, built.program) for k, group in enumerate(lab.groups))]
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results
+
+    def static_check(self, lab, built, headline: str) -> TestResult:
+        """The static checks' row of a lab, from the object its build left (also when only the link failed)."""
+        if built.object is None:
+            why = headline if not built.ok else "the build left no object file to check (a kit bug)"
+            return not_run(lab.name, STATIC_CHECKS, 0.0, f"not run: {why}")
+        return score_static_check(lab.name, self.check(built.object, lab.pattern), lab.source)
 
     def _run(self, lab, tag: str, program, args, timeout):
         workdir = self.build_dir / lab.name / "runs" / tag

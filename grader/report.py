@@ -124,8 +124,15 @@ def gradescope_results(report: Report) -> dict:
         "tests": tests,
         "extra_data": {"max_score": report.max_score, "bonus_max_score": report.bonus_max_score,
                        "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
-                       "no_device": report.no_device, "kit_error": report.kit_error},
+                       "no_device": report.no_device, "kit_error": report.kit_error,
+                       "static_check_findings": static_check_findings(report)},
     }
+
+
+def static_check_findings(report: Report) -> dict:
+    """{lab: [{"rule": ..., "message": ...}, ...]} for each lab whose static checks found something, for scripts
+    that go through a class's results (the table and each test's output say the same to people)."""
+    return {r.lab: r.data["findings"] for r in report.results if r.data.get("findings")}
 
 
 def write_results(report: Report, path) -> None:

@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 
 from grader.run import NO_DEVICE_MESSAGE
 
+# The first test of every lab: the static checks of its compiled file (grader/static_check.py). It has no points of
+# its own; when it finds something, every other test of the lab scores 0 and none runs.
+STATIC_CHECKS = "static checks"
+FORBIDDEN = "FORBIDDEN"
+
 # Table status of a run that did not pass, by Outcome.status.
 STATUS_WORDS = {"fail": "FAIL", "timeout": "TIMEOUT", "crash": "CRASH", "cuda-error": "CUDA ERROR",
                 "harness-error": "ERROR", "no-device": "not run"}
@@ -16,8 +21,9 @@ STATUS_WORDS = {"fail": "FAIL", "timeout": "TIMEOUT", "crash": "CRASH", "cuda-er
 class TestResult:
     """One graded test (a group or the performance test of a lab), as reported to people and to Gradescope.
 
-    status: pass, partial, slow (below the lower threshold), FAIL, TIMEOUT, CRASH, CUDA ERROR, NO BUILD, ERROR
-    (a kit problem, not the student's doing) or not run.
+    status: pass, partial, slow (below the lower threshold), FAIL, TIMEOUT, CRASH, CUDA ERROR, NO BUILD, FORBIDDEN
+    (the static checks found what the lab's file may not use), ERROR (a kit problem, not the student's doing) or
+    not run.
     summary is one line for the table; detail is more text (compiler errors, how to reproduce) for both reports.
     bonus: the test belongs to a bonus lab (its points count in the total, its max_score does not).
     """
@@ -34,7 +40,8 @@ class TestResult:
 
     @property
     def full(self) -> bool:
-        return self.score >= self.max_score
+        """All its points; a test of no points (the static checks) only when it passed."""
+        return self.score >= self.max_score and (self.max_score > 0 or self.status == "pass")
 
     @property
     def title(self) -> str:
@@ -49,6 +56,24 @@ def not_run(lab: str, name: str, points: float, why: str, detail: str = "") -> T
 def no_device(lab: str, name: str, points: float) -> TestResult:
     """A test not run because the harness found no CUDA device here."""
     return not_run(lab, name, points, NO_DEVICE_MESSAGE)
+
+
+def score_static_check(lab: str, verdict, source: str) -> TestResult:
+    """The static checks' row from a static_check.Verdict of the lab's file source: pass, or FORBIDDEN with one
+    finding in the summary and all of them in the detail; data["findings"] lists them for results.json."""
+    notes = "\n".join(f"note: {n}" for n in verdict.notes)
+    if verdict.ok:
+        return TestResult(lab, STATIC_CHECKS, 0.0, 0.0, "pass",
+                          f"nothing forbidden in compiled {source}: no libraries, host copies, files, processes "
+                          f"or code before main", notes)
+    messages = [f.message for f in verdict.findings]
+    extra = len(messages) - 1
+    more = f" (and {extra} more finding{'s' if extra > 1 else ''} below)" if extra else ""
+    detail = "\n".join([f"compiled {source}:", *(f"- {m}" for m in messages),
+                        "Every test of this lab scores 0 and none was run: remove what is listed, then grade again.",
+                        *([notes] if notes else [])])
+    return TestResult(lab, STATIC_CHECKS, 0.0, 0.0, FORBIDDEN, messages[0] + more, detail,
+                      {"findings": [{"rule": f.key, "message": f.message} for f in verdict.findings]})
 
 
 def reproduce_line(lab: str, args, program: str) -> str:

@@ -6,7 +6,9 @@ solutions are graded once, for two tests); the harness objects are shared (build
 a few minutes (about 200 s on an H100: the benchmarks and the 2 GiB case). The performance thresholds are those of
 grader/labs.toml, calibrated on one GPU: on another the solutions may lose performance points.
 A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of tests/wrong/no-barrier
-may not show on a given run, and then its test skips too.
+may not show on a given run, and then its test skips too. The known-wrong submissions that the static checks catch
+(tests/wrong/host-sum, reads-expected, library-call, static-constructor) are graded here too, with this machine's
+toolkit and GPU architecture, though tests/grader checks them without a GPU.
 """
 import json
 import re
@@ -14,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -25,6 +28,7 @@ SOURCES = {"01-global-strided": "reduce.cu", "02-shared-strided": "reduce.cu", "
 LABS = list(SOURCES)
 BONUS = ["08-single-pass"]
 PERFORMANCE = "performance"
+STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/static_check.py
 GRADE_TIMEOUT = 1800  # seconds for one whole grading run
 # What the harness says when a blank lab computes a wrong answer: a wrong sum (reductions), a wrong element
 # (scans, compaction), a wrong count (compaction).
@@ -60,14 +64,15 @@ def lab_of(name: str) -> str:
 class GradeOnGPU(unittest.TestCase):
     graded = {}  # (submission, lab) -> (exit status, table, tests): the solutions are graded once for two tests
 
-    def grade(self, submission, lab=None):
-        """Runs grade.py on submission (relative to the kit) and returns (exit status, table, {name: test})."""
-        key = (submission, lab)
+    def grade(self, submission, lab=None, *extra):
+        """Runs grade.py on submission (relative to the kit, or absolute) with the extra arguments and returns
+        (exit status, table, {name: test})."""
+        key = (str(submission), lab, *extra)
         if key not in self.graded:
             with tempfile.TemporaryDirectory() as build:
                 results = Path(build) / "results.json"
                 argv = [sys.executable, str(GRADE), "--submission", str(KIT / submission), "--build-dir", build,
-                        "--results", str(results), *(["--lab", lab] if lab else [])]
+                        "--results", str(results), *(["--lab", lab] if lab else []), *extra]
                 done = subprocess.run(argv, cwd=KIT, capture_output=True, text=True, timeout=GRADE_TIMEOUT)
                 if not results.exists():
                     self.fail(f"grade.py wrote no results.json (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -111,7 +116,9 @@ class GradeOnGPU(unittest.TestCase):
             self.assertEqual(test["score"], 0, f"{name}: {test['output']}\n{table}")
             for sign in BROKEN_SIGNS:
                 self.assertNotIn(sign, test["output"], f"{name}\n{table}")
-            if not name.endswith(PERFORMANCE):
+            if name.endswith(STATIC_CHECKS):
+                self.assertEqual(test["status"], "passed", f"{name}: {test['output']}\n{table}")
+            elif not name.endswith(PERFORMANCE):
                 self.assertRegex(test["output"], WRONG_ANSWER, f"{name}\n{table}")
 
     def assert_wrong(self, submission, lab, group, message):
@@ -152,6 +159,74 @@ class GradeOnGPU(unittest.TestCase):
         self.assertEqual(status, 1, table)
         for name, test in failed.items():
             self.assertRegex(test["output"], r"element \d+: got .*kogge-stone|kogge-stone.*element \d+: got", table)
+        self.assertEqual(tests[f"06-scan: {PERFORMANCE}"]["score"], 0, table)
+        self.assertLess(sum(t["score"] for t in tests.values()), sum(t["max_score"] for t in tests.values()), table)
+
+
+    def test_static_checks_zero_the_lab(self):
+        """Each of these compiles and would pass on the GPU, but the static checks find what it uses: 0 points on
+        every test, and none run."""
+        cases = {"host-sum": ("01-global-strided", r"^calls cudaMemcpy: "),
+                 "reads-expected": ("03-sequential", r"^calls fopen, fread: "),
+                 "library-call": ("05-coarsened", r"^uses CUB or Thrust \(cub::"),
+                 "static-constructor": ("05-coarsened", r"^runs the initializers of its global variables .* before "
+                                                        r"main")}
+        for folder, (lab, message) in cases.items():
+            with self.subTest(folder):
+                status, table, tests = self.grade(f"tests/wrong/{folder}", lab)
+                self.assertEqual(status, 1, table)
+                static = tests[f"{lab}: {STATIC_CHECKS}"]
+                self.assertEqual(static["status"], "failed", table)
+                self.assertRegex(static["output"], message, table)
+                for name, test in tests.items():
+                    self.assertEqual(test["score"], 0, f"{name}\n{table}")
+                    if name != f"{lab}: {STATIC_CHECKS}":
+                        self.assertIn("not run: the static checks found what reduce.cu may not use", test["output"],
+                                      f"{name}\n{table}")
+
+    def test_compile_error_is_reported(self):
+        status, table, tests = self.grade("tests/wrong/compile-error", "02-shared-strided")
+        self.assertEqual(status, 1, table)
+        self.assertTrue(all(t["score"] == 0 for t in tests.values()), table)
+        first = tests["02-shared-strided: datasets"]["output"]
+        self.assertTrue(first.startswith("reduce.cu does not compile: every test of this lab scores 0"), table)
+        self.assertRegex(first, r'reduce.cu\(\d+\): error: expected a ";"', table)
+
+    def test_infinite_loop_times_out_and_grading_goes_on(self):
+        """tests/wrong/infinite-loop (lab 03) beside the lab 04 solution, with a 20 s timeout per run: lab 03's first
+        run is killed at the timeout and reported as such, its other tests are not run, and lab 04 is then graded as
+        usual (the labs missing from this submission cost nothing)."""
+        timeout = 20
+        with tempfile.TemporaryDirectory() as tmp:
+            sub = Path(tmp) / "sub"
+            shutil.copytree(KIT / "tests" / "wrong" / "infinite-loop" / "03-sequential", sub / "03-sequential")
+            shutil.copytree(KIT / "solutions" / "04-unrolled", sub / "04-unrolled",
+                            ignore=shutil.ignore_patterns("build"))
+            start = time.monotonic()
+            status, table, tests = self.grade(sub, None, "--timeout", str(timeout))
+            seconds = time.monotonic() - start
+        self.assertEqual(status, 1, table)
+        self.assertEqual(tests[f"03-sequential: {STATIC_CHECKS}"]["status"], "passed", table)
+        hung = tests["03-sequential: datasets"]
+        self.assertEqual(hung["score"], 0, table)
+        self.assertRegex(hung["output"], rf"timed out after {timeout} s .*the kernel may loop forever", table)
+        for group in ("edge sizes", "exact integer data", "large sizes", PERFORMANCE):
+            self.assertIn("not run: an earlier test of this lab timed out", tests[f"03-sequential: {group}"]["output"],
+                          table)
+        lost = [n for n in self.lost(tests, ["04-unrolled"]) if not n.startswith(f"04-unrolled: {PERFORMANCE}")]
+        self.assertEqual(lost, [], table)  # lab 04 is graded after the hang: every correctness group passes
+        self.assertIn("missing file", tests["05-coarsened: datasets"]["output"])
+        self.assertLess(seconds, GRADE_TIMEOUT, table)
+
+    def test_writing_past_the_scan_output_loses_points(self):
+        """tests/wrong/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside
+        any allocation would be a CUDA error instead): not full marks either way."""
+        status, table, tests = self.grade("tests/wrong/out-of-bounds-write", "06-scan")
+        self.assertEqual(status, 1, table)
+        self.assertEqual(tests[f"06-scan: {STATIC_CHECKS}"]["status"], "passed", table)
+        edge = tests["06-scan: edge sizes"]
+        self.assertEqual(edge["score"], 0, table)
+        self.assertRegex(edge["output"], r"wrote past the end of the output|CUDA error|element \d+: got", table)
         self.assertEqual(tests[f"06-scan: {PERFORMANCE}"]["score"], 0, table)
         self.assertLess(sum(t["score"] for t in tests.values()), sum(t["max_score"] for t in tests.values()), table)
 

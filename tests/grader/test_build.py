@@ -157,7 +157,9 @@ class RealBuild(unittest.TestCase):
         self.assertIn("undeclared_thing", out.getvalue())
         data = json.loads(results.read_text())
         self.assertEqual(data["score"], 0)
-        self.assertIn("reduce.cu(4): error", data["tests"][0]["output"])
+        self.assertEqual(data["tests"][0]["name"], "03-sequential: static checks")
+        self.assertEqual(data["tests"][0]["output"], "not run: reduce.cu does not compile")
+        self.assertIn("reduce.cu(4): error", data["tests"][1]["output"])
 
 
 if __name__ == "__main__":

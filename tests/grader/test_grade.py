@@ -1,4 +1,5 @@
-"""grader/grade.py and grader/report.py: whole grading runs over fake harness programs (the build is a hook)."""
+"""grader/grade.py and grader/report.py: whole grading runs over fake harness programs (the build and the static
+checks are hooks; tests/grader/test_static_check.py runs the real ones)."""
 import contextlib
 import io
 import json
@@ -12,6 +13,8 @@ from grader.config import load_config
 from grader.grade import Grader, main
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
+from grader.score import STATIC_CHECKS
+from grader.static_check import Finding, ToolError, Verdict
 from tests.grader.fakes import PASS, SMALL_TOML, fake_program, make_submission, write_file
 
 REAL_LABS = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened", "06-scan",
@@ -39,6 +42,13 @@ def harness_ok(kit, pattern, timeout=None, harness_build=None):
     return BuildResult(True)
 
 
+def rows(report, lab) -> list:
+    """The graded tests of lab in report, without its static checks' row (which comes first)."""
+    found = [r for r in report.results if r.lab == lab]
+    assert found and found[0].name == STATIC_CHECKS, [r.name for r in found]
+    return found[1:]
+
+
 class GradingRun(unittest.TestCase):
     """A temp kit (for datasets), a submission, a build folder, and fake programs standing in for built labs."""
 
@@ -49,6 +59,8 @@ class GradingRun(unittest.TestCase):
         self.kit = self.dir / "kit"
         self.kit.mkdir()
         self.calls = []  # (lab, args) of every run
+        self.verdicts = {}  # lab -> the static_check.Verdict (or the exception) its check hook gives; default: clean
+        self.checked = []  # (lab, pattern) of every static check
 
     def add_datasets(self, *names, pattern="reduce", expected=True):
         for name in names:
@@ -61,7 +73,8 @@ class GradingRun(unittest.TestCase):
 
     def build_hook(self, programs, config):
         """A build hook: programs maps a lab name to a fake program, or to a BuildResult for a failed build; a
-        lab's file missing from the submission goes to the real build_lab, which reports it before compiling."""
+        lab's file missing from the submission goes to the real build_lab, which reports it before compiling. A
+        fake program's object is folder/student.o (never made: check_hook stands in for the static checks)."""
         sources = {lab.name: (lab.pattern, lab.source) for lab in config.labs}
 
         def build(kit, pattern, source, folder, timeout=None, harness_build=None):
@@ -70,8 +83,18 @@ class GradingRun(unittest.TestCase):
             if not Path(source).is_file():
                 return build_lab(kit, pattern, source, folder)
             program = programs[lab]
-            return program if isinstance(program, BuildResult) else BuildResult(True, program=program)
+            if isinstance(program, BuildResult):
+                return program
+            return BuildResult(True, program=program, object=Path(folder) / "student.o")
         return build
+
+    def check_hook(self, obj, pattern):
+        lab = Path(obj).parent.name
+        self.checked.append((lab, pattern))
+        verdict = self.verdicts.get(lab, Verdict())
+        if isinstance(verdict, Exception):
+            raise verdict
+        return verdict
 
     def run_hook(self, program, args, timeout, workdir, cwd, source):
         self.calls.append((Path(workdir).parts[-3], list(args)))
@@ -84,7 +107,8 @@ class GradingRun(unittest.TestCase):
         self.submission = make_submission(self.dir / "sub", [(lab, files[lab]) for lab in labs])
         self.sources = set()
         return Grader(config, self.submission, kit=self.kit, build_dir=self.dir / "build", seed=12345,
-                      build=self.build_hook(programs, config), build_harness=harness_ok, run=self.run_hook, **kw)
+                      build=self.build_hook(programs, config), build_harness=harness_ok, run=self.run_hook,
+                      check=self.check_hook, **kw)
 
     def small_config(self):
         return load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
@@ -104,6 +128,9 @@ class RealConfig(GradingRun):
         self.assertEqual(report.bonus_labs(), ["08-single-pass"])
         self.assertEqual(report.device, "NVIDIA Fake GPU")
         self.assertEqual(self.sources, {"reduce.cu", "scan.cu", "compact.cu"})
+        self.assertEqual(self.checked, [(lab.name, lab.pattern) for lab in config.labs])
+        static = [r for r in report.results if r.name == STATIC_CHECKS]
+        self.assertEqual([(r.lab, r.status, r.max_score) for r in static], [(lab, "pass", 0) for lab in REAL_LABS])
         perf = {r.lab: r for r in report.results if r.name == "performance"}
         self.assertTrue(perf["03-sequential"].summary.startswith("100.00x baseline"), perf["03-sequential"].summary)
         for lab in ("06-scan", "07-compact", "08-single-pass"):
@@ -146,11 +173,11 @@ class RealConfig(GradingRun):
         config = load_config()
         report = self.grader(config, {"03-sequential": self.fake(PASS)}, ["03-sequential"]).grade(
             config.select("03"))
-        datasets, perf = report.results[0], report.results[-1]
+        datasets, *groups, perf = rows(report, "03-sequential")
         self.assertEqual((datasets.score, datasets.status), (0, "ERROR"))
         self.assertIn("no datasets found in datasets/reduce", datasets.summary)
         self.assertEqual((perf.score, perf.status), (0, "not run"))
-        self.assertEqual([r.status for r in report.results[1:4]], ["pass"] * 3)
+        self.assertEqual([r.status for r in groups], ["pass"] * 3)
 
     def test_missing_lab_file_is_reported(self):
         """A submission without lab 08's scan.cu (solutions/ before lab 08 is written) scores 0 there, saying so."""
@@ -159,9 +186,10 @@ class RealConfig(GradingRun):
         grader = self.grader(config, {"06-scan": self.fake(PASS)}, ["06-scan"])
         report = grader.grade(config.select("06") + config.select("08"))
         bonus = [r for r in report.results if r.lab == "08-single-pass"]
-        self.assertEqual([(r.score, r.bonus) for r in bonus], [(0, True)] * 4)
-        self.assertEqual(bonus[0].status, "NO BUILD")
-        self.assertIn(f"missing file: {self.submission / '08-single-pass' / 'scan.cu'}", bonus[0].summary)
+        self.assertEqual([(r.score, r.bonus) for r in bonus], [(0, True)] * 5)
+        self.assertEqual((bonus[0].name, bonus[0].status), (STATIC_CHECKS, "not run"))
+        self.assertEqual(bonus[1].status, "NO BUILD")
+        self.assertIn(f"missing file: {self.submission / '08-single-pass' / 'scan.cu'}", bonus[1].summary)
         self.assertTrue(all("missing file" in r.summary for r in bonus))
         self.assertTrue(report.full_marks)  # the bonus lab costs nothing
         self.assertEqual((report.score, report.max_score), (100, 100))
@@ -171,7 +199,7 @@ class RealConfig(GradingRun):
         write_file(self.kit, "datasets/compact/empty/README", "no input here")
         config = load_config()
         report = self.grader(config, {"07-compact": self.fake(PASS)}, ["07-compact"]).grade(config.select("07"))
-        datasets = report.results[0]
+        datasets = rows(report, "07-compact")[0]
         self.assertEqual((datasets.score, datasets.status), (0, "ERROR"))
         self.assertEqual(datasets.summary, "datasets/compact/empty lacks input.raw (a kit problem)")
 
@@ -194,17 +222,17 @@ class SmallConfig(GradingRun):
         start = time.monotonic()
         report = grader.grade(list(config.labs))
         self.assertLess(time.monotonic() - start, 15)
-        first = {r.name: r for r in report.results if r.lab == "01-first"}
+        first = {r.name: r for r in rows(report, "01-first")}
         self.assertEqual(first["small"].status, "pass")
         self.assertEqual((first["exact"].status, first["exact"].score), ("TIMEOUT", 0))
         self.assertIn("n=6 integer: timed out after 1 s", first["exact"].summary)
         self.assertIn("deadlock at a barrier", first["exact"].summary)
         self.assertEqual(first["performance"].status, "not run")
-        second = [r for r in report.results if r.lab == "02-second"]
+        second = rows(report, "02-second")
         self.assertEqual([r.status for r in second], ["TIMEOUT", "not run", "not run"])
         self.assertIn("n=1 uniform: timed out", second[0].summary)
         self.assertIn("an earlier test of this lab timed out", second[1].summary)
-        third = [r for r in report.results if r.lab == "03-third"]
+        third = rows(report, "03-third")
         self.assertEqual([r.status for r in third], ["pass", "pass", "pass"])
         self.assertEqual(report.score, 10 + 0 + 60)
 
@@ -245,7 +273,7 @@ class SmallConfig(GradingRun):
         config = self.small_config()
         broken = BuildResult(False, message="reduce.cu does not compile:\nreduce.cu(3): error: expected a \";\"")
         report = self.grader(config, {"01-first": broken, "02-second": self.fake(PASS)}).grade(list(config.labs))
-        first = [r for r in report.results if r.lab == "01-first"]
+        first = rows(report, "01-first")
         self.assertEqual([r.score for r in first], [0, 0, 0])
         self.assertEqual(first[0].status, "NO BUILD")
         self.assertIn('reduce.cu(3): error: expected a ";"', first[0].detail)
@@ -274,7 +302,7 @@ class SmallConfig(GradingRun):
         self.assertEqual(results["score"], 70)
         self.assertIsInstance(results["execution_time"], (int, float))
         self.assertIsInstance(results["output"], str)
-        self.assertEqual(len(results["tests"]), 6)
+        self.assertEqual(len(results["tests"]), 8)  # two labs: static checks, two groups and performance each
         for test in results["tests"]:
             self.assertEqual(set(test), {"name", "score", "max_score", "status", "output", "visibility"})
             self.assertIsInstance(test["name"], str)
@@ -283,8 +311,10 @@ class SmallConfig(GradingRun):
             self.assertLessEqual(test["score"], test["max_score"])
             self.assertIn(test["status"], ("passed", "failed"))
             self.assertEqual(test["visibility"], "visible")
-        self.assertEqual(results["tests"][1]["name"], "01-first: exact")
-        self.assertIn("wrong sum: got 4", results["tests"][1]["output"])
+        self.assertEqual(results["tests"][0]["name"], "01-first: static checks")
+        self.assertEqual((results["tests"][0]["status"], results["tests"][0]["max_score"]), ("passed", 0))
+        self.assertEqual(results["tests"][2]["name"], "01-first: exact")
+        self.assertIn("wrong sum: got 4", results["tests"][2]["output"])
         self.assertEqual(sum(t["score"] for t in results["tests"]), results["score"])
         self.assertEqual(results["extra_data"]["max_score"], 120)
 
@@ -293,8 +323,8 @@ class SmallConfig(GradingRun):
         slow = self.fake("if '--bench' in ARGS: bench(0.375)\nall_pass()", name="slow")
         report = self.grader(config, {"01-first": self.fake(PASS), "02-second": self.fake(PASS),
                                       "03-bonus": slow}).grade(list(config.labs))
-        bonus = [r for r in report.results if r.lab == "03-bonus"]
-        self.assertTrue(all(r.bonus for r in bonus))
+        bonus = rows(report, "03-bonus")
+        self.assertTrue(all(r.bonus for r in report.results if r.lab == "03-bonus"))
         self.assertEqual([r.score for r in bonus], [10, 20, 15])
         self.assertIn("0.38x of CUB (full marks at 0.50x of CUB", bonus[-1].summary)
         self.assertEqual(self.calls[-2][1], ["--data", "signs", "--n", "7", "--algorithms", "brent-kung",
@@ -314,6 +344,87 @@ class SmallConfig(GradingRun):
         self.assertTrue(results["output"].startswith("Total 165 / 120 (45 of them bonus points)\n"))
 
 
+FOPEN = Finding("files", "calls fopen, fread: the lab's code may not open, read or write files or file descriptors")
+CTOR = Finding("startup", "runs early() before main: a static constructor")
+
+
+class StaticChecks(GradingRun):
+    def test_findings_score_0_and_nothing_runs(self):
+        config = self.small_config()
+        self.verdicts["01-first"] = Verdict([FOPEN, CTOR])
+        report = self.grader(config, {"01-first": self.fake(PASS), "02-second": self.fake(PASS)}).grade(
+            list(config.labs))
+        self.assertEqual(self.checked, [("01-first", "reduce"), ("02-second", "reduce")])
+        self.assertEqual({lab for lab, _ in self.calls}, {"02-second"})  # nothing of lab 01 ran
+        static, *rest = [r for r in report.results if r.lab == "01-first"]
+        self.assertEqual((static.name, static.status, static.score, static.max_score),
+                         (STATIC_CHECKS, "FORBIDDEN", 0, 0))
+        self.assertFalse(static.full)
+        self.assertEqual(static.summary, FOPEN.message + " (and 1 more finding below)")
+        self.assertIn(f"- {FOPEN.message}\n- {CTOR.message}\n", static.detail)
+        self.assertEqual([(r.score, r.status) for r in rest], [(0, "not run")] * 3)
+        for r in rest:
+            self.assertEqual(r.summary, "not run: the static checks found what reduce.cu may not use (see static "
+                                        "checks)")
+        self.assertEqual([r.status for r in report.results if r.lab == "02-second"], ["pass"] * 4)
+        self.assertEqual(report.score, 60)
+        self.assertFalse(report.full_marks)
+
+        table = format_table(report)
+        self.assertRegex(table, r"\n01-first +0 / 60\n  static checks +0 / 0 +FORBIDDEN +calls fopen, fread: ")
+        self.assertIn(f"      - {CTOR.message}\n", table)
+        self.assertRegex(table, r"  performance +0 / 30 +not run +the static checks found what reduce.cu may not use")
+        self.assertRegex(table, r"\n02-second +60 / 60\n  static checks +0 / 0 +pass +nothing forbidden in compiled "
+                                r"reduce.cu")
+        results = gradescope_results(report)
+        tests = {t["name"]: t for t in results["tests"]}
+        self.assertEqual(tests["01-first: static checks"]["status"], "failed")
+        self.assertIn(CTOR.message, tests["01-first: static checks"]["output"])
+        self.assertEqual(tests["02-second: static checks"]["status"], "passed")
+        self.assertEqual(results["extra_data"]["static_check_findings"],
+                         {"01-first": [{"rule": "files", "message": FOPEN.message},
+                                       {"rule": "startup", "message": CTOR.message}]})
+
+    def test_findings_win_over_a_failed_link(self):
+        """The link failed (a library the program is not linked with) but the object was made: the static checks
+        name what was used, rather than the linker's undefined reference."""
+        config = self.small_config()
+        def link(lab):
+            return BuildResult(False, message="reduce.cu does not compile:\nundefined reference to `cublasSgemm_v2'",
+                               object=self.dir / "build" / lab / "student.o")
+        self.verdicts["01-first"] = Verdict([Finding("libraries", "calls cublasSgemm_v2: no libraries")])
+        report = self.grader(config, {"01-first": link("01-first"), "02-second": link("02-second")}).grade(
+            list(config.labs))
+        first = [r for r in report.results if r.lab == "01-first"]
+        self.assertEqual([r.status for r in first], ["FORBIDDEN", "not run", "not run", "not run"])
+        second = [r for r in report.results if r.lab == "02-second"]  # a clean object, so the link error shows
+        self.assertEqual([r.status for r in second], ["pass", "NO BUILD", "not run", "not run"])
+        self.assertIn("cublasSgemm_v2", second[1].detail)
+
+    def test_no_object_no_check(self):
+        config = self.small_config()
+        broken = BuildResult(False, message="reduce.cu does not compile:\nreduce.cu(3): error: expected a \";\"")
+        report = self.grader(config, {"01-first": broken, "02-second": self.fake(PASS)}).grade(list(config.labs))
+        static = report.results[0]
+        self.assertEqual((static.name, static.status, static.summary),
+                         (STATIC_CHECKS, "not run", "not run: reduce.cu does not compile"))
+        self.assertFalse(static.full)
+        self.assertEqual(self.checked, [("02-second", "reduce")])
+        self.assertIn("not run    reduce.cu does not compile", format_table(report))
+
+    def test_findings_are_reported_without_a_gpu(self):
+        config = self.small_config()
+        self.verdicts["02-second"] = Verdict([FOPEN])
+        no_gpu = self.fake("""
+            emit("device", "no-device", kind="device", message="no CUDA device here")
+            sys.exit(77)""")
+        report = self.grader(config, {"01-first": no_gpu, "02-second": no_gpu}).grade(list(config.labs))
+        self.assertTrue(report.no_device)
+        self.assertEqual([r.status for r in report.results], ["pass", "not run", "not run", "not run",
+                                                              "FORBIDDEN", "not run", "not run", "not run"])
+        self.assertEqual({lab for lab, _ in self.calls}, {"01-first"})
+
+
 class CommandLine(GradingRun):
     def main(self, config_text, programs, *extra):
         config = write_file(self.dir, "labs.toml", config_text)
@@ -324,7 +435,7 @@ class CommandLine(GradingRun):
             status = main(["--config", str(config), "--submission", str(self.submission), "--build-dir",
                            str(self.dir / "build"), "--results", str(results), *extra],
                           kit=self.kit, build=self.build_hook(programs, load_config(config)),
-                          build_harness=harness_ok)
+                          build_harness=harness_ok, check=self.check_hook)
         data = json.loads(results.read_text()) if results.exists() else None
         return status, out.getvalue(), data
 
@@ -377,6 +488,19 @@ class CommandLine(GradingRun):
         data = json.loads((self.dir / "build" / "results.json").read_text())
         self.assertEqual(data["score"], 0)
         self.assertEqual(data["extra_data"]["kit_error"], "harness broken")
+
+    def test_static_checks_cannot_run_exit_2(self):
+        """nm missing (the real check raises ToolError): a kit problem, exit 2, and no lab is graded or passes."""
+        self.verdicts["01-first"] = ToolError("nm and objdump not found: the grader's static checks need binutils")
+        status, out, data = self.main(SMALL_TOML, {"01-first": self.fake(PASS), "02-second": self.fake(PASS)})
+        self.assertEqual(status, 2, out)
+        self.assertEqual(self.calls, [])
+        self.assertEqual(data["score"], 0)
+        self.assertIn("nm and objdump not found", data["extra_data"]["kit_error"])
+        self.assertIn("The static checks cannot run: nm and objdump not found", data["output"])
+        self.assertEqual({t["output"] for t in data["tests"]},
+                         {"not run: the grader's static checks cannot run here (a kit problem)"})
+        self.assertEqual(len(data["tests"]), 8)
 
     def test_bad_config_exit_2(self):
         err = io.StringIO()

@@ -1,9 +1,11 @@
-"""grader/score.py: groups are all or nothing, performance is linear between lower and full."""
+"""grader/score.py: groups are all or nothing, performance is linear between lower and full, the static checks'
+row has no points but can fail."""
 import unittest
 
 from grader.config import GpuThresholds, Group, Performance
 from grader.run import Outcome
-from grader.score import perf_fraction, score_group, score_performance
+from grader.score import not_run, perf_fraction, score_group, score_performance, score_static_check
+from grader.static_check import Finding, Verdict
 
 GROUP = Group(name="exact integer data", points=15.0, runs=(), datasets=None, timeout=None)
 PERF = Performance(points=50.0, bench="2^26", lower=1.0, full=3.0, measured=None, timeout=None)
@@ -124,6 +126,36 @@ class Performance_(unittest.TestCase):
     def test_pass_without_a_bench_line_scores_zero(self):
         r = score_performance("lab", PERF, Outcome("pass", "1 case passed", lines=[]))
         self.assertEqual(r.score, 0.0)
+
+
+
+class StaticChecks(unittest.TestCase):
+    def test_clean(self):
+        r = score_static_check("03-sequential", Verdict(), "reduce.cu")
+        self.assertEqual((r.name, r.score, r.max_score, r.status, r.full), ("static checks", 0, 0, "pass", True))
+        self.assertTrue(r.summary.startswith("nothing forbidden in compiled reduce.cu"))
+        self.assertEqual(r.detail, "")
+
+    def test_clean_with_a_note(self):
+        r = score_static_check("03-sequential", Verdict(notes=["1 compressed device image not inspected"]), "reduce.cu")
+        self.assertTrue(r.full)
+        self.assertEqual(r.detail, "note: 1 compressed device image not inspected")
+
+    def test_findings(self):
+        found = [Finding("files", "calls fopen: no files"), Finding("copies", "calls cudaMemcpy: no copies"),
+                 Finding("startup", "runs f() before main: no")]
+        r = score_static_check("03-sequential", Verdict(found), "reduce.cu")
+        self.assertEqual((r.score, r.max_score, r.status, r.full), (0, 0, "FORBIDDEN", False))
+        self.assertEqual(r.summary, "calls fopen: no files (and 2 more findings below)")
+        self.assertEqual(r.detail.splitlines()[:4], ["compiled reduce.cu:", "- calls fopen: no files",
+                                                     "- calls cudaMemcpy: no copies", "- runs f() before main: no"])
+        self.assertEqual(r.data["findings"][1], {"rule": "copies", "message": "calls cudaMemcpy: no copies"})
+        one = score_static_check("03-sequential", Verdict(found[:1]), "reduce.cu")
+        self.assertEqual(one.summary, "calls fopen: no files")
+
+    def test_a_row_of_no_points_is_full_only_when_it_passed(self):
+        self.assertFalse(not_run("03-sequential", "static checks", 0.0, "not run: reduce.cu does not compile").full)
+        self.assertFalse(not_run("03-sequential", "datasets", 10.0, "not run").full)
 
 
 if __name__ == "__main__":
