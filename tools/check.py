@@ -30,6 +30,7 @@ if str(KIT / "tools") not in sys.path:  # appended: this folder's profile.py mus
     sys.path.append(str(KIT / "tools"))
 
 from grader import build as build_mod  # noqa: E402
+from grader import static_check  # noqa: E402
 from grader.config import ConfigError, load_config  # noqa: E402
 from grader.run import run_harness  # noqa: E402
 from kitlabs import lab_dirs, lab_settings  # noqa: E402
@@ -255,15 +256,17 @@ class LabCheck:
     built: bool = True
     no_device: bool = False
     results: list = field(default_factory=list)
+    forbidden: list = field(default_factory=list)  # the grader's static-check findings: the lab would score 0
 
     @property
     def passed(self) -> bool:
-        return self.built and not self.no_device and bool(self.results) and all(
+        return self.built and not self.no_device and not self.forbidden and bool(self.results) and all(
             r.verdict == "PASS" for r in self.results)
 
 
 def check_lab(lab_dir: Path, submission: Path, *, kit: Path, seed: int, timeout: float, build_root: Path,
-              out, build=build_mod.build_lab, run=run_harness, build_only: bool = False) -> LabCheck:
+              out, build=build_mod.build_lab, run=run_harness, build_only: bool = False,
+              static=static_check.check_object) -> LabCheck:
     """Builds and checks one lab, printing as it goes; with build_only (no device found already), only builds."""
     settings = lab_settings(lab_dir)
     pattern, source_name = settings["PATTERN"], settings["LAB_SRC"]
@@ -277,6 +280,18 @@ def check_lab(lab_dir: Path, submission: Path, *, kit: Path, seed: int, timeout:
               f"again.", file=out)
         return LabCheck(lab_dir.name, built=False)
     check = LabCheck(lab_dir.name)
+    try:  # the grader's static checks first: a file they reject scores 0, however right its answers
+        verdict = static(built.object, pattern)
+    except static_check.ToolError as e:
+        print(f"  (the grader's static checks could not run here: {e})", file=out)
+    else:
+        if not verdict.ok:
+            print(f"  FORBIDDEN  {source_name} uses what the labs may not; the grader gives this lab 0 points:",
+                  file=out)
+            for finding in verdict.findings:
+                print(f"    {finding.message}", file=out)
+            check.forbidden = list(verdict.findings)
+            return check
     if build_only:
         print(f"{source_name} builds; its cases need a GPU to run.", file=out)
         check.no_device = True
@@ -328,9 +343,10 @@ def parse_args(argv):
 
 
 def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, build_harness=build_mod.build_harness,
-         run=run_harness) -> int:
-    """Runs the check as from the command line and returns its exit status. build, build_harness and run are hooks
-    for tests (grader.build.build_lab, grader.build.build_harness, grader.run.run_harness)."""
+         run=run_harness, static=static_check.check_object) -> int:
+    """Runs the check as from the command line and returns its exit status. build, build_harness, run and static
+    are hooks for tests (grader.build.build_lab, grader.build.build_harness, grader.run.run_harness,
+    grader.static_check.check_object)."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)
@@ -359,7 +375,8 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
         if k:
             print(file=out)
         check = check_lab(lab_dir, submission, kit=kit, seed=seed, timeout=args.timeout, build_root=build_root,
-                          out=out, build=build, run=run, build_only=any(c.no_device for c in checks))
+                          out=out, build=build, run=run, build_only=any(c.no_device for c in checks),
+                          static=static)
         checks.append(check)
     if any(not c.built for c in checks):
         return EXIT_BUILD

@@ -6,6 +6,7 @@ import time
 import unittest
 from pathlib import Path
 
+from grader import static_check
 from grader.build import BuildResult
 from grader.run import Outcome
 from tests.grader.fakes import fake_program, make_submission
@@ -145,7 +146,7 @@ class Runs(unittest.TestCase):
                                                                ("07-compact", "compact.cu")])
         self.builds = []
 
-    def main(self, lab, *bodies, build_ok=True, extra=(), plan=True):
+    def main(self, lab, *bodies, build_ok=True, extra=(), plan=True, findings=()):
         program = fake_program(self.dir, *bodies, plan=plan) if bodies else None
 
         def build(kit, pattern, source, folder):
@@ -157,8 +158,18 @@ class Runs(unittest.TestCase):
         out = io.StringIO()
         status = check.main(["--lab", lab, "--submission", str(self.submission), "--seed", "7",
                              "--build-dir", str(self.dir / "build"), *extra], out=out, build=build,
-                            build_harness=lambda kit, pattern: BuildResult(True))
+                            build_harness=lambda kit, pattern: BuildResult(True),
+                            static=lambda obj, pattern: static_check.Verdict(list(findings)))
         return status, out.getvalue()
+
+    def test_a_forbidden_file_is_not_run(self):
+        """What the grader's static checks reject scores 0 there: make check says so and runs nothing."""
+        finding = static_check.Finding("files", "calls fopen: the lab's code may not open files")
+        status, text = self.main("03", "all_pass()", findings=[finding])
+        self.assertEqual(status, check.EXIT_FAIL, text)
+        self.assertIn("FORBIDDEN  reduce.cu uses what the labs may not; the grader gives this lab 0 points", text)
+        self.assertIn("calls fopen: the lab's code may not open files", text)
+        self.assertNotIn("PASS", text)
 
     def test_all_pass(self):
         status, text = self.main("03", "all_pass()")
