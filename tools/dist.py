@@ -42,7 +42,7 @@ RELEASE = (
 # What it leaves out, and why.
 LEAVE_OUT = {
     "solutions/": "the reference solutions",
-    "tests/wrong/": "known-wrong submissions: copies of the solutions with one bug each",
+    "tests/wrong/": "known-wrong submissions: the solutions with one bug each, made from mutations.toml",
     "tests/grader/": "the grader's tests build and grade the reference solutions",
     "tests/gpu/": "end-to-end tests that grade the reference solutions",
     "tests/selfstudy/": "they profile the solutions and use tests/grader's fakes",

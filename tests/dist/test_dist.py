@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 from tests.dist.support import KIT, SM, have_nvcc, leaks_in, run, shared_harness_build, solution_secrets, tracked
+from tests.wrong.materialize import mutated_text
 
 _spec = importlib.util.spec_from_file_location("dist", KIT / "tools" / "dist.py")
 dist = importlib.util.module_from_spec(_spec)
@@ -45,10 +46,12 @@ class Rules(unittest.TestCase):
     def test_a_solution_file_is_refused(self):
         # Labs 01-04 are left out here: their answers' distinctive lines are all handed out elsewhere (the harness's
         # baseline is lab 01's kernel; later skeletons start from earlier answers), so only labs 05-08 can leak.
-        for rel in ("solutions/05-coarsened/reduce.cu", "solutions/08-single-pass/scan.cu",
-                    "tests/wrong/no-barrier/06-scan/scan.cu"):
+        texts = {rel: (KIT / rel).read_bytes()
+                 for rel in ("solutions/05-coarsened/reduce.cu", "solutions/08-single-pass/scan.cu")}
+        texts["the no-barrier wrong submission"] = mutated_text("no-barrier").encode()
+        for rel, text in texts.items():
             with self.subTest(rel=rel), self.assertRaisesRegex(dist.DistError, "code of the reference solutions"):
-                dist.check_leaks({"handouts/notes.md": (KIT / rel).read_bytes()})
+                dist.check_leaks({"handouts/notes.md": text})
 
     def test_a_renamed_target_stops_the_build(self):
         text = (KIT / "Makefile").read_text().replace("\nskeletons:", "\nderive-labs:")

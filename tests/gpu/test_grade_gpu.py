@@ -20,6 +20,8 @@ import time
 import unittest
 from pathlib import Path
 
+from tests.wrong.materialize import submission
+
 KIT = Path(__file__).resolve().parents[2]
 GRADE = KIT / "grader" / "grade.py"
 SOURCES = {"01-global-strided": "reduce.cu", "02-shared-strided": "reduce.cu", "03-sequential": "reduce.cu",
@@ -63,6 +65,16 @@ def lab_of(name: str) -> str:
 
 class GradeOnGPU(unittest.TestCase):
     graded = {}  # (submission, lab) -> (exit status, table, tests): the solutions are graded once for two tests
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.wrong_root = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(cls.wrong_root.cleanup)
+
+    def wrong(self, name):
+        """The known-wrong submission name (tests/wrong/mutations.toml), made from the solutions."""
+        return submission(name, self.wrong_root.name)
 
     def grade(self, submission, lab=None, *extra):
         """Runs grade.py on submission (relative to the kit, or absolute) with the extra arguments and returns
@@ -135,24 +147,24 @@ class GradeOnGPU(unittest.TestCase):
         return tests
 
     def test_dropping_the_last_element_fails(self):
-        self.assert_wrong("tests/wrong/drop-one", "03-sequential", "exact integer data", "wrong sum")
+        self.assert_wrong(self.wrong("drop-one"), "03-sequential", "exact integer data", "wrong sum")
 
     def test_counting_an_element_twice_fails(self):
-        self.assert_wrong("tests/wrong/double-count", "04-unrolled", "exact integer data", "wrong sum")
+        self.assert_wrong(self.wrong("double-count"), "04-unrolled", "exact integer data", "wrong sum")
 
     def test_unstable_compaction_fails(self):
-        self.assert_wrong("tests/wrong/unstable", "07-compact", "edge sizes",
+        self.assert_wrong(self.wrong("unstable"), "07-compact", "edge sizes",
                           r"element \d+: got -?\d+, expected -?\d+ .*the kept elements must stay in input order")
 
     def test_writing_past_the_output_fails(self):
-        tests = self.assert_wrong("tests/wrong/overflow-write", "07-compact", "edge sizes",
+        tests = self.assert_wrong(self.wrong("overflow-write"), "07-compact", "edge sizes",
                                   r"wrote past the end of the output: element \d+ was written")
         self.assertIn("wrote past the end", tests["07-compact: datasets"]["output"])
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
         """The race of tests/wrong/no-barrier may or may not show on a given run and GPU: the submission must lose
         points only if some case failed; otherwise the test skips."""
-        status, table, tests = self.grade("tests/wrong/no-barrier", "06-scan")
+        status, table, tests = self.grade(self.wrong("no-barrier"), "06-scan")
         failed = {n: t for n, t in tests.items() if n != f"06-scan: {PERFORMANCE}" and t["score"] < t["max_score"]}
         if not failed:
             self.skipTest("the Kogge-Stone race of tests/wrong/no-barrier did not show this time: every case passed")
@@ -173,7 +185,7 @@ class GradeOnGPU(unittest.TestCase):
                                                         r"main")}
         for folder, (lab, message) in cases.items():
             with self.subTest(folder):
-                status, table, tests = self.grade(f"tests/wrong/{folder}", lab)
+                status, table, tests = self.grade(self.wrong(folder), lab)
                 self.assertEqual(status, 1, table)
                 static = tests[f"{lab}: {STATIC_CHECKS}"]
                 self.assertEqual(static["status"], "failed", table)
@@ -185,7 +197,7 @@ class GradeOnGPU(unittest.TestCase):
                                       f"{name}\n{table}")
 
     def test_compile_error_is_reported(self):
-        status, table, tests = self.grade("tests/wrong/compile-error", "02-shared-strided")
+        status, table, tests = self.grade(self.wrong("compile-error"), "02-shared-strided")
         self.assertEqual(status, 1, table)
         self.assertTrue(all(t["score"] == 0 for t in tests.values()), table)
         first = tests["02-shared-strided: datasets"]["output"]
@@ -199,7 +211,7 @@ class GradeOnGPU(unittest.TestCase):
         timeout = 20
         with tempfile.TemporaryDirectory() as tmp:
             sub = Path(tmp) / "sub"
-            shutil.copytree(KIT / "tests" / "wrong" / "infinite-loop" / "03-sequential", sub / "03-sequential")
+            shutil.copytree(self.wrong("infinite-loop") / "03-sequential", sub / "03-sequential")
             shutil.copytree(KIT / "solutions" / "04-unrolled", sub / "04-unrolled",
                             ignore=shutil.ignore_patterns("build"))
             start = time.monotonic()
@@ -221,7 +233,7 @@ class GradeOnGPU(unittest.TestCase):
     def test_writing_past_the_scan_output_loses_points(self):
         """tests/wrong/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside
         any allocation would be a CUDA error instead): not full marks either way."""
-        status, table, tests = self.grade("tests/wrong/out-of-bounds-write", "06-scan")
+        status, table, tests = self.grade(self.wrong("out-of-bounds-write"), "06-scan")
         self.assertEqual(status, 1, table)
         self.assertEqual(tests[f"06-scan: {STATIC_CHECKS}"]["status"], "passed", table)
         edge = tests["06-scan: edge sizes"]

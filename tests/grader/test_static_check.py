@@ -27,6 +27,7 @@ from grader.grade import main
 from grader.run import run_process
 from grader.static_check import KIT_API, KIT_COMMON, KIT_INTERNAL, RULES, Symbol, ToolError, check_symbols, short_name
 from tests.grader.fakes import KIT, write_file
+from tests.wrong.materialize import submission
 
 LABS = {"01-global-strided": ("reduce", "reduce.cu"), "02-shared-strided": ("reduce", "reduce.cu"),
         "03-sequential": ("reduce", "reduce.cu"), "04-unrolled": ("reduce", "reduce.cu"),
@@ -317,7 +318,7 @@ class RealObjects(unittest.TestCase):
                 if (KIT / top / lab / source).is_file():
                     jobs[(top, lab)] = (pattern, KIT / top / lab / source)
         for folder, lab in WRONG:
-            jobs[("wrong", folder)] = (LABS[lab][0], KIT / "tests" / "wrong" / folder / lab / LABS[lab][1])
+            jobs[("wrong", folder)] = (LABS[lab][0], submission(folder, root / "wrong") / lab / LABS[lab][1])
         for name, (pattern, text, _, _) in (("sneaky", SNEAKY), ("startup", STARTUP), ("honest", HONEST)):
             jobs[("made-up", name)] = (pattern, write_file(root / "src" / name, f"{pattern}.cu", text))
         jobs[("made-up", "compressed")] = (COMPRESSED[0], write_file(root / "src" / "compressed", "reduce.cu",
@@ -402,7 +403,7 @@ class GradeWrongSubmissions(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             sub = Path(tmp) / "sub"
             for folder, lab in (("host-sum", "01-global-strided"), ("compile-error", "02-shared-strided")):
-                shutil.copytree(KIT / "tests" / "wrong" / folder / lab, sub / lab)
+                shutil.copytree(submission(folder, Path(tmp) / "wrong") / lab, sub / lab)
             results, out = Path(tmp) / "results.json", io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 status = main(["--submission", str(sub), "--build-dir", str(Path(tmp) / "build"), "--results",
