@@ -1,0 +1,103 @@
+/*
+ * sim.h - the interface between the kit's SIMT simulator core (PTX parser and interpreter: sim/ptx*.c,
+ * sim/interp*.c) and its CUDA runtime replacement (sim/runtime.c, sim/fatbin.c), which lets an unmodified lab
+ * program (harness + the student's file, built with -cudart none and PTX embedded) run on the CPU.
+ *
+ * Memory model: device memory is host memory. cudaMalloc in the runtime allocates host memory and registers it
+ * here (sim_mem_register); a device pointer is the host address. The interpreter checks every global access
+ * against the registered regions and the module's own .global variables, and reports an access outside all of
+ * them as an out-of-bounds error naming the kernel, the PTX instruction, the source line (.loc) and the thread.
+ *
+ * Errors: functions that can fail return 0 on success and a nonzero sim_status otherwise, and write a one-line,
+ * human-readable explanation to `err` (at most errlen bytes, always NUL-terminated). A failed launch leaves the
+ * full diagnostic (what, where: kernel, file:line, block and thread) in the sim_launch_result.
+ *
+ * Threading: single-threaded; blocks of a grid run one after another in blockIdx order (x fastest), the warps of a
+ * block interleaved at barriers. Kernels run to completion inside sim_launch (launches are synchronous).
+ */
+#ifndef PPL_SIM_H
+#define PPL_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sim_status {
+    SIM_OK = 0,
+    SIM_ERR_PARSE = 1,         /* PTX text the parser does not accept */
+    SIM_ERR_UNSUPPORTED = 2,   /* an instruction or directive the interpreter does not implement */
+    SIM_ERR_NO_KERNEL = 3,     /* no .entry of that name */
+    SIM_ERR_BAD_LAUNCH = 4,    /* zero or too large grid/block, too much shared memory */
+    SIM_ERR_OUT_OF_BOUNDS = 5, /* global, shared, local or param access outside any valid region */
+    SIM_ERR_DEADLOCK = 6,      /* a barrier that not every (non-exited) thread of the block reaches */
+    SIM_ERR_BAD_SYNC_MASK = 7, /* shfl/vote/bar.warp.sync with a mask naming lanes that are not converged */
+    SIM_ERR_TRAP = 8,          /* trap / brkpt / a failed assert */
+    SIM_ERR_MISALIGNED = 9,    /* an access not aligned to its size */
+    SIM_ERR_LIMIT = 10         /* the instruction budget (PPL_SIM_MAX_INSTRUCTIONS) ran out: likely a hang */
+} sim_status;
+
+typedef struct sim_dim3 { unsigned x, y, z; } sim_dim3;
+
+/* ---- global memory regions (owned by the runtime) ---- */
+
+/* Declares [base, base + bytes) valid device memory; label names it in messages ("cudaMalloc #3, 4096 bytes"). */
+void sim_mem_register(const void *base, size_t bytes, const char *label);
+/* Forgets the region that starts at base; returns 0, or nonzero when no region starts there. */
+int sim_mem_unregister(const void *base);
+/* Marks [p, p + bytes) of registered memory as initialized or not (initcheck of global memory; cudaMalloc'd memory
+   starts uninitialized, cudaMemcpy/cudaMemset and kernel stores initialize). */
+void sim_mem_set_initialized(const void *p, size_t bytes, int initialized);
+
+/* ---- modules ---- */
+
+typedef struct sim_module sim_module;
+
+/* Parses one PTX module (the text of one PTX entry of a fatbinary; `origin` names it in messages, e.g. the
+   program's path). Allocates the module's .global/.const variables (zero-filled or with their initializers). */
+sim_module *sim_module_load(const char *ptx, size_t len, const char *origin, char *err, size_t errlen);
+void sim_module_free(sim_module *m);
+/* The address and size of a module-scope .global or .const variable (a __device__ variable), for
+   __cudaRegisterVar / cudaMemcpyToSymbol; NULL when the module has none of that name. */
+void *sim_module_global(sim_module *m, const char *name, size_t *bytes);
+/* Nonzero when the module has a .entry (kernel) of that (mangled) name. */
+int sim_module_has_kernel(const sim_module *m, const char *name);
+
+/* ---- launches ---- */
+
+typedef struct sim_launch_result {
+    sim_status status;
+    char message[2048]; /* on failure: what happened, the kernel, the instruction, file:line, block and thread */
+} sim_launch_result;
+
+/* Runs kernel `name` of module m: grid x block threads, dynamic_shared bytes of extern shared memory. args is the
+   cudaLaunchKernel argument array (args[i] points to the i-th parameter's value; sizes and alignment come from
+   the .entry's .param declarations). Returns the status also stored in *result. */
+sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 block, size_t dynamic_shared,
+                      void **args, sim_launch_result *result);
+
+/* ---- counts and findings ---- */
+
+/* What each launch counts, per kernel and per source line (see sim/README.md for how each is counted):
+   warp instructions issued, active lanes summed over them (SIMT efficiency = lanes / (32 * instructions)),
+   branches and divergent branches, shared-memory requests and the extra wavefronts bank conflicts cost, global
+   load/store requests and the 32-byte sectors they touch. Findings are hazards that do not stop the kernel:
+   uninitialized shared/global reads, intra-warp shared-memory races with no __syncwarp or barrier between them. */
+
+/* Writes every kernel's counts, per-line counts and findings so far as text (human-readable tables) or JSON. */
+void sim_report_text(FILE *out);
+void sim_report_json(FILE *out);
+/* The number of findings (hazards) recorded so far; nonzero findings make the runtime's exit status nonzero when
+   PPL_SIM_STRICT=1. */
+size_t sim_findings_count(void);
+/* Forgets all counts and findings. */
+void sim_report_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PPL_SIM_H */
