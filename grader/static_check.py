@@ -324,6 +324,13 @@ def short_name(demangled: str) -> str:
     return name.replace("{anonymous}", "(anonymous namespace)")
 
 
+def c_name(name: str) -> str:
+    """The C function a student wrote for a symbol the compiler put in its place: glibc's fortified variants
+    (-D_FORTIFY_SOURCE, on by default in some distributions' compilers) are named as written:
+    "__fread_chk" -> "fread", "__printf_chk" -> "printf"."""
+    return re.sub(r"^__(\w+?)_chk$", r"\1", name)
+
+
 def _names(names) -> str:
     names = list(dict.fromkeys(names))
     shown = ", ".join(names[:MAX_NAMES])
@@ -360,7 +367,7 @@ def check_symbols(symbols, pattern: str, device_functions=()) -> list:
             if rule.where == "contains" and "__device_stub__" in sym.demangled:
                 continue  # a kernel's launch stub: the kernel itself is named, and the stub's parameters are not
             if _matches(rule.patterns, sym.name if rule.raw else sym.demangled):
-                hits.setdefault(rule.key, []).append(short_name(sym.demangled) if not rule.raw else sym.name)
+                hits.setdefault(rule.key, []).append(c_name(short_name(sym.demangled) if not rule.raw else sym.name))
                 break
     for sym in device_functions:
         if _matches(RULES[0].patterns, sym.demangled):

@@ -11,6 +11,8 @@ saying what it means:
 
   time and DRAM traffic     gpu__time_duration.sum, dram__bytes_read.sum (bandwidth = bytes / time)
   shared-memory banks       l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum
+  issued work              smsp__inst_executed.sum (warp instructions issued: the idle lanes of a divergent
+                            warp still cost its issue slots)
   SIMT efficiency           smsp__thread_inst_executed_pred_on_per_inst_executed.ratio (threads per warp
                             instruction not predicated off: a divergent `if` the compiler turns into predicated
                             code still idles lanes)
@@ -225,6 +227,7 @@ def summarize(launches: list) -> dict:
         "bandwidth": bandwidth,
         "bank_ld": _sum(launches, BANK_LD),
         "bank_st": _sum(launches, BANK_ST),
+        "warp_insts": _sum(launches, INST),
         "threads_per_inst": _weighted(launches, THREADS_PER_INST, INST),
         "sectors_per_request": _ratio(_sum(launches, GLOBAL_SECTORS), _sum(launches, GLOBAL_REQUESTS)),
     }
@@ -261,9 +264,13 @@ ROWS = [  # key, label, format, explanation
      "banks for different words). It also counts some passes that are not conflicts, so compare the columns rather "
      "than read one alone; the handout of lab 03 works out which accesses truly conflict"),
     ("bank_st", "bank conflicts, shared stores", _count, "the same for stores to shared memory"),
+    ("warp_insts", "warp instructions issued", _count,
+     "instructions the warps issued, each costing an issue slot however few of its 32 lanes work: lab 02 runs every "
+     "step of the tree in every warp, lab 03 leaves whole warps out of the later steps, so it issues fewer"),
     ("threads_per_inst", "working threads per warp inst.", _fixed(1, " of 32"),
-     "SIMT efficiency: lanes not predicated off per instruction a warp issues; lab 02's `t % (2*stride)` leaves most "
-     "lanes idle, lab 03 keeps the working threads together in whole warps"),
+     "lanes not predicated off, averaged over every instruction issued (SIMT efficiency). Read it with the row "
+     "above: a kernel that stops issuing for idle warps can average fewer lanes (lab 03's last five steps run in "
+     "one partly idle warp) while doing much less work in all"),
     ("sectors_per_request", "sectors per global load", _fixed(2),
      "32-byte sectors fetched per warp-wide global load: 4 is ideal for 4-byte loads (128 contiguous bytes), 16 "
      "for float4/int4 loads (labs 05, 06); more means scattered, uncoalesced addresses"),

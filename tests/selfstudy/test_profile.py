@@ -94,7 +94,7 @@ class Table(unittest.TestCase):
     def test_side_by_side(self):
         lab02 = profile.summarize(profile.parse_ncu_csv(samples.LAB02_CSV))
         lab03 = dict(lab02, bank_ld=0.0, bank_st=0.0, wavefronts_per_ld=1.0, threads_per_inst=31.5,
-                     branch_uniform=99.0, time=20e-6)
+                     branch_uniform=99.0, time=20e-6, warp_insts=4e6)
         text = profile.side_by_side([("yours", lab03), ("lab 02 ref", lab02)], input_bytes=4.0 * 2 ** 24)
         lines = text.splitlines()
         self.assertTrue(lines[0].rstrip().endswith("yours      lab 02 ref"), lines[0])
@@ -103,6 +103,7 @@ class Table(unittest.TestCase):
         self.assertIn("asking one of the 32 banks for different words", words)
         self.assertIn("compare the columns rather than read one alone", words)
         self.assertRegex(text, r"working threads per warp inst\.\s+31\.5 of 32\s+27\.3 of 32\n")
+        self.assertRegex(text, r"warp instructions issued\s+4,000,000\s+11,000,000\n")  # summed over 3 launches
         self.assertRegex(text, r"GPU time, all launches\s+0\.020 ms\s+0\.055 ms\n")
         self.assertRegex(text, r"DRAM read bandwidth\s+1,221 GB/s\s+1,221 GB/s\n")
         self.assertRegex(text, r"sectors per global load\s+4\.00\s+4\.00\n")
