@@ -1,0 +1,787 @@
+/*
+ * interp_alu.c - arithmetic, logic, comparison, selection, conversion and move instructions.
+ *
+ * Each instruction runs as one loop over the lanes of the mask; the type switch is outside the lane loop, and the
+ * common 32-bit integer and f32 cases have loops of their own. Results are stored zero-extended in 64-bit slots
+ * (signed loads excepted, which sign-extend); every operation reads its operands at its own width, so a slot's
+ * upper bits never matter. Floating point is IEEE binary32/binary64 in round-to-nearest-even (the host's default
+ * mode); .rz/.rm/.rp are honoured by cvt (and by float->int roundings), .ftz flushes f32 subnormals.
+ */
+#include <fenv.h>
+#include <limits.h>
+#include <math.h>
+
+#include "interp_internal.h"
+
+static inline float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+
+static inline unsigned tbits(int t) { return ptx_type_size((ptx_type)t) * 8; }
+
+/* f16 <-> f32 (IEEE binary16), round to nearest even. */
+static float half_to_float(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, f = h & 0x3ff, u;
+    if (e == 0) {
+        if (f == 0)
+            u = s;
+        else {
+            float v = ldexpf((float)f, -24);
+            return s ? -v : v;
+        }
+    } else if (e == 31)
+        u = s | 0x7f800000u | (f << 13);
+    else
+        u = s | ((e + 112) << 23) | (f << 13);
+    return f32(u);
+}
+
+static uint16_t float_to_half(float x)
+{
+    uint32_t u = (uint32_t)bf32(x);
+    uint16_t s = (uint16_t)((u >> 16) & 0x8000);
+    if (isnan(x))
+        return s | 0x7e00;
+    float a = fabsf(x);
+    if (a >= 65520.0f)
+        return s | 0x7c00;
+    if (a < ldexpf(1.0f, -14)) { /* subnormal half */
+        float q = nearbyintf(a * ldexpf(1.0f, 24));
+        return s | (uint16_t)q;
+    }
+    int e;
+    float mnt = frexpf(a, &e); /* a = mnt * 2^e, mnt in [0.5, 1) */
+    float q = nearbyintf(mnt * 2048.0f); /* 11 significant bits */
+    if (q >= 2048.0f) {
+        q /= 2;
+        e++;
+    }
+    uint16_t he = (uint16_t)(e - 1 + 15);
+    if (he >= 31)
+        return s | 0x7c00;
+    return s | (uint16_t)(he << 10) | ((uint16_t)q & 0x3ff);
+}
+
+static double read_float(uint64_t v, int t)
+{
+    if (t == T_F32)
+        return f32(v);
+    if (t == T_F16)
+        return half_to_float((uint16_t)v);
+    return f64(v);
+}
+
+static int fe_mode(int rnd)
+{
+    switch (rnd) {
+    case RND_RZ: case RND_RZI: return FE_TOWARDZERO;
+    case RND_RM: case RND_RMI: return FE_DOWNWARD;
+    case RND_RP: case RND_RPI: return FE_UPWARD;
+    default: return FE_TONEAREST;
+    }
+}
+
+static double round_integral(double d, int rnd)
+{
+    switch (rnd) {
+    case RND_RZI: case RND_RZ: return trunc(d);
+    case RND_RMI: case RND_RM: return floor(d);
+    case RND_RPI: case RND_RP: return ceil(d);
+    default: return nearbyint(d); /* rni / rn: to nearest even */
+    }
+}
+
+/* cvt.dt.st with rounding mode, .sat and .ftz. */
+static uint64_t cvt_value(uint64_t v, int dt, int st, int rnd, int sat, int ftz)
+{
+    unsigned db = tbits(dt), sb = tbits(st);
+    int df = type_float(dt), sf = type_float(st);
+    if (!df && !sf) {
+        uint64_t x;
+        if (sat) {
+            int64_t sv = type_signed(st) ? sx(v, sb) : (int64_t)zx(v, sb);
+            int neg = type_signed(st) && sv < 0;
+            uint64_t uv = zx(v, sb);
+            if (type_signed(dt)) {
+                int64_t hi = db >= 64 ? INT64_MAX : (int64_t)((1ull << (db - 1)) - 1);
+                int64_t lo = db >= 64 ? INT64_MIN : -(int64_t)(1ull << (db - 1));
+                if (!type_signed(st) && uv > (uint64_t)hi)
+                    return zx((uint64_t)hi, db);
+                if (sv > hi)
+                    sv = hi;
+                if (sv < lo)
+                    sv = lo;
+                return zx((uint64_t)sv, db);
+            }
+            uint64_t hi = db >= 64 ? UINT64_MAX : (1ull << db) - 1;
+            if (neg)
+                return 0;
+            return type_signed(st) ? ((uint64_t)sv > hi ? hi : (uint64_t)sv) : (uv > hi ? hi : uv);
+        }
+        x = type_signed(st) ? (uint64_t)sx(v, sb) : zx(v, sb);
+        return zx(x, db);
+    }
+    if (sf && df) {
+        double d = read_float(v, st);
+        if (ftz && st == T_F32)
+            d = ftz32((float)d);
+        if (rnd >= RND_RNI)
+            d = round_integral(d, rnd);
+        if (sat)
+            d = isnan(d) ? 0.0 : d < 0 ? 0.0 : d > 1 ? 1.0 : d;
+        if (dt == T_F64)
+            return bf64(d);
+        float f;
+        if (rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP) {
+            int old = fegetround();
+            fesetround(fe_mode(rnd));
+            volatile double vd = d;
+            f = (float)vd;
+            fesetround(old);
+        } else {
+            f = (float)d;
+        }
+        if (ftz)
+            f = ftz32(f);
+        if (dt == T_F16)
+            return float_to_half(f);
+        return bf32(f);
+    }
+    if (sf) { /* float -> int: round, then clamp to the destination range (PTX saturates), NaN -> 0 */
+        double d = read_float(v, st);
+        if (isnan(d))
+            return 0;
+        d = round_integral(d, rnd ? rnd : RND_RZI);
+        if (type_signed(dt)) {
+            double hi = db >= 64 ? 9223372036854775807.0 : (double)((1ull << (db - 1)) - 1);
+            double lo = db >= 64 ? -9223372036854775808.0 : -(double)(1ull << (db - 1));
+            if (d >= hi)
+                return zx(db >= 64 ? (uint64_t)INT64_MAX : (uint64_t)hi, db);
+            if (d <= lo)
+                return zx(db >= 64 ? (uint64_t)INT64_MIN : (uint64_t)(int64_t)lo, db);
+            return zx((uint64_t)(int64_t)d, db);
+        }
+        double hi = db >= 64 ? 18446744073709551615.0 : (double)((1ull << db) - 1);
+        if (d <= 0)
+            return 0;
+        if (d >= hi)
+            return db >= 64 ? UINT64_MAX : (uint64_t)hi;
+        return (uint64_t)d;
+    }
+    /* int -> float */
+    int old = 0, chg = rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP;
+    if (chg) {
+        old = fegetround();
+        fesetround(fe_mode(rnd));
+    }
+    uint64_t r;
+    if (dt == T_F64) {
+        volatile double d = type_signed(st) ? (double)sx(v, sb) : (double)zx(v, sb);
+        r = bf64(d);
+    } else {
+        volatile float f = type_signed(st) ? (float)sx(v, sb) : (float)zx(v, sb);
+        if (sat)
+            f = f < 0 ? 0.0f : f > 1 ? 1.0f : f;
+        r = dt == T_F16 ? float_to_half(f) : bf32(f);
+    }
+    if (chg)
+        fesetround(old);
+    return r;
+}
+
+static int compare(int cmp, int t, uint64_t a, uint64_t b)
+{
+    if (type_float(t)) {
+        double x = read_float(a, t), y = read_float(b, t);
+        int un = isnan(x) || isnan(y);
+        switch (cmp) {
+        case CMP_EQ: return !un && x == y;
+        case CMP_NE: return !un && x != y;
+        case CMP_LT: return !un && x < y;
+        case CMP_LE: return !un && x <= y;
+        case CMP_GT: return !un && x > y;
+        case CMP_GE: return !un && x >= y;
+        case CMP_EQU: return un || x == y;
+        case CMP_NEU: return un || x != y;
+        case CMP_LTU: return un || x < y;
+        case CMP_LEU: return un || x <= y;
+        case CMP_GTU: return un || x > y;
+        case CMP_GEU: return un || x >= y;
+        case CMP_NUM: return !un;
+        case CMP_NAN: return un;
+        default: return 0;
+        }
+    }
+    unsigned bits = tbits(t);
+    if (type_signed(t)) {
+        int64_t x = sx(a, bits), y = sx(b, bits);
+        switch (cmp) {
+        case CMP_EQ: return x == y;
+        case CMP_NE: return x != y;
+        case CMP_LT: return x < y;
+        case CMP_LE: return x <= y;
+        case CMP_GT: return x > y;
+        case CMP_GE: return x >= y;
+        default: break;
+        }
+    }
+    uint64_t x = zx(a, bits), y = zx(b, bits);
+    switch (cmp) {
+    case CMP_EQ: return x == y;
+    case CMP_NE: return x != y;
+    case CMP_LT: case CMP_LO: return x < y;
+    case CMP_LE: case CMP_LS: return x <= y;
+    case CMP_GT: case CMP_HI: return x > y;
+    case CMP_GE: case CMP_HS: return x >= y;
+    default: return 0;
+    }
+}
+
+static uint64_t mulhi_u64(uint64_t a, uint64_t b) { return (uint64_t)(((unsigned __int128)a * b) >> 64); }
+static int64_t mulhi_s64(int64_t a, int64_t b) { return (int64_t)(((__int128)a * b) >> 64); }
+
+/* Integer multiply with .lo/.hi/.wide (result bits: wide doubles the width). */
+static uint64_t imul(int mod, int t, uint64_t a, uint64_t b)
+{
+    unsigned bits = tbits(t);
+    int s = type_signed(t);
+    if (mod == MUL_WIDE) {
+        if (bits == 32)
+            return s ? (uint64_t)(sx(a, 32) * sx(b, 32)) : zx(a, 32) * zx(b, 32);
+        if (bits == 16)
+            return zx(s ? (uint64_t)(sx(a, 16) * sx(b, 16)) : zx(a, 16) * zx(b, 16), 32);
+        return zx(a * b, 64); /* mul.wide.u64 is not PTX; keep the low half */
+    }
+    if (mod == MUL_HI) {
+        if (bits == 64)
+            return s ? (uint64_t)mulhi_s64((int64_t)a, (int64_t)b) : mulhi_u64(a, b);
+        if (s)
+            return zx((uint64_t)((sx(a, bits) * sx(b, bits)) >> bits), bits);
+        return zx((zx(a, bits) * zx(b, bits)) >> bits, bits);
+    }
+    return zx(a * b, bits);
+}
+
+static uint64_t imin_max(int is_max, int t, uint64_t a, uint64_t b)
+{
+    unsigned bits = tbits(t);
+    if (type_signed(t)) {
+        int64_t x = sx(a, bits), y = sx(b, bits);
+        return zx((uint64_t)(is_max ? (x > y ? x : y) : (x < y ? x : y)), bits);
+    }
+    uint64_t x = zx(a, bits), y = zx(b, bits);
+    return is_max ? (x > y ? x : y) : (x < y ? x : y);
+}
+
+static uint64_t idiv(int is_rem, int t, uint64_t a, uint64_t b)
+{
+    unsigned bits = tbits(t);
+    if (type_signed(t)) {
+        int64_t x = sx(a, bits), y = sx(b, bits);
+        if (y == 0)
+            return is_rem ? zx((uint64_t)x, bits) : zx(UINT64_MAX, bits);
+        if (y == -1)
+            return is_rem ? 0 : zx((uint64_t)(0 - (uint64_t)x), bits);
+        return zx((uint64_t)(is_rem ? x % y : x / y), bits);
+    }
+    uint64_t x = zx(a, bits), y = zx(b, bits);
+    if (y == 0)
+        return is_rem ? x : zx(UINT64_MAX, bits);
+    return is_rem ? x % y : x / y;
+}
+
+static uint64_t fbin(int op, int t, int ftz, uint64_t a, uint64_t b)
+{
+    if (t == T_F32) {
+        float x = f32(a), y = f32(b), r;
+        if (ftz) {
+            x = ftz32(x);
+            y = ftz32(y);
+        }
+        switch (op) {
+        case OP_ADD: r = x + y; break;
+        case OP_SUB: r = x - y; break;
+        case OP_MUL: r = x * y; break;
+        case OP_DIV: r = x / y; break;
+        case OP_MIN: r = fminf(x, y); break;
+        case OP_MAX: r = fmaxf(x, y); break;
+        case OP_COPYSIGN: r = copysignf(y, x); break;
+        default: r = 0; break;
+        }
+        return bf32(ftz ? ftz32(r) : r);
+    }
+    double x = read_float(a, t), y = read_float(b, t), r;
+    switch (op) {
+    case OP_ADD: r = x + y; break;
+    case OP_SUB: r = x - y; break;
+    case OP_MUL: r = x * y; break;
+    case OP_DIV: r = x / y; break;
+    case OP_MIN: r = fmin(x, y); break;
+    case OP_MAX: r = fmax(x, y); break;
+    case OP_COPYSIGN: r = copysign(y, x); break;
+    default: r = 0; break;
+    }
+    return t == T_F16 ? float_to_half((float)r) : bf64(r);
+}
+
+static uint64_t fun(int op, int t, int ftz, uint64_t a)
+{
+    if (t == T_F32) {
+        float x = f32(a), r;
+        if (ftz)
+            x = ftz32(x);
+        switch (op) {
+        case OP_ABS: r = fabsf(x); break;
+        case OP_NEG: r = -x; break;
+        case OP_RCP: r = 1.0f / x; break;
+        case OP_SQRT: r = sqrtf(x); break;
+        case OP_RSQRT: r = 1.0f / sqrtf(x); break;
+        case OP_SIN: r = sinf(x); break;
+        case OP_COS: r = cosf(x); break;
+        case OP_LG2: r = log2f(x); break;
+        case OP_EX2: r = exp2f(x); break;
+        case OP_TANH: r = tanhf(x); break;
+        default: r = 0; break;
+        }
+        return bf32(ftz ? ftz32(r) : r);
+    }
+    double x = read_float(a, t), r;
+    switch (op) {
+    case OP_ABS: r = fabs(x); break;
+    case OP_NEG: r = -x; break;
+    case OP_RCP: r = 1.0 / x; break;
+    case OP_SQRT: r = sqrt(x); break;
+    case OP_RSQRT: r = 1.0 / sqrt(x); break;
+    case OP_SIN: r = sin(x); break;
+    case OP_COS: r = cos(x); break;
+    case OP_LG2: r = log2(x); break;
+    case OP_EX2: r = exp2(x); break;
+    case OP_TANH: r = tanh(x); break;
+    default: r = 0; break;
+    }
+    return t == T_F16 ? float_to_half((float)r) : bf64(r);
+}
+
+static uint64_t prmt(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t src = zx(a, 32) | (zx(b, 32) << 32);
+    uint32_t r = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned sel = (unsigned)(c >> (4 * i)) & 0xf;
+        uint8_t byte = (uint8_t)(src >> (8 * (sel & 7)));
+        if (sel & 8)
+            byte = (byte & 0x80) ? 0xff : 0;
+        r |= (uint32_t)byte << (8 * i);
+    }
+    return r;
+}
+
+static uint64_t bfe(int t, uint64_t a, uint64_t b, uint64_t c)
+{
+    unsigned bits = tbits(t), pos = (unsigned)b & 0xff, len = (unsigned)c & 0xff;
+    int s = type_signed(t);
+    uint64_t x = zx(a, bits);
+    int sbit;
+    if (s) {
+        unsigned top = pos + len - 1;
+        sbit = len == 0 ? 0 : (int)((top >= bits ? x >> (bits - 1) : x >> top) & 1);
+    } else {
+        sbit = 0;
+    }
+    uint64_t r = 0;
+    for (unsigned i = 0; i < bits; i++) {
+        int bit;
+        if (i < len && pos + i <= bits - 1)
+            bit = (int)((x >> (pos + i)) & 1);
+        else
+            bit = sbit;
+        r |= (uint64_t)bit << i;
+    }
+    return r;
+}
+
+static uint64_t bfi(int t, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    unsigned bits = tbits(t), pos = (unsigned)c & 0xff, len = (unsigned)d & 0xff;
+    uint64_t f = zx(b, bits);
+    for (unsigned i = 0; i < len && pos + i < bits; i++) {
+        uint64_t bit = (a >> i) & 1;
+        f = (f & ~(1ull << (pos + i))) | (bit << (pos + i));
+    }
+    return f;
+}
+
+static uint64_t brev(uint64_t a, unsigned bits)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < bits; i++)
+        r |= ((a >> i) & 1) << (bits - 1 - i);
+    return r;
+}
+
+static uint64_t bfind(int t, int shiftamt, uint64_t a)
+{
+    unsigned bits = tbits(t);
+    uint64_t x = zx(a, bits);
+    if (type_signed(t) && (x >> (bits - 1)) & 1)
+        x = zx(~x, bits);
+    if (x == 0)
+        return 0xffffffffu;
+    unsigned msb = 63 - (unsigned)__builtin_clzll(x);
+    return shiftamt ? bits - 1 - msb : msb;
+}
+
+static int testp(int mode, int t, uint64_t a)
+{
+    double x = read_float(a, t);
+    switch (mode) {
+    case TESTP_FINITE: return isfinite(x);
+    case TESTP_INFINITE: return isinf(x);
+    case TESTP_NUMBER: return !isnan(x);
+    case TESTP_NOTANUMBER: return isnan(x);
+    case TESTP_NORMAL: return t == T_F32 ? fpclassify((float)x) == FP_NORMAL : fpclassify(x) == FP_NORMAL;
+    case TESTP_SUBNORMAL:
+        return t == T_F32 ? fpclassify(f32(a)) == FP_SUBNORMAL : fpclassify(x) == FP_SUBNORMAL;
+    default: return 0;
+    }
+}
+
+static uint64_t sat_s32(int64_t v) { return (uint32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v); }
+
+int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+{
+    const int t = ins->type;
+    const unsigned bits = tbits(t);
+    const int isf = type_float(t);
+    const int ftz = (ins->flags & IF_FTZ) != 0;
+    const ptx_operand *o = ins->ops;
+    uint64_t *D = ins->nops > 0 && o[0].kind == OK_REG ? sim_dst(w, &o[0]) : NULL;
+    const uint64_t *A = ins->nops > 1 ? sim_opv(c, w, &o[1], 0) : NULL;
+    const uint64_t *B = ins->nops > 2 ? sim_opv(c, w, &o[2], 1) : NULL;
+    const uint64_t *C = ins->nops > 3 ? sim_opv(c, w, &o[3], 2) : NULL;
+    const uint64_t *E = ins->nops > 4 ? sim_opv(c, w, &o[4], 3) : NULL;
+    switch (ins->op) {
+    case OP_MOV:
+        if (o[0].kind == OK_VEC) { /* unpack: mov.b64 {a, b}, d */
+            unsigned pb = bits / o[0].nvec;
+            for (int k = 0; k < o[0].nvec; k++)
+                if (o[0].vregs[k] >= 0) {
+                    uint64_t *d = w->regs + (size_t)o[0].vregs[k] * 32;
+                    FOR_LANES(m, d[l] = zx(A[l] >> (pb * k), pb));
+                }
+            return 0;
+        }
+        if (o[1].kind == OK_VEC) { /* pack: mov.b64 d, {a, b} */
+            unsigned pb = bits / o[1].nvec;
+            FOR_LANES(m, {
+                uint64_t v = 0;
+                for (int k = 0; k < o[1].nvec; k++)
+                    if (o[1].vregs[k] >= 0)
+                        v |= zx(w->regs[(size_t)o[1].vregs[k] * 32 + l], pb) << (pb * k);
+                D[l] = v;
+            });
+            return 0;
+        }
+        if (t == T_PRED)
+            FOR_LANES(m, D[l] = A[l] & 1);
+        else
+            FOR_LANES(m, D[l] = zx(A[l], bits));
+        return 0;
+    case OP_ADD:
+    case OP_SUB:
+        if (isf) {
+            if (t == T_F32 && !ftz && !(ins->flags & IF_SAT)) {
+                if (ins->op == OP_ADD)
+                    FOR_LANES(m, D[l] = bf32(f32(A[l]) + f32(B[l])));
+                else
+                    FOR_LANES(m, D[l] = bf32(f32(A[l]) - f32(B[l])));
+            } else {
+                FOR_LANES(m, {
+                    uint64_t r = fbin(ins->op, t, ftz, A[l], B[l]);
+                    if (ins->flags & IF_SAT) {
+                        double x = read_float(r, t);
+                        x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+                        r = t == T_F32 ? bf32((float)x) : bf64(x);
+                    }
+                    D[l] = r;
+                });
+            }
+        } else if (ins->flags & IF_SAT) {
+            FOR_LANES(m, D[l] = sat_s32(ins->op == OP_ADD ? sx(A[l], 32) + sx(B[l], 32) : sx(A[l], 32) - sx(B[l], 32)));
+        } else if (bits == 32) {
+            if (ins->op == OP_ADD)
+                FOR_LANES(m, D[l] = (uint32_t)(A[l] + B[l]));
+            else
+                FOR_LANES(m, D[l] = (uint32_t)(A[l] - B[l]));
+        } else if (bits == 64) {
+            if (ins->op == OP_ADD)
+                FOR_LANES(m, D[l] = A[l] + B[l]);
+            else
+                FOR_LANES(m, D[l] = A[l] - B[l]);
+        } else {
+            FOR_LANES(m, D[l] = zx(ins->op == OP_ADD ? A[l] + B[l] : A[l] - B[l], bits));
+        }
+        return 0;
+    case OP_MUL:
+        if (isf) {
+            if (t == T_F32 && !ftz)
+                FOR_LANES(m, D[l] = bf32(f32(A[l]) * f32(B[l])));
+            else
+                FOR_LANES(m, D[l] = fbin(OP_MUL, t, ftz, A[l], B[l]));
+        } else if (ins->mod == MUL_WIDE && t == T_U32) {
+            FOR_LANES(m, D[l] = (A[l] & 0xffffffffu) * (B[l] & 0xffffffffu));
+        } else if (ins->mod == MUL_WIDE && t == T_S32) {
+            FOR_LANES(m, D[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int64_t)(int32_t)B[l]));
+        } else {
+            FOR_LANES(m, D[l] = imul(ins->mod, t, A[l], B[l]));
+        }
+        return 0;
+    case OP_MAD:
+    case OP_FMA:
+        if (isf) {
+            if (t == T_F32)
+                FOR_LANES(m, {
+                    float x = f32(A[l]), y = f32(B[l]), z = f32(C[l]);
+                    if (ftz) {
+                        x = ftz32(x);
+                        y = ftz32(y);
+                        z = ftz32(z);
+                    }
+                    float r = fmaf(x, y, z);
+                    if (ins->flags & IF_SAT)
+                        r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+                    D[l] = bf32(ftz ? ftz32(r) : r);
+                });
+            else
+                FOR_LANES(m, D[l] = bf64(fma(f64(A[l]), f64(B[l]), f64(C[l]))));
+        } else if (ins->mod == MUL_WIDE) {
+            FOR_LANES(m, D[l] = imul(MUL_WIDE, t, A[l], B[l]) + C[l]);
+        } else if (ins->mod == MUL_HI && (ins->flags & IF_SAT)) {
+            FOR_LANES(m, D[l] = sat_s32((int64_t)sx(imul(MUL_HI, t, A[l], B[l]), 32) + sx(C[l], 32)));
+        } else if (bits == 32 && ins->mod == MUL_LO) {
+            FOR_LANES(m, D[l] = (uint32_t)(A[l] * B[l] + C[l]));
+        } else {
+            FOR_LANES(m, D[l] = zx(imul(ins->mod, t, A[l], B[l]) + C[l], bits));
+        }
+        return 0;
+    case OP_MUL24:
+    case OP_MAD24:
+        FOR_LANES(m, {
+            uint64_t x = type_signed(t) ? (uint64_t)sx(A[l], 24) : zx(A[l], 24);
+            uint64_t y = type_signed(t) ? (uint64_t)sx(B[l], 24) : zx(B[l], 24);
+            uint64_t p = type_signed(t) ? (uint64_t)((int64_t)x * (int64_t)y) : x * y;
+            uint64_t r = ins->mod == MUL_HI ? p >> 16 : p;
+            if (ins->op == OP_MAD24)
+                r += C[l];
+            D[l] = zx(r, 32);
+        });
+        return 0;
+    case OP_SAD:
+        FOR_LANES(m, {
+            uint64_t d;
+            if (type_signed(t)) {
+                int64_t x = sx(A[l], bits), y = sx(B[l], bits);
+                d = (uint64_t)(x > y ? x - y : y - x);
+            } else {
+                uint64_t x = zx(A[l], bits), y = zx(B[l], bits);
+                d = x > y ? x - y : y - x;
+            }
+            D[l] = zx(d + C[l], bits);
+        });
+        return 0;
+    case OP_DIV:
+    case OP_REM:
+        if (isf)
+            FOR_LANES(m, D[l] = fbin(OP_DIV, t, ftz, A[l], B[l]));
+        else if (t == T_U32 && ins->op == OP_REM)
+            FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] % y : (uint32_t)A[l]; });
+        else if (t == T_U32)
+            FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] / y : 0xffffffffu; });
+        else if (t == T_U64 && ins->op == OP_REM)
+            FOR_LANES(m, D[l] = B[l] ? A[l] % B[l] : A[l]);
+        else if (t == T_U64)
+            FOR_LANES(m, D[l] = B[l] ? A[l] / B[l] : UINT64_MAX);
+        else
+            FOR_LANES(m, D[l] = idiv(ins->op == OP_REM, t, A[l], B[l]));
+        return 0;
+    case OP_MIN:
+    case OP_MAX:
+        if (isf)
+            FOR_LANES(m, D[l] = fbin(ins->op, t, ftz, A[l], B[l]));
+        else
+            FOR_LANES(m, D[l] = imin_max(ins->op == OP_MAX, t, A[l], B[l]));
+        return 0;
+    case OP_COPYSIGN:
+        FOR_LANES(m, D[l] = fbin(OP_COPYSIGN, t, 0, A[l], B[l]));
+        return 0;
+    case OP_ABS:
+    case OP_NEG:
+        if (isf)
+            FOR_LANES(m, D[l] = fun(ins->op, t, ftz, A[l]));
+        else if (ins->op == OP_NEG)
+            FOR_LANES(m, D[l] = zx(0 - A[l], bits));
+        else
+            FOR_LANES(m, {
+                int64_t v = sx(A[l], bits);
+                D[l] = zx((uint64_t)(v < 0 ? -v : v), bits);
+            });
+        return 0;
+    case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_LG2: case OP_EX2: case OP_TANH:
+        FOR_LANES(m, D[l] = fun(ins->op, t, ftz, A[l]));
+        return 0;
+    case OP_TESTP:
+        FOR_LANES(m, D[l] = (uint64_t)testp(ins->mod, t, A[l]));
+        return 0;
+    case OP_AND:
+        FOR_LANES(m, D[l] = A[l] & B[l]);
+        if (bits < 64)
+            FOR_LANES(m, D[l] = zx(D[l], bits));
+        return 0;
+    case OP_OR:
+        FOR_LANES(m, D[l] = zx(A[l] | B[l], bits));
+        return 0;
+    case OP_XOR:
+        FOR_LANES(m, D[l] = zx(A[l] ^ B[l], bits));
+        return 0;
+    case OP_NOT:
+        if (t == T_PRED)
+            FOR_LANES(m, D[l] = !(A[l] & 1));
+        else
+            FOR_LANES(m, D[l] = zx(~A[l], bits));
+        return 0;
+    case OP_CNOT:
+        FOR_LANES(m, D[l] = zx(A[l], bits) == 0);
+        return 0;
+    case OP_SHL:
+        if (bits == 32)
+            FOR_LANES(m, D[l] = (uint32_t)B[l] >= 32 ? 0 : (uint32_t)(A[l] << (uint32_t)B[l]));
+        else
+            FOR_LANES(m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l] << (uint32_t)B[l], bits));
+        return 0;
+    case OP_SHR:
+        if (type_signed(t))
+            FOR_LANES(m, {
+                uint32_t s = (uint32_t)B[l];
+                D[l] = zx((uint64_t)(sx(A[l], bits) >> (s >= bits ? bits - 1 : s)), bits);
+            });
+        else
+            FOR_LANES(m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l], bits) >> (uint32_t)B[l]);
+        return 0;
+    case OP_POPC:
+        FOR_LANES(m, { uint64_t x = zx(A[l], bits); D[l] = ptx_popc32((uint32_t)x) + ptx_popc32((uint32_t)(x >> 32)); });
+        return 0;
+    case OP_CLZ:
+        FOR_LANES(m, {
+            uint64_t x = zx(A[l], bits);
+            D[l] = x == 0 ? bits : (uint64_t)(__builtin_clzll(x) - (64 - (int)bits));
+        });
+        return 0;
+    case OP_BREV:
+        FOR_LANES(m, D[l] = brev(A[l], bits));
+        return 0;
+    case OP_BFE:
+        FOR_LANES(m, D[l] = bfe(t, A[l], B[l], C[l]));
+        return 0;
+    case OP_BFI:
+        FOR_LANES(m, D[l] = bfi(t, A[l], B[l], C[l], E[l]));
+        return 0;
+    case OP_BFIND:
+        FOR_LANES(m, D[l] = bfind(t, (ins->flags & IF_SHIFTAMT) != 0, A[l]));
+        return 0;
+    case OP_PRMT:
+        FOR_LANES(m, D[l] = prmt(A[l], B[l], C[l]));
+        return 0;
+    case OP_SETP: {
+        /* setp.cmp[.bool].type p[|q], a, b[, c] */
+        uint64_t *Q = ins->dst2 >= 0 ? w->regs + (size_t)ins->dst2 * 32 : NULL;
+        int bop = ins->mod2 >= BOOL_AND && ins->mod2 <= BOOL_XOR && ins->nops > 3 ? ins->mod2 : 0;
+        int cneg = ins->nops > 3 ? o[3].neg : 0;
+        if (!bop && !Q && !isf && bits == 32 && !type_signed(t)) {
+            switch (ins->mod) {
+            case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = (uint32_t)A[l] < (uint32_t)B[l]); return 0;
+            case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = (uint32_t)A[l] > (uint32_t)B[l]); return 0;
+            case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = (uint32_t)A[l] >= (uint32_t)B[l]); return 0;
+            case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = (uint32_t)A[l] <= (uint32_t)B[l]); return 0;
+            case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 0;
+            case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 0;
+            default: break;
+            }
+        }
+        if (!bop && !Q && !isf && bits == 32 && type_signed(t)) {
+            switch (ins->mod) {
+            case CMP_LT: FOR_LANES(m, D[l] = (int32_t)A[l] < (int32_t)B[l]); return 0;
+            case CMP_GT: FOR_LANES(m, D[l] = (int32_t)A[l] > (int32_t)B[l]); return 0;
+            case CMP_GE: FOR_LANES(m, D[l] = (int32_t)A[l] >= (int32_t)B[l]); return 0;
+            case CMP_LE: FOR_LANES(m, D[l] = (int32_t)A[l] <= (int32_t)B[l]); return 0;
+            case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 0;
+            case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 0;
+            default: break;
+            }
+        }
+        if (!bop && !Q && !isf && bits == 64 && !type_signed(t)) {
+            switch (ins->mod) {
+            case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = A[l] < B[l]); return 0;
+            case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = A[l] > B[l]); return 0;
+            case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = A[l] >= B[l]); return 0;
+            case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = A[l] <= B[l]); return 0;
+            case CMP_EQ: FOR_LANES(m, D[l] = A[l] == B[l]); return 0;
+            case CMP_NE: FOR_LANES(m, D[l] = A[l] != B[l]); return 0;
+            default: break;
+            }
+        }
+        FOR_LANES(m, {
+            int r = compare(ins->mod, t, A[l], B[l]);
+            int nr = !r;
+            if (bop) {
+                int cv = (int)(C[l] & 1) ^ cneg;
+                r = bop == BOOL_AND ? (r & cv) : bop == BOOL_OR ? (r | cv) : (r ^ cv);
+                nr = bop == BOOL_AND ? (nr & cv) : bop == BOOL_OR ? (nr | cv) : (nr ^ cv);
+            }
+            if (D)
+                D[l] = (uint64_t)r;
+            if (Q)
+                Q[l] = (uint64_t)nr;
+        });
+        return 0;
+    }
+    case OP_SELP: {
+        int cneg = o[3].neg;
+        FOR_LANES(m, D[l] = ((C[l] & 1) ^ (uint64_t)cneg) ? A[l] : B[l]);
+        return 0;
+    }
+    case OP_SLCT: {
+        int ct = ins->type2;
+        FOR_LANES(m, {
+            int ge = ct == T_F32 ? f32(C[l]) >= 0.0f : sx(C[l], 32) >= 0;
+            D[l] = ge ? A[l] : B[l];
+        });
+        return 0;
+    }
+    case OP_CVT: {
+        int st = ins->type2, rnd = ins->mod2, sat = (ins->flags & IF_SAT) != 0;
+        if (t == T_U64 && st == T_U32 && !sat)
+            FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
+        else if (t == T_S64 && st == T_S32 && !sat)
+            FOR_LANES(m, D[l] = (uint64_t)(int64_t)(int32_t)A[l]);
+        else if ((t == T_U32 || t == T_S32) && (st == T_U64 || st == T_S64) && !sat)
+            FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
+        else
+            FOR_LANES(m, D[l] = cvt_value(A[l], t, st, rnd, sat, ftz));
+        return 0;
+    }
+    case OP_CVTA: {
+        /* cvta.space.size d, a: space -> generic; cvta.to.space.size d, a: generic -> space */
+        uint64_t base = ins->space == SP_SHARED ? PTX_GENERIC_SHARED
+                        : ins->space == SP_LOCAL ? PTX_GENERIC_LOCAL
+                        : ins->space == SP_PARAM || ins->space == SP_KPARAM ? PTX_GENERIC_PARAM
+                                                                              : 0;
+        if (ins->flags & IF_CVTA_TO)
+            FOR_LANES(m, D[l] = zx(base && (A[l] & PTX_GENERIC_MASK) == base ? A[l] - base : A[l], bits));
+        else
+            FOR_LANES(m, D[l] = zx(base ? zx(A[l], 32) + base : A[l], bits));
+        return 0;
+    }
+    default:
+        break;
+    }
+    return sim_fail(c, w, __builtin_ctz(m ? m : 1), ins, SIM_ERR_UNSUPPORTED, "unsupported instruction");
+}

@@ -1,0 +1,576 @@
+/*
+ * interp_mem.c - memory instructions (ld, st, atom, red), device-memory regions, and the checks and counts that
+ * go with every access: bounds and alignment, initialization (shared and global), shared-memory bank conflicts,
+ * global sectors per request, and shared-memory race detection.
+ *
+ * Race detection keeps, for every 4-byte shared word, its last writer and up to two readers since then, each with
+ * the block-barrier epoch (bumped when a bar.sync completes) and the accessing warp's warp-sync epoch (bumped by
+ * bar.warp.sync, shfl.sync, vote.sync and completed bar.sync). A new access conflicts with a recorded one by a
+ * different thread when one of them is a write and
+ *   - they are in different warps and no bar.sync completed between them (same block epoch), or
+ *   - they are in the same warp and the warp executed no warp-level synchronization between them.
+ * Atomics neither race with each other nor are recorded.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "interp_internal.h"
+
+/* ------------------------------------------------------------------ regions */
+
+static region *g_regions;
+static size_t g_nregions, g_capregions;
+
+static size_t region_index(uintptr_t base)
+{
+    size_t lo = 0, hi = g_nregions;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (g_regions[mid].base < base)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void region_insert(const void *base, size_t bytes, const char *label, int initialized)
+{
+    uintptr_t b = (uintptr_t)base;
+    size_t i = region_index(b);
+    if (i < g_nregions && g_regions[i].base == b) {
+        free(g_regions[i].init);
+    } else {
+        if (g_nregions >= g_capregions) {
+            g_capregions = g_capregions ? 2 * g_capregions : 64;
+            g_regions = realloc(g_regions, g_capregions * sizeof *g_regions);
+            if (!g_regions)
+                abort();
+        }
+        memmove(&g_regions[i + 1], &g_regions[i], (g_nregions - i) * sizeof *g_regions);
+        g_nregions++;
+    }
+    region *r = &g_regions[i];
+    r->base = b;
+    r->bytes = bytes;
+    snprintf(r->label, sizeof r->label, "%s", label ? label : "device memory");
+    size_t nb = bytes / 8 + 1;
+    r->init = calloc(nb, 1);
+    if (!r->init)
+        abort();
+    if (initialized)
+        memset(r->init, 0xff, nb);
+}
+
+void sim_mem_register(const void *base, size_t bytes, const char *label) { region_insert(base, bytes, label, 0); }
+
+int sim_mem_unregister(const void *base)
+{
+    uintptr_t b = (uintptr_t)base;
+    size_t i = region_index(b);
+    if (i >= g_nregions || g_regions[i].base != b)
+        return 1;
+    free(g_regions[i].init);
+    memmove(&g_regions[i], &g_regions[i + 1], (g_nregions - i - 1) * sizeof *g_regions);
+    g_nregions--;
+    return 0;
+}
+
+static region *region_lookup(uint64_t a, size_t size)
+{
+    size_t i = region_index((uintptr_t)a + 1);
+    if (i == 0)
+        return NULL;
+    region *r = &g_regions[i - 1];
+    if (a >= r->base && a + size <= r->base + r->bytes && a + size >= a)
+        return r;
+    return NULL;
+}
+
+region *sim_region_find(ctx *c, uint64_t a, size_t size)
+{
+    region *r = c->last_region;
+    if (r && a >= r->base && a + size <= r->base + r->bytes)
+        return r;
+    r = region_lookup(a, size);
+    if (r)
+        c->last_region = r;
+    return r;
+}
+
+static void init_bits(region *r, uint64_t a, size_t n, int set)
+{
+    size_t off = (size_t)(a - r->base);
+    if (set && (off & 7) + n <= 8) { /* an aligned access of up to 8 bytes: one bitmap byte */
+        r->init[off >> 3] |= (uint8_t)(((1u << n) - 1) << (off & 7));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = off + i;
+        if (set)
+            r->init[k >> 3] |= (uint8_t)(1u << (k & 7));
+        else
+            r->init[k >> 3] &= (uint8_t)~(1u << (k & 7));
+    }
+}
+
+void sim_mem_set_initialized(const void *p, size_t bytes, int initialized)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    while (bytes > 0) {
+        region *r = region_lookup(a, 1);
+        if (!r)
+            return;
+        size_t n = (size_t)(r->base + r->bytes - a);
+        if (n > bytes)
+            n = bytes;
+        size_t off = (size_t)(a - r->base);
+        /* whole bytes of the bitmap at once where possible */
+        while (n > 0 && (off & 7)) {
+            init_bits(r, a, 1, initialized);
+            a++, off++, n--, bytes--;
+        }
+        size_t whole = n / 8;
+        memset(r->init + off / 8, initialized ? 0xff : 0, whole);
+        a += whole * 8, off += whole * 8, n -= whole * 8, bytes -= whole * 8;
+        if (n) {
+            init_bits(r, a, n, initialized);
+            a += n;
+            bytes -= n;
+        }
+    }
+}
+
+void sim_regions_add_module(struct sim_module *m)
+{
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        ptx_var *v = &m->vars[i];
+        if (v->space == SP_GLOBAL || v->space == SP_CONST) {
+            char label[96];
+            snprintf(label, sizeof label, "module variable %.70s", v->name);
+            region_insert((void *)(uintptr_t)v->addr, (size_t)(v->size ? v->size : 1), label, 1);
+        }
+    }
+}
+
+void sim_regions_remove_module(struct sim_module *m)
+{
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        ptx_var *v = &m->vars[i];
+        if (v->space == SP_GLOBAL || v->space == SP_CONST)
+            sim_mem_unregister((void *)(uintptr_t)v->addr);
+    }
+}
+
+/* ------------------------------------------------------------------ findings */
+
+static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint32_t insn_a, uint32_t insn_b,
+                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint32_t insn_a, uint32_t insn_b,
+                    const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    unsigned tid = w->id * 32 + (unsigned)lane;
+    unsigned bx = c->block.x, by = c->block.y;
+    if (n < (int)sizeof detail)
+        snprintf(detail + n, sizeof detail - (size_t)n, " (first seen: block (%u,%u,%u) thread (%u,%u,%u))", c->bid.x,
+                 c->bid.y, c->bid.z, tid % bx, tid / bx % by, tid / (bx * by));
+    sim_finding_add(kind, c->m, c->k, &c->m->code[insn_a], insn_b != UINT32_MAX ? &c->m->code[insn_b] : NULL,
+                    detail);
+}
+
+/* ------------------------------------------------------------------ shared-memory race tracking */
+
+static inline int conflicts(ctx *c, const warp *w, uint16_t tid, uint16_t otid, uint32_t be, uint32_t we)
+{
+    if (otid == tid || be != c->bepoch)
+        return 0;
+    if ((otid >> 5) != (tid >> 5))
+        return 1;
+    return we == w->wepoch;
+}
+
+static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t insn, uint16_t otid, int what,
+                 uint32_t off)
+{
+    const char *kinds[] = {"read after write", "write after read", "write after write"};
+    int same_warp = (otid >> 5) == w->id;
+    finding(c, same_warp ? F_SHARED_RACE_WARP : F_SHARED_RACE_BLOCK, w, lane, prev_insn, insn,
+            "%s race on shared memory (byte offset %u) between thread %u and thread %u %s", kinds[what], off,
+            (unsigned)otid, w->id * 32 + (unsigned)lane,
+            same_warp ? "of the same warp with no __syncwarp() between (lanes of a warp are not in lockstep since "
+                        "Volta)"
+                      : "of different warps with no __syncthreads() between");
+}
+
+static void track_shared(ctx *c, const warp *w, int lane, uint32_t insn, uint32_t off, unsigned size, int is_write)
+{
+    uint16_t tid = (uint16_t)(w->id * 32 + (unsigned)lane);
+    for (uint32_t word = off >> 2; word <= (off + size - 1) >> 2; word++) {
+        shword *s = &c->sh_shadow[word];
+        if (s->w_insn && conflicts(c, w, tid, s->w_tid, s->w_be, s->w_we))
+            race(c, w, lane, s->w_insn - 1, insn, s->w_tid, is_write ? 2 : 0, word * 4);
+        if (is_write) {
+            if (s->r1_insn && conflicts(c, w, tid, s->r1_tid, s->r1_be, s->r1_we))
+                race(c, w, lane, s->r1_insn - 1, insn, s->r1_tid, 1, word * 4);
+            else if (s->r2_insn && conflicts(c, w, tid, s->r2_tid, s->r2_be, s->r2_we))
+                race(c, w, lane, s->r2_insn - 1, insn, s->r2_tid, 1, word * 4);
+            s->w_insn = insn + 1;
+            s->w_tid = tid;
+            s->w_be = c->bepoch;
+            s->w_we = w->wepoch;
+            s->r1_insn = s->r2_insn = 0;
+        } else {
+            if (!s->r1_insn || s->r1_be != c->bepoch || s->r1_tid == tid) {
+                s->r1_insn = insn + 1;
+                s->r1_tid = tid;
+                s->r1_be = c->bepoch;
+                s->r1_we = w->wepoch;
+            } else {
+                s->r2_insn = insn + 1;
+                s->r2_tid = tid;
+                s->r2_be = c->bepoch;
+                s->r2_we = w->wepoch;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ counts */
+
+/* Shared-memory wavefronts of one warp-wide request: the request is split into phases (4-byte accesses: one phase
+   of 32 lanes; 8-byte: two of 16 lanes; 16-byte: four of 8 lanes); a phase takes as many wavefronts as the most
+   distinct 4-byte words any one bank holds among its lanes' words (the same word twice is a broadcast). */
+static void bank_stats(sim_icount *ic, const uint64_t *off, uint32_t mask, unsigned size)
+{
+    unsigned lanes_per_phase = size <= 4 ? 32 : size == 8 ? 16 : 8;
+    unsigned words = size <= 4 ? 1 : size / 4;
+    uint64_t wave = 0, ideal = 0;
+    for (unsigned ph = 0; ph < 32; ph += lanes_per_phase) {
+        uint32_t pm = (uint32_t)(((1ull << lanes_per_phase) - 1) << ph) & mask;
+        if (!pm)
+            continue;
+        ideal++;
+        uint32_t bank_words[32][32];
+        uint8_t nb[32] = {0};
+        unsigned worst = 1;
+        for (uint32_t mm = pm; mm; mm &= mm - 1) {
+            int l = __builtin_ctz(mm);
+            for (unsigned k = 0; k < words; k++) {
+                uint32_t wd = (uint32_t)(off[l] >> 2) + k;
+                unsigned b = wd & 31, j;
+                for (j = 0; j < nb[b]; j++)
+                    if (bank_words[b][j] == wd)
+                        break;
+                if (j == nb[b]) {
+                    if (nb[b] < 32)
+                        bank_words[b][nb[b]++] = wd;
+                    if (nb[b] > worst)
+                        worst = nb[b];
+                }
+            }
+        }
+        wave += worst;
+    }
+    ic->shm_req++;
+    ic->shm_wave += wave;
+    ic->shm_ideal += ideal;
+}
+
+/* Global requests: the distinct 32-byte sectors the lanes touch, and the fewest the bytes could fit in. */
+static void sector_stats(sim_icount *ic, const uint64_t *addr, uint32_t mask, unsigned size, int is_store)
+{
+    uint64_t sec[64];
+    unsigned n = 0;
+    for (uint32_t mm = mask; mm; mm &= mm - 1) {
+        int l = __builtin_ctz(mm);
+        uint64_t first = addr[l] >> 5, last = (addr[l] + size - 1) >> 5;
+        for (uint64_t s = first; s <= last; s++) {
+            unsigned j;
+            if (n && sec[n - 1] == s)
+                continue;
+            for (j = 0; j < n; j++)
+                if (sec[j] == s)
+                    break;
+            if (j == n && n < 64)
+                sec[n++] = s;
+        }
+    }
+    if (is_store)
+        ic->gst_req++;
+    else
+        ic->gld_req++;
+    ic->gsectors += n;
+    ic->gideal += ((uint64_t)ptx_popc32(mask) * size + 31) / 32;
+}
+
+/* ------------------------------------------------------------------ the access itself */
+
+static const char *space_name(int sp)
+{
+    switch (sp) {
+    case SP_GLOBAL: return "global";
+    case SP_SHARED: return "shared";
+    case SP_LOCAL: return "local";
+    case SP_KPARAM: case SP_PARAM: return "param";
+    case SP_CONST: return "const";
+    default: return "generic";
+    }
+}
+
+static uint64_t load_bytes(const uint8_t *p, unsigned size, int sign)
+{
+    switch (size) {
+    case 1: { uint8_t v = *p; return sign ? (uint64_t)(int64_t)(int8_t)v : v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return sign ? (uint64_t)(int64_t)(int16_t)v : v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return sign ? (uint64_t)(int64_t)(int32_t)v : v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static void store_bytes(uint8_t *p, unsigned size, uint64_t v)
+{
+    switch (size) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static uint64_t atomic_apply(int op, int t, uint64_t old, uint64_t b, uint64_t cmpv, int *write)
+{
+    unsigned bits = ptx_type_size((ptx_type)t) * 8;
+    *write = 1;
+    switch (op) {
+    case ATOM_ADD:
+        if (t == T_F32)
+            return bf32(f32(old) + f32(b));
+        if (t == T_F64)
+            return bf64(f64(old) + f64(b));
+        return zx(old + b, bits);
+    case ATOM_MIN:
+    case ATOM_MAX: {
+        int mx = op == ATOM_MAX;
+        if (t == T_F32) {
+            float x = f32(old), y = f32(b);
+            return bf32(mx ? fmaxf(x, y) : fminf(x, y));
+        }
+        if (type_signed(t)) {
+            int64_t x = sx(old, bits), y = sx(b, bits);
+            return zx((uint64_t)(mx ? (x > y ? x : y) : (x < y ? x : y)), bits);
+        }
+        uint64_t x = zx(old, bits), y = zx(b, bits);
+        return mx ? (x > y ? x : y) : (x < y ? x : y);
+    }
+    case ATOM_INC: return zx(old, bits) >= zx(b, bits) ? 0 : zx(old + 1, bits);
+    case ATOM_DEC: return (zx(old, bits) == 0 || zx(old, bits) > zx(b, bits)) ? zx(b, bits) : zx(old - 1, bits);
+    case ATOM_CAS:
+        if (zx(old, bits) == zx(b, bits))
+            return zx(cmpv, bits);
+        *write = 0;
+        return old;
+    case ATOM_EXCH: return zx(b, bits);
+    case ATOM_AND: return old & b;
+    case ATOM_OR: return old | b;
+    case ATOM_XOR: return old ^ b;
+    default: *write = 0; return old;
+    }
+}
+
+/* Executes ld/st/atom/red for the lanes in m. */
+int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+{
+    const int op = ins->op;
+    const int is_ld = op == OP_LD, is_st = op == OP_ST, is_atom = op == OP_ATOM || op == OP_RED;
+    const int mi = (op == OP_LD || op == OP_ATOM) ? 1 : 0;
+    const ptx_operand *mo = &ins->ops[mi];
+    const unsigned esz = ptx_type_size((ptx_type)ins->type);
+    const unsigned vec = ins->vec;
+    const unsigned total = esz * vec;
+    const uint32_t pc = (uint32_t)(ins - c->m->code);
+    sim_icount *ic = &c->ic[pc];
+    uint64_t addr[32], off[32];
+    uint8_t *hp[32];
+    uint32_t shm = 0, glm = 0;
+    const uint64_t *base = mo->reg >= 0 ? w->regs + (size_t)mo->reg * 32 : NULL;
+    const int64_t disp = mo->imm;
+    const int sp0 = ins->space;
+
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+        int l = __builtin_ctz(mm);
+        uint64_t a = (base ? base[l] : 0) + (uint64_t)disp;
+        int sp = sp0;
+        uint64_t o = a;
+        if (sp == SP_NONE) {
+            uint64_t tag = a & PTX_GENERIC_MASK;
+            if (tag == PTX_GENERIC_SHARED)
+                sp = SP_SHARED, o = a - PTX_GENERIC_SHARED;
+            else if (tag == PTX_GENERIC_LOCAL)
+                sp = SP_LOCAL, o = a - PTX_GENERIC_LOCAL;
+            else if (tag == PTX_GENERIC_PARAM)
+                sp = SP_KPARAM, o = a - PTX_GENERIC_PARAM;
+            else
+                sp = SP_GLOBAL;
+        }
+        addr[l] = a;
+        off[l] = o;
+        if (total > 1 && (o & (total - 1)))
+            return sim_fail(c, w, l, ins, SIM_ERR_MISALIGNED,
+                            "misaligned %s access: address 0x%llx is not a multiple of the access size %u",
+                            space_name(sp), (unsigned long long)o, total);
+        switch (sp) {
+        case SP_GLOBAL:
+        case SP_CONST: {
+            region *r = sim_region_find(c, o, total);
+            if (!r) {
+                region *near = region_lookup(o, 1);
+                char extra[200] = "";
+                if (near)
+                    snprintf(extra, sizeof extra, " (it starts inside %s at offset %llu, but the access runs past its "
+                             "end, %zu bytes)", near->label, (unsigned long long)(o - near->base), near->bytes);
+                else if (o == 0 || o < 4096)
+                    snprintf(extra, sizeof extra, " (a null pointer?)");
+                return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
+                                "out-of-bounds %s access of %u bytes at address 0x%llx: outside every cudaMalloc'd "
+                                "region and module variable%s",
+                                space_name(sp), total, (unsigned long long)o, extra);
+            }
+            if (is_ld || is_atom) {
+                size_t k = (size_t)(o - r->base);
+                int ok = 1;
+                if ((k & 7) + total <= 8) {
+                    unsigned bits = ((1u << total) - 1) << (k & 7);
+                    ok = (r->init[k >> 3] & bits) == bits;
+                } else {
+                    for (unsigned i = 0; i < total; i++, k++)
+                        if (!(r->init[k >> 3] & (1u << (k & 7)))) {
+                            ok = 0;
+                            break;
+                        }
+                }
+                if (!ok)
+                    finding(c, F_UNINIT_GLOBAL, w, l, pc, UINT32_MAX,
+                            "read of uninitialized global memory (%s, byte offset %llu)", r->label,
+                            (unsigned long long)(o - r->base));
+            }
+            if (is_st || is_atom)
+                init_bits(r, o, total, 1);
+            hp[l] = (uint8_t *)(uintptr_t)o;
+            glm |= 1u << l;
+            break;
+        }
+        case SP_SHARED:
+            if (o + total > c->shared_size || o + total < o)
+                return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
+                                "out-of-bounds shared access of %u bytes at offset %llu: the block has %u bytes of "
+                                "shared memory (%u static + %u dynamic)",
+                                total, (unsigned long long)o, c->shared_size, c->shared_size - c->dyn_shared,
+                                c->dyn_shared);
+            hp[l] = c->shared + o;
+            shm |= 1u << l;
+            break;
+        case SP_LOCAL: {
+            if (o + total > c->local_size || o + total < o)
+                return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
+                                "out-of-bounds local access of %u bytes at offset %llu: the thread has %u bytes of "
+                                "local memory",
+                                total, (unsigned long long)o, c->local_size);
+            hp[l] = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size + o;
+            break;
+        }
+        case SP_KPARAM:
+            if (o + total > c->param_size || !is_ld)
+                return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
+                                is_ld ? "out-of-bounds parameter access of %u bytes at offset %llu (the kernel's "
+                                        "parameters take %u bytes)"
+                                      : "write of %u bytes to kernel parameter space at offset %llu (%u bytes)",
+                                total, (unsigned long long)o, c->param_size);
+            hp[l] = c->params + o;
+            break;
+        default:
+            return sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "memory access in an unsupported state space");
+        }
+    }
+
+    if (shm) {
+        bank_stats(ic, off, shm, total);
+        for (uint32_t mm = shm; mm; mm &= mm - 1) {
+            int l = __builtin_ctz(mm);
+            uint32_t o = (uint32_t)off[l];
+            if (is_ld || is_atom) {
+                for (unsigned i = 0; i < total; i++)
+                    if (!c->sh_init[o + i]) {
+                        finding(c, F_UNINIT_SHARED, w, l, pc, UINT32_MAX,
+                                "read of uninitialized shared memory (byte offset %u)", o + i);
+                        break;
+                    }
+            }
+            if (is_st || is_atom)
+                memset(c->sh_init + o, 1, total);
+            if (!is_atom)
+                track_shared(c, w, l, pc, o, total, is_st);
+        }
+    }
+    if (glm)
+        sector_stats(ic, off, glm, total, !is_ld);
+
+    if (is_ld) {
+        const ptx_operand *d = &ins->ops[0];
+        int sign = type_signed(ins->type);
+        if (vec == 1) {
+            uint64_t *D = sim_dst(w, d);
+            if (d->kind == OK_VEC)
+                D = w->regs + (size_t)d->vregs[0] * 32;
+            if (esz == 4 && !sign)
+                FOR_LANES(m, { uint32_t v; memcpy(&v, hp[l], 4); D[l] = v; });
+            else
+                FOR_LANES(m, D[l] = load_bytes(hp[l], esz, sign));
+        } else {
+            for (unsigned k = 0; k < vec; k++) {
+                if (d->vregs[k] < 0)
+                    continue;
+                uint64_t *D = w->regs + (size_t)d->vregs[k] * 32;
+                FOR_LANES(m, D[l] = load_bytes(hp[l] + k * esz, esz, sign));
+            }
+        }
+        return 0;
+    }
+    if (is_st) {
+        const ptx_operand *s = &ins->ops[1];
+        if (vec == 1 && s->kind != OK_VEC) {
+            const uint64_t *S = sim_opv(c, w, s, 0);
+            FOR_LANES(m, store_bytes(hp[l], esz, S[l]));
+        } else {
+            for (unsigned k = 0; k < vec; k++) {
+                const uint64_t *S = s->vregs[k] >= 0 ? w->regs + (size_t)s->vregs[k] * 32 : NULL;
+                if (S)
+                    FOR_LANES(m, store_bytes(hp[l] + k * esz, esz, S[l]));
+            }
+        }
+        return 0;
+    }
+    /* atom d, [a], b[, c]  /  red [a], b */
+    const uint64_t *B = sim_opv(c, w, &ins->ops[mi + 1], 1);
+    const uint64_t *Cv = ins->mod == ATOM_CAS ? sim_opv(c, w, &ins->ops[mi + 2], 2) : NULL;
+    uint64_t *D = op == OP_ATOM ? sim_dst(w, &ins->ops[0]) : NULL;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+        int l = __builtin_ctz(mm), wr;
+        uint64_t old = load_bytes(hp[l], esz, 0);
+        uint64_t nv = atomic_apply(ins->mod, ins->type, old, B[l], Cv ? Cv[l] : 0, &wr);
+        if (wr)
+            store_bytes(hp[l], esz, nv);
+        if (D)
+            D[l] = zx(old, esz * 8);
+    }
+    c->st->atomics += (uint64_t)ptx_popc32(m);
+    (void)addr;
+    return 0;
+}

@@ -1,0 +1,251 @@
+/*
+ * ptx.h - the simulator core's internal representation of a PTX module: the parser (ptx_parse.c) turns PTX text
+ * into these tables once, and the interpreter (interp.c) executes the pre-decoded instruction array without any
+ * string handling. Internal to sim/: the runtime side only sees sim.h.
+ *
+ * Addresses. Every value a PTX program computes is a 64-bit integer. An address in a state space is:
+ *   global, const  the host address itself (device memory is host memory, see sim.h);
+ *   shared         a byte offset into the block's shared window (static variables first, then extern/dynamic);
+ *   local          a byte offset into the thread's local window (stack depots, then the param frames of .func);
+ *   param          (kernel parameters) a byte offset into the launch's parameter buffer.
+ * Generic addresses tag shared and local offsets with the window bases below; anything else is global.
+ */
+#ifndef PPL_SIM_PTX_H
+#define PPL_SIM_PTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+#define PTX_GENERIC_SHARED 0xA000000000000000ull /* generic address of shared offset 0 */
+#define PTX_GENERIC_LOCAL 0xB000000000000000ull  /* generic address of local offset 0 (of the running thread) */
+#define PTX_GENERIC_PARAM 0xC000000000000000ull  /* generic address of kernel parameter offset 0 */
+#define PTX_GENERIC_MASK 0xF000000000000000ull
+
+/* Value types. Values live in the low bits of a 64-bit register slot, zero-extended. */
+typedef enum ptx_type {
+    T_NONE = 0,
+    T_B8, T_B16, T_B32, T_B64,
+    T_U8, T_U16, T_U32, T_U64,
+    T_S8, T_S16, T_S32, T_S64,
+    T_F16, T_F32, T_F64,
+    T_PRED,
+    T_COUNT
+} ptx_type;
+
+typedef enum ptx_space {
+    SP_NONE = 0, /* generic */
+    SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_PARAM, SP_CONST,
+    SP_KPARAM /* resolved: a kernel parameter (param space of an .entry) */
+} ptx_space;
+
+typedef enum ptx_opcode {
+    OP_NOP = 0,
+    /* integer and float arithmetic */
+    OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_MIN, OP_MAX, OP_ABS, OP_NEG,
+    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_CNOT, OP_SHL, OP_SHR, OP_POPC, OP_CLZ, OP_BREV, OP_BFE, OP_BFI, OP_BFIND,
+    OP_PRMT, OP_SAD, OP_MUL24, OP_MAD24, OP_COPYSIGN,
+    OP_RCP, OP_SQRT, OP_RSQRT, OP_SIN, OP_COS, OP_LG2, OP_EX2, OP_TANH, OP_TESTP,
+    /* comparison, selection, conversion, moves */
+    OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT, OP_CVTA, OP_MOV,
+    /* memory */
+    OP_LD, OP_ST, OP_ATOM, OP_RED, OP_MEMBAR, OP_PREFETCH,
+    /* control */
+    OP_BRA, OP_CALL, OP_RET, OP_EXIT, OP_TRAP, OP_BAR, OP_BARWARP, OP_NANOSLEEP,
+    /* warp-level */
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK,
+    OP_COUNT
+} ptx_opcode;
+
+/* Modifier values packed into ptx_insn.mod (meaning depends on the opcode). */
+enum { CMP_EQ = 1, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_LO, CMP_LS, CMP_HI, CMP_HS,
+       CMP_EQU, CMP_NEU, CMP_LTU, CMP_LEU, CMP_GTU, CMP_GEU, CMP_NUM, CMP_NAN };
+enum { BOOL_NONE = 0, BOOL_AND, BOOL_OR, BOOL_XOR };
+enum { ATOM_ADD = 1, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_CAS, ATOM_EXCH, ATOM_AND, ATOM_OR, ATOM_XOR };
+enum { SHFL_UP = 1, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };
+enum { VOTE_ALL = 1, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };
+enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
+enum { MUL_LO = 0, MUL_HI, MUL_WIDE };
+enum { TESTP_FINITE = 1, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_NORMAL, TESTP_SUBNORMAL };
+
+/* ptx_insn.flags */
+#define IF_SAT 0x01u
+#define IF_FTZ 0x02u
+#define IF_UNI 0x04u
+#define IF_CVTA_TO 0x08u    /* cvta.to.space (generic -> space) rather than cvta.space (space -> generic) */
+#define IF_VOLATILE 0x10u   /* .volatile / .relaxed / .acquire / .release: ordering qualifiers on ld/st */
+#define IF_SHIFTAMT 0x20u   /* bfind.shiftamt */
+#define IF_SPECIAL_DST 0x40u
+
+typedef enum ptx_opkind {
+    OK_NONE = 0,
+    OK_REG,     /* register slot `reg` */
+    OK_IMM,     /* an immediate: constant pool entry `reg`, value `imm` */
+    OK_SPECIAL, /* special register `reg` (SR_*) */
+    OK_MEM,     /* [reg + imm] (reg < 0: [imm]); `space` says how the symbol, if any, was resolved */
+    OK_VEC,     /* {vregs[0..nvec)} (a slot of -1 is the sink `_`) */
+    OK_LABEL,   /* branch target: instruction index `imm` */
+    OK_FUNC     /* call target: function index `imm` */
+} ptx_opkind;
+
+enum { SR_TID_X = 1, SR_TID_Y, SR_TID_Z, SR_NTID_X, SR_NTID_Y, SR_NTID_Z, SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z,
+       SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z, SR_LANEID, SR_WARPID, SR_NWARPID, SR_SMID, SR_NSMID, SR_CLOCK,
+       SR_CLOCK64, SR_GLOBALTIMER, SR_LANEMASK_EQ, SR_LANEMASK_LE, SR_LANEMASK_LT, SR_LANEMASK_GE, SR_LANEMASK_GT,
+       SR_DYN_SMEM, SR_TOTAL_SMEM, SR_GRIDID };
+
+typedef struct ptx_operand {
+    uint8_t kind;  /* ptx_opkind */
+    uint8_t neg;   /* !%p (predicate operands) */
+    uint8_t space; /* OK_MEM: ptx_space of a symbolic base, SP_NONE if none */
+    uint8_t nvec;
+    int32_t reg;   /* register slot, constant pool index, special register, or memory base register (-1: none) */
+    int64_t imm;   /* immediate value, memory offset (symbol address folded in), label or function index */
+    int32_t vregs[4];
+} ptx_operand;
+
+#define PTX_MAX_OPS 6
+
+typedef struct ptx_insn {
+    uint8_t op;    /* ptx_opcode */
+    uint8_t type;  /* main ptx_type (destination type for cvt) */
+    uint8_t type2; /* cvt: source type; setp/set: compared type is `type`, set's dest type here */
+    uint8_t space; /* ld/st/atom/red/cvta: ptx_space */
+    uint8_t vec;   /* 1, 2 or 4 */
+    uint8_t mod;   /* CMP_*, ATOM_*, SHFL_*, VOTE_*, MUL_*, TESTP_* */
+    uint8_t mod2;  /* setp: BOOL_*; cvt/float ops: RND_* */
+    uint8_t flags; /* IF_* */
+    uint8_t nops;
+    uint8_t guard_neg;
+    int32_t guard;      /* guard predicate slot, or -1 */
+    int32_t dst2;       /* second destination (setp p|q, shfl d|p), or -1 */
+    ptx_operand ops[PTX_MAX_OPS];
+    uint32_t ptx_line;  /* 1-based line in the PTX text */
+    uint32_t text_off;  /* the instruction's text in the module's copy of the PTX */
+    uint16_t text_len;
+    uint16_t file;      /* source file index (module's file table; 0: none) */
+    uint32_t line;      /* source line (.loc), 0 if none */
+    int32_t fn;         /* index of the function holding it */
+} ptx_insn;
+
+typedef struct ptx_param {
+    char *name;
+    uint32_t offset, size, align;
+} ptx_param;
+
+typedef struct ptx_func {
+    char *name;
+    int is_entry, is_extern;
+    uint32_t first, count;     /* instruction range in the module's code array */
+    uint32_t reg_base, nregs;  /* register slots: [reg_base, reg_base + nregs) */
+    ptx_param *params;         /* formal parameters (kernel: the param buffer layout) */
+    uint32_t nparams, param_size;
+    ptx_param ret;             /* .func return value (size 0: none) */
+    uint32_t frame_off, frame_size; /* .func: the local-window frame holding its formal params and return value */
+    uint32_t local_off, local_size; /* its .local variables (stack depot, call-site params) in the local window */
+    int has_calls;
+    struct sim_kstats *stats;  /* entries: the report's counters for this kernel */
+} ptx_func;
+
+typedef struct ptx_var {
+    char *name;
+    uint8_t space; /* SP_GLOBAL, SP_CONST or SP_SHARED */
+    uint32_t align;
+    uint64_t size;
+    uint64_t addr; /* host address (global/const) or shared offset */
+    int is_extern;
+} ptx_var;
+
+struct sim_module {
+    char *origin;
+    char *text;            /* a NUL-terminated copy of the PTX (instruction texts point into it) */
+    size_t text_len;
+    ptx_insn *code;
+    uint32_t ncode, cap_code;
+    ptx_func *funcs;
+    uint32_t nfuncs, cap_funcs;
+    ptx_var *vars;
+    uint32_t nvars, cap_vars;
+    char **files;          /* .file table: index -> path (index 0 unused) */
+    uint32_t nfiles;
+    uint64_t *cpool;       /* constant pool: each constant replicated over 32 lanes */
+    uint32_t ncpool, cap_cpool;
+    uint32_t static_shared; /* bytes of static shared memory (all .shared variables of the module) */
+    uint32_t extern_shared_align;
+    uint32_t local_size;    /* bytes of local memory per thread (every function's depot and frame) */
+    uint32_t max_entry_regs, func_regs; /* register file sizing: see interp.c */
+};
+
+/* Parses PTX text into m (already zeroed, origin set). Returns 0 or SIM_ERR_PARSE with a message in err. */
+int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, size_t errlen);
+
+/* Size in bytes of a type (pred: 1). */
+static inline unsigned ptx_type_size(ptx_type t)
+{
+    static const unsigned char sizes[T_COUNT] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 1};
+    return (unsigned)t < T_COUNT ? sizes[t] : 0;
+}
+/* Number of set bits (no dependence on the host CPU's popcnt instruction). */
+static inline unsigned ptx_popc32(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+const char *ptx_type_name(ptx_type t);
+
+/* ---- report.c: counters and findings ---- */
+
+/* Counters of one instruction, summed over every launch of its kernel. */
+typedef struct sim_icount {
+    uint64_t insts;         /* warp instructions issued (guard evaluated, whatever it said) */
+    uint64_t lanes;         /* active lanes summed over them */
+    uint64_t pred_lanes;    /* lanes whose guard predicate was true (threads that did work) */
+    uint64_t branches;      /* warp-level branches executed */
+    uint64_t div_branches;  /* branches whose active lanes went both ways */
+    uint64_t shm_req;       /* shared-memory requests (warp-wide ld/st/atom) */
+    uint64_t shm_wave;      /* wavefronts those requests took */
+    uint64_t shm_ideal;     /* wavefronts they would take without bank conflicts */
+    uint64_t gld_req, gst_req; /* global load / store (and atomic) requests */
+    uint64_t gsectors;      /* 32-byte sectors those requests touched */
+    uint64_t gideal;        /* sectors they would touch if perfectly coalesced */
+} sim_icount;
+
+typedef struct sim_kstats {
+    char *name;
+    char *origin;
+    uint32_t ninsn;
+    sim_icount *ic;          /* per instruction */
+    uint32_t *ptx_line, *src_line;
+    uint16_t *src_file;
+    char **files;            /* copy of the module's file table */
+    uint32_t nfiles;
+    uint64_t launches, blocks, threads, barriers, fences, atomics;
+    int orphan;              /* its module was freed */
+    struct sim_kstats *next;
+} sim_kstats;
+
+/* Finding kinds. */
+typedef enum sim_finding_kind {
+    F_SHARED_RACE_WARP = 1, /* two lanes of one warp, no __syncwarp between */
+    F_SHARED_RACE_BLOCK,    /* two warps of one block, no __syncthreads between */
+    F_UNINIT_SHARED,
+    F_UNINIT_GLOBAL,
+    F_BARRIER_EXITED,       /* a bar.sync passed only because some threads had exited */
+    F_BARRIER_DIVERGENT     /* threads of one block released from different bar.sync instructions */
+} sim_finding_kind;
+
+/* Registers a kernel's stats block (called by the parser for each .entry). */
+sim_kstats *sim_stats_new(struct sim_module *m, ptx_func *f);
+/* Marks the module's stats blocks as orphans (their module is being freed). */
+void sim_stats_detach(struct sim_module *m);
+/* Records a finding (deduplicated on kind, kernel and both instructions; counts occurrences). b may be NULL. */
+void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const ptx_func *kernel, const ptx_insn *a,
+                     const ptx_insn *b, const char *detail);
+
+/* The i-th finding (tests and tools): its kind, kernel and "file:line" of both instructions (b: NULL if none).
+   Returns 0, or -1 past the end. */
+int sim_finding_get(size_t i, sim_finding_kind *kind, const char **kernel, const char **where_a,
+                    const char **where_b, uint64_t *count);
+
+#endif /* PPL_SIM_PTX_H */
