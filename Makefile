@@ -12,14 +12,23 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help grade check profile test test-harness test-grader test-build test-drift test-gpu bench skeletons datasets figures handouts dist gradescope clean
+.PHONY: help grade sim sim-compare check sanitize profile test test-harness test-grader test-build test-drift test-gpu bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
 	@echo "make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)"
+	@echo "make sim LAB=03 [SUBMISSION=...] [N=1,1025]          run one lab on the CPU simulator, no GPU: counts per line"
+	@echo "make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)"
+	@echo "make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution"
+	@echo "make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)"
 	@echo "make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's"
 	@echo "make test                                            every test; GPU tests skip without a GPU"
 	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
+	@echo "make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips"
+	@echo "make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)"
+	@echo "make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (grader/classroom.py)"
+	@echo "make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)"
+	@echo "make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml"
 	@echo "make skeletons                                       rederive labs/ from solutions/"
 	@echo "make datasets                                        regenerate the committed small datasets"
 	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/figures.py)"
@@ -29,10 +38,19 @@ help:
 	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
 
 grade:
-	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) --results $(RESULTS)
+	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
+
+sim:
+	$(PYTHON) tools/sim.py --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N))
+
+sim-compare:
+	$(PYTHON) tools/sim_compare.py $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
 check:
 	$(PYTHON) tools/check.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
+
+sanitize:
+	$(PYTHON) grader/sanitize.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS))
 
 profile:
 	$(PYTHON) tools/profile.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
@@ -51,6 +69,27 @@ test-gpu:
 
 bench:
 	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB)) $(if $(SIZES),--sizes $(SIZES))
+
+regrade-bench:
+	$(PYTHON) tools/regrade_bench.py $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))
+
+# A whole class (grader/classroom.py --help). OUT counts only from the command line: one in the environment is not
+# meant as the class's folder.
+CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
+CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only)
+NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
+
+grade-class:
+	$(PYTHON) grader/classroom.py grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS))
+
+grade-class-slurm:
+	$(PYTHON) grader/classroom.py slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(SUBMIT),--submit)
+
+class-uploads:
+	$(PYTHON) tools/make_class.py --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(LABS),--labs $(LABS))
+
+calibrate:
+	$(PYTHON) tools/calibrate.py $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
 skeletons:
 	$(PYTHON) tools/make_skeletons.py

@@ -1,4 +1,5 @@
-"""Building a lab program from the kit's trusted harness plus only the student's one file, with mk/lab.mk.
+"""Building a lab program from the kit's trusted harness plus only the student's one file, with mk/lab.mk (or, with
+makefile="sim.mk", mk/sim.mk: the same program for the kit's CPU simulator, grader/simulator.py).
 
 build_harness() compiles the harness objects once per pattern; build_lab() copies the student's file into a fresh
 folder, compiles it to student.o (which grader/static_check.py inspects) and links it with them. Both return a
@@ -27,10 +28,11 @@ class BuildResult:
     object: Path | None = None
 
 
-def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None) -> list:
-    """The `make -f KIT/mk/lab.mk ...` command line; SM from the environment is passed on when set."""
+def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None, makefile="lab.mk") -> list:
+    """The `make -f KIT/mk/lab.mk ...` command line (makefile: another of mk/); SM from the environment is passed on
+    when set."""
     kit = Path(kit).resolve()
-    argv = ["make", "-s", f"-j{jobs}", "-f", str(kit / "mk" / "lab.mk"), f"KIT={kit}", f"PATTERN={pattern}",
+    argv = ["make", "-s", f"-j{jobs}", "-f", str(kit / "mk" / makefile), f"KIT={kit}", f"PATTERN={pattern}",
             *settings]
     if harness_build:
         argv.append(f"HARNESS_BUILD={Path(harness_build).resolve()}")
@@ -53,9 +55,11 @@ def trim_compiler_output(text: str, folder=None, max_lines: int = MAX_ERROR_LINE
     return "\n".join(lines)
 
 
-def build_harness(kit, pattern, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harness_build=None) -> BuildResult:
+def build_harness(kit, pattern, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harness_build=None,
+                  makefile="lab.mk") -> BuildResult:
     """Compiles the harness objects of pattern (the kit's own sources); on failure the message is the kit's fault."""
-    argv = make_argv(kit, pattern, target="harness", jobs=os.cpu_count() or 1, harness_build=harness_build)
+    argv = make_argv(kit, pattern, target="harness", jobs=os.cpu_count() or 1, harness_build=harness_build,
+                     makefile=makefile)
     proc = run_process(argv, timeout=timeout, cwd=kit)
     if proc.timed_out:
         return BuildResult(False, message=f"building the {pattern} harness timed out after {timeout:g} s")
@@ -66,7 +70,7 @@ def build_harness(kit, pattern, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harne
 
 
 def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TIMEOUT,
-              harness_build=None) -> BuildResult:
+              harness_build=None, makefile="lab.mk") -> BuildResult:
     """Builds folder/PATTERN_lab from a copy of source (the student's file) in the emptied folder.
 
     Reports a missing source file, compile or link errors (trimmed, paths relative to the copy) and a timeout.
@@ -78,7 +82,8 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     folder.mkdir(parents=True)
     copy = folder / source.name
     shutil.copyfile(source, copy)
-    argv = make_argv(kit, pattern, f"LAB_SRC={copy}", f"BUILD={folder}", harness_build=harness_build)
+    argv = make_argv(kit, pattern, f"LAB_SRC={copy}", f"BUILD={folder}", harness_build=harness_build,
+                     makefile=makefile)
     proc = run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")
     if proc.timed_out:
         return BuildResult(False, message=f"compiling {source.name} timed out after {timeout:g} s")

@@ -9,11 +9,14 @@ from pathlib import Path
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
-# Arguments the grader adds itself; a group's runs must not set them.
-GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected")
+# Arguments the grader adds itself (grader/run.py turns --seed into --seed-fd); a group's runs must not set them.
+GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected", "--seed-fd", "--result-fd", "--in-process")
 # What a lab's benchmark compares against: the kit's baseline kernel (speedup = baseline_ms / student_ms) or CUB
 # (speedup = cub_ms / student_ms, the fraction of CUB's speed).
 YARDSTICKS = ("baseline", "cub")
+# The compute-sanitizer tools a lab's sanitizers row may run (grader/sanitize.py), and that row's name.
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+SANITIZERS = "sanitizers"
 
 
 class ConfigError(ValueError):
@@ -33,8 +36,24 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Scoring:
+    """How a speedup becomes performance points: labs.toml's [scoring] table (its header says why).
+
+    steps 0: points linear in the speedup between lower and full (no margin; the rule without a [scoring] table).
+    steps N: points in N equal steps; step k is earned when the credited speedup, speedup * (1 + margin), reaches
+    lower + k/N * (full - lower), where margin = spread_factor * (the benchmark's spread of the speedup), at least
+    min_margin and at most max_margin.
+    """
+
+    steps: int = 0
+    min_margin: float = 0.0
+    max_margin: float = 0.0
+    spread_factor: float = 0.0
+
+
+@dataclass(frozen=True)
 class Performance:
-    """The timed comparison against the baseline and its linear scoring between lower and full speedup."""
+    """The timed comparison against the baseline, scored between lower and full speedup by its Scoring."""
 
     points: float
     bench: str
@@ -44,6 +63,7 @@ class Performance:
     timeout: float | None
     yardstick: str = "baseline"  # "baseline" or "cub": see YARDSTICKS
     gpus: tuple = ()  # (GPU name as the device reports it, GpuThresholds), for GPUs calibrated on their own
+    scoring: Scoring = Scoring()  # labs.toml's [scoring], the same for every lab
 
     def thresholds_for(self, device: str):
         """(lower, full, gpu name) for this device: its own calibrated thresholds where labs.toml has them (the
@@ -64,6 +84,17 @@ class GpuThresholds:
 
 
 @dataclass(frozen=True)
+class Sanitizers:
+    """The lab's program run under compute-sanitizer (grader/sanitize.py): each tool once per run, on small inputs.
+    A finding in the student's file fails the row (0 of its points) and, like a failed group, stops performance."""
+
+    points: float
+    tools: tuple  # names from SANITIZER_TOOLS, in the order they run
+    runs: tuple  # argument tuples, one harness process per tool each; the grader adds --seed and the lab's args
+    timeout: float | None  # seconds per tool and run (the grader's --timeout applies when it is larger)
+
+
+@dataclass(frozen=True)
 class Lab:
     name: str
     pattern: str
@@ -72,10 +103,12 @@ class Lab:
     performance: Performance | None
     args: tuple = ()  # harness arguments added to every correctness run of this lab (not to the benchmark)
     bonus: bool = False  # a bonus lab: its points add to the total, its maximum does not
+    sanitizers: Sanitizers | None = None  # the compute-sanitizer row, from its suite (or the lab's own table)
 
     @property
     def max_score(self) -> float:
-        return sum(g.points for g in self.groups) + (self.performance.points if self.performance else 0)
+        return (sum(g.points for g in self.groups) + (self.performance.points if self.performance else 0)
+                + (self.sanitizers.points if self.sanitizers else 0))
 
 
 @dataclass(frozen=True)
@@ -196,20 +229,61 @@ def _performance(raw, where: str) -> Performance:
     return perf
 
 
+def _sanitizers(raw: dict, where: str) -> Sanitizers:
+    """A [suites.NAME.sanitizers] table, with a lab's own [labs.NN-stage.sanitizers] keys already laid over it."""
+    _check_keys(raw, where, {"points", "tools", "runs"}, {"timeout"})
+    tools = raw["tools"]
+    if not isinstance(tools, list) or not tools or not all(isinstance(x, str) for x in tools):
+        raise ConfigError(f"{where}.tools: expected a non-empty list of tool names")
+    unknown = [x for x in tools if x not in SANITIZER_TOOLS]
+    if unknown:
+        raise ConfigError(f"{where}.tools: unknown tool {unknown[0]!r}; the tools are {', '.join(SANITIZER_TOOLS)}")
+    if len(set(tools)) != len(tools):
+        raise ConfigError(f"{where}.tools: a tool appears twice")
+    runs = raw["runs"]
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, list) for r in runs):
+        raise ConfigError(f"{where}.runs: expected a non-empty list of non-empty lists of strings")
+    return Sanitizers(points=_number(raw, "points", where), tools=tuple(tools),
+                      runs=tuple(_args(r, f"{where}.runs") for r in runs),
+                      timeout=_number(raw, "timeout", where, positive=True))
+
+
+def _scoring(raw, where: str) -> Scoring:
+    """The [scoring] table: steps (a whole number >= 0) and the margin's min_margin <= max_margin (both under 0.5)
+    and spread_factor."""
+    raw = _table(raw, where)
+    _check_keys(raw, where, {"steps", "min_margin", "max_margin", "spread_factor"})
+    steps = raw["steps"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ConfigError(f"{where}.steps: expected a whole number >= 0 (0: linear), got {steps!r}")
+    scoring = Scoring(steps=steps, min_margin=_number(raw, "min_margin", where),
+                      max_margin=_number(raw, "max_margin", where), spread_factor=_number(raw, "spread_factor", where))
+    if scoring.max_margin >= 0.5:
+        raise ConfigError(f"{where}.max_margin: expected a fraction under 0.5 (0.05 is 5%), got {scoring.max_margin:g}")
+    if scoring.min_margin > scoring.max_margin:
+        raise ConfigError(f"{where}: min_margin ({scoring.min_margin:g}) must not exceed max_margin "
+                          f"({scoring.max_margin:g})")
+    return scoring
+
+
 def parse_config(data: dict, path: Path) -> Config:
     """Checks the parsed TOML `data` (read from path) and builds a Config; ConfigError on any problem."""
     name = path.name
-    _check_keys(data, name, {"calibration", "labs"}, {"suites"})
+    _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring"})
+    scoring = _scoring(data["scoring"], f"{name}: scoring") if "scoring" in data else Scoring()
     calibration = _table(data["calibration"], f"{name}: calibration")
     _check_keys(calibration, f"{name}: calibration", {"gpu", "calibrated_on"}, {"bench"})
     for key in calibration:
         _string(calibration, key, f"{name}: calibration")
 
     suites = {}
+    suite_sanitizers = {}  # suite name -> its raw sanitizers table, checked with each lab's own keys laid over it
     for suite_name, suite in _table(data.get("suites", {}), f"{name}: suites").items():
         where = f"{name}: suites.{suite_name}"
         suite = _table(suite, where)
-        _check_keys(suite, where, {"groups"})
+        _check_keys(suite, where, {"groups"}, {SANITIZERS})
+        if SANITIZERS in suite:
+            suite_sanitizers[suite_name] = _table(suite[SANITIZERS], f"{where}.{SANITIZERS}")
         if not isinstance(suite["groups"], list) or not suite["groups"]:
             raise ConfigError(f"{where}.groups: expected a non-empty list of groups")
         groups = tuple(_group(g, f"{where}.groups[{k}]") for k, g in enumerate(suite["groups"]))
@@ -217,6 +291,8 @@ def parse_config(data: dict, path: Path) -> Config:
         dupes = {g for g in seen if seen.count(g) > 1}
         if dupes:
             raise ConfigError(f"{where}: group name {sorted(dupes)[0]!r} appears twice")
+        if SANITIZERS in seen:
+            raise ConfigError(f"{where}: a correctness group may not be called {SANITIZERS!r}")
         suites[suite_name] = groups
 
     labs = []
@@ -228,7 +304,7 @@ def parse_config(data: dict, path: Path) -> Config:
         if not LAB_NAME.match(lab_name):
             raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
         raw = _table(raw, where)
-        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus"})
+        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus", SANITIZERS})
         source = _string(raw, "source", where)
         if "/" in source or source.startswith("."):
             raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
@@ -236,19 +312,28 @@ def parse_config(data: dict, path: Path) -> Config:
         if suite not in suites:
             raise ConfigError(f"{where}.suite: no [suites.{suite}] in {name}")
         perf = _performance(raw["performance"], f"{where}.performance") if "performance" in raw else None
+        perf = replace(perf, scoring=scoring) if perf else None
         if perf and any(g.name == "performance" for g in suites[suite]):
             raise ConfigError(f"{where}: a correctness group may not be called 'performance'")
         args = _args(raw["args"], f"{where}.args") if "args" in raw else ()
         pattern = _string(raw, "pattern", where)
         if not re.fullmatch(r"[a-z][a-z0-9_]*", pattern):
             raise ConfigError(f"{where}.pattern: expected a harness family like reduce, got {pattern!r}")
+        sanitizers = None
+        if SANITIZERS in raw or suite in suite_sanitizers:  # the lab's own keys override its suite's
+            own = _table(raw.get(SANITIZERS, {}), f"{where}.{SANITIZERS}")
+            sanitizers = _sanitizers({**suite_sanitizers.get(suite, {}), **own},
+                                     f"{where}.{SANITIZERS}" if own else f"{name}: suites.{suite}.{SANITIZERS}")
         labs.append(Lab(name=lab_name, pattern=pattern, source=source,
-                        groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False)))
+                        groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False),
+                        sanitizers=sanitizers))
     return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)))
 
 
 def load_config(path=DEFAULT_PATH) -> Config:
-    """Reads and checks labs.toml at path; ConfigError if it is missing, not valid TOML or inconsistent."""
+    """Reads and checks labs.toml at path, with the thresholds `make calibrate` wrote into thresholds.d/ beside it
+    (grader/thresholds.py); ConfigError if it is missing, not valid TOML or inconsistent."""
+    from grader import thresholds  # here: it imports ConfigError from this module
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -257,4 +342,4 @@ def load_config(path=DEFAULT_PATH) -> Config:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
-    return parse_config(data, path)
+    return parse_config(thresholds.merge(data, path.parent / thresholds.FOLDER), path)

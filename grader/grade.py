@@ -10,6 +10,10 @@ may not (a library, a host copy, files, processes, code before main) scores 0 on
 Exit status: 0 full marks (on every lab but the bonus labs), 1 points lost, 2 the grader or the kit is broken (bad
 labs.toml, the harness does not build, nm or objdump is missing for the static checks), 77 no CUDA device here
 (the run-time tests are reported as not run; compile errors and static check findings are still reported).
+
+--simulator (`make grade SIM=1`) grades correctness without a GPU, on the kit's CPU simulator (grader/simulator.py):
+groups of large sizes, performance and compute-sanitizer score 0 as "needs GPU"; exit status 0 when every test it
+ran got full marks.
 """
 import argparse
 import json
@@ -22,6 +26,8 @@ if __package__ in (None, ""):  # run as a script: make the kit's root importable
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from grader import build as build_mod  # noqa: E402
+from grader import gpuinfo  # noqa: E402
+from grader import sanitize as sanitize_mod  # noqa: E402
 from grader import static_check  # noqa: E402
 from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
 from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
@@ -43,7 +49,12 @@ class Grader:
     build_harness(kit, pattern, timeout=, harness_build=) -> build.BuildResult
     run(program, args, timeout=, workdir=, cwd=, source=) -> run.Outcome   (source: the lab's file name)
     check(object, pattern) -> static_check.Verdict   (raises static_check.ToolError when it cannot check at all)
+    sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
+        (a class attribute: a test sets it on its Grader)
     """
+
+    sanitize = staticmethod(sanitize_mod.run_sanitizers)
+    gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
 
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
@@ -105,6 +116,7 @@ class Grader:
     def _tests(lab) -> list:
         """(name, points) of the lab's graded tests: its correctness groups and its performance test."""
         tests = [(g.name, g.points) for g in lab.groups]
+        tests += [(sanitize_mod.NAME, lab.sanitizers.points)] if lab.sanitizers else []
         return tests + ([("performance", lab.performance.points)] if lab.performance else [])
 
     @classmethod
@@ -132,6 +144,8 @@ class Grader:
             self.log(f"{lab.name}: {headline}")
             return [checked, *results]
         results = [checked, *(self.grade_group(lab, k, group, built.program) for k, group in enumerate(lab.groups))]
+        if lab.sanitizers:  # a finding in the student's file stops performance, as a failed group does
+            results.append(self.grade_sanitizers(lab, built.program))
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results
@@ -204,6 +218,25 @@ class Grader:
         self.log(f"{lab.name}: {group.name}: {result.summary}")
         return result
 
+    def grade_sanitizers(self, lab, program) -> TestResult:
+        """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize.py) and
+        scores what it finds in the student's file; what it finds in the kit is reported as a kit bug."""
+        spec = lab.sanitizers
+        skipped = self._skip(lab, sanitize_mod.NAME, spec.points)
+        if skipped:
+            return skipped
+        runs = [[*args, *lab.args, "--seed", str(self.seed)] for args in spec.runs]
+        copy = Path(program).parent / lab.source  # grader/build.py builds from a copy beside the program
+        outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
+                                workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
+                                source=lab.source, source_path=copy, kit=self.kit,
+                                log=lambda message: self.log(f"{lab.name}: {message}"))
+        if outcome.no_device:
+            self.no_device = True
+        result = sanitize_mod.score_sanitizers(lab.name, spec, outcome, lab.source, kit=self.kit, source_path=copy)
+        self.log(f"{lab.name}: {sanitize_mod.NAME}: {result.summary}")
+        return result
+
     def grade_performance(self, lab, program, correct: bool, report: Report) -> TestResult:
         """Runs the benchmark if every correctness group passed, and scores the speedup."""
         perf = lab.performance
@@ -213,8 +246,15 @@ class Grader:
         if not correct:
             return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
         args = ["--bench", perf.bench, "--seed", str(self.seed)]
+        before = self.gpu_snapshot()
         outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
+        after = self.gpu_snapshot()
         result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
+        if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/gpuinfo.py)
+            result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())
+            for warning in env["warnings"]:
+                result.detail = "\n".join(part for part in (result.detail, f"warning: {warning}") if part)
+                report.notes.append(f"{lab.name}: warning: {warning}")
         device = (outcome.bench_line() or {}).get("device")
         if device:
             report.device = str(device)
@@ -238,6 +278,9 @@ def parse_args(argv):
     p.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, no details under failed tests")
     p.add_argument("--json-only", action="store_true", help="print results.json to stdout and nothing else")
+    p.add_argument("--simulator", action="store_true",
+                   help="no GPU needed: run the kernels on the kit's CPU simulator (correctness of small sizes only; "
+                        "built in build/grade-sim unless --build-dir)")
     return p.parse_args(argv)
 
 
@@ -256,8 +299,14 @@ def main(argv=None, **hooks) -> int:
         return EXIT_BROKEN
     quiet = args.quiet or args.json_only
     log = None if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
-    grader = Grader(config, submission, build_dir=args.build_dir, timeout=args.timeout,
-                    build_timeout=args.build_timeout, seed=args.seed, log=log, **hooks)
+    grader_class = Grader
+    if args.simulator:
+        from grader import simulator
+        grader_class = simulator.make_sim_grader(Grader)
+        if args.build_dir == "build/grade":
+            args.build_dir = "build/grade-sim"
+    grader = grader_class(config, submission, build_dir=args.build_dir, timeout=args.timeout,
+                          build_timeout=args.build_timeout, seed=args.seed, log=log, **hooks)
     report = grader.grade(labs)
     calibration = config.calibration
     report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")
@@ -270,6 +319,8 @@ def main(argv=None, **hooks) -> int:
         return EXIT_BROKEN
     if report.no_device:
         return EXIT_NO_DEVICE
+    if args.simulator:
+        return EXIT_FULL if simulator.sim_full_marks(report) else EXIT_LOST
     return EXIT_FULL if report.full_marks else EXIT_LOST
 
 

@@ -125,7 +125,8 @@ def gradescope_results(report: Report) -> dict:
         "extra_data": {"max_score": report.max_score, "bonus_max_score": report.bonus_max_score,
                        "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
                        "no_device": report.no_device, "kit_error": report.kit_error,
-                       "static_check_findings": static_check_findings(report)},
+                       "static_check_findings": static_check_findings(report),
+                       "performance_environment": performance_environment(report)},
     }
 
 
@@ -133,6 +134,13 @@ def static_check_findings(report: Report) -> dict:
     """{lab: [{"rule": ..., "message": ...}, ...]} for each lab whose static checks found something, for scripts
     that go through a class's results (the table and each test's output say the same to people)."""
     return {r.lab: r.data["findings"] for r in report.results if r.data.get("findings")}
+
+
+def performance_environment(report: Report) -> dict:
+    """{lab: record} for each lab whose benchmark ran: the GPU, driver and runtime, the measured and maximum SM
+    clocks, samples discarded for a throttled clock, nvidia-smi's clocks, temperature, power and pstate before and
+    after, the other processes on the GPU, and the warnings (grader/gpuinfo.py: environment)."""
+    return {r.lab: r.data["environment"] for r in report.results if r.data.get("environment")}
 
 
 def write_results(report: Report, path) -> None:

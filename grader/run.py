@@ -3,12 +3,16 @@
 run_process() runs any command in its own process group and kills the whole group on timeout. run_harness() runs
 a lab program (docs/DESIGN.md: arguments, JSON result lines, exit codes) and turns what it left behind into an
 Outcome: pass, fail, timeout, crash, cuda-error, harness-error or no-device, with a message for people.
+
+The seed and the result lines travel through pipes (--seed-fd, --result-fd), never the command line or a file the
+lab's code could name: the lab program's checker process alone reads the one and writes the other.
 """
 import json
 import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,19 +35,26 @@ class Process:
         return self.returncode is None
 
 
-def run_process(argv, *, timeout: float, cwd=None, log_path=None, env=None) -> Process:
+def run_process(argv, *, timeout: float, cwd=None, log_path=None, env=None, pass_fds=()) -> Process:
     """Runs argv with stdout and stderr into log_path (a temporary file when None), in a new session.
 
-    On timeout it kills the whole process group (so children started by the program die too) and returns
+    The program gets the log opened for writing only (it cannot read back what it printed) and the descriptors of
+    pass_fds. On timeout it kills the whole process group (so children started by the program die too) and returns
     returncode None. A program that cannot be started gives returncode 127 and the OS error as output.
     """
-    log_path = Path(log_path) if log_path else None
-    log = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()
+    if log_path is None:
+        handle, name = tempfile.mkstemp(prefix="ppl-run-", suffix=".log")
+        os.close(handle)
+        try:
+            return run_process(argv, timeout=timeout, cwd=cwd, log_path=name, env=env, pass_fds=pass_fds)
+        finally:
+            os.unlink(name)
+    log_path = Path(log_path)
     start = time.monotonic()
-    with log:
+    with open(log_path, "wb") as log:
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds))
         except OSError as e:
             return Process(127, f"cannot run {argv[0]}: {e.strerror}", 0.0)
         try:
@@ -57,8 +68,7 @@ def run_process(argv, *, timeout: float, cwd=None, log_path=None, env=None) -> P
                 pass
             if proc.returncode is None:
                 proc.wait()
-        log.seek(0)
-        output = log.read().decode("utf-8", "replace")
+    output = log_path.read_bytes().decode("utf-8", "replace")
     return Process(returncode, output, time.monotonic() - start)
 
 
@@ -145,7 +155,8 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
             name = signal.Signals(-rc).name
         except ValueError:
             name = f"signal {-rc}"
-        return done("crash", f"crashed with signal {name}{unplanned}", pending)
+        # the checker names the case whose runner crashed (an error line) and then dies of the same signal
+        return done("crash", f"crashed with signal {name}{unplanned}", errors[-1].get("case") if errors else pending)
     if rc == EXIT_NO_DEVICE:
         return done("no-device", NO_DEVICE_MESSAGE)
     if rc in (EXIT_CUDA, EXIT_USAGE):
@@ -173,15 +184,61 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
     return done("pass", f"{len(cases)} case{'s' if len(cases) != 1 else ''} passed")
 
 
-def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file") -> Outcome:
-    """Runs `program args --result FILE --quiet` (FILE and a log under workdir) and returns its Outcome.
+def secret_args(args) -> tuple:
+    """(the arguments without `--seed S`, S or None): the seed goes to the program through a pipe instead."""
+    args = list(args)
+    if "--seed" not in args:
+        return args, None
+    k = args.index("--seed")
+    if k + 1 >= len(args):
+        return args, None
+    return args[:k] + args[k + 2:], args[k + 1]
 
-    The cases it expects are those the program's plan line names; source (the student's file name) is for messages.
+
+class _Drain(threading.Thread):
+    """Copies what arrives on a pipe into a file as it comes, so a run that is killed leaves its lines behind."""
+
+    def __init__(self, fd: int, path: Path):
+        super().__init__(daemon=True)
+        self.fd, self.path = fd, path
+
+    def run(self):
+        with open(self.fd, "rb", buffering=0) as source, open(self.path, "wb") as sink:
+            while chunk := source.read(65536):
+                sink.write(chunk)
+                sink.flush()
+
+
+def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file") -> Outcome:
+    """Runs `program args --result-fd W --quiet` and returns its Outcome; the result lines that arrive on W are
+    kept in workdir/result.jsonl, and the output in workdir/output.log.
+
+    A `--seed S` among args does not reach the command line: S is written to a pipe the program reads with
+    `--seed-fd R` (only the lab program's checker process reads it; docs/DESIGN.md). The cases expected are those
+    the program's plan line names; source (the student's file name) is for messages.
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
-    argv = [str(program), *args, "--result", str(result), "--quiet"]
-    proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log")
+    args, seed = secret_args(args)
+    result_read, result_write = os.pipe()
+    fds = [result_write]
+    argv = [str(program), *args, "--result-fd", str(result_write), "--quiet"]
+    seed_read = None
+    if seed is not None:
+        seed_read, seed_write = os.pipe()
+        os.write(seed_write, f"{seed}\n".encode())  # a few bytes: the pipe holds them until the program reads
+        os.close(seed_write)
+        fds.append(seed_read)
+        argv[1 + len(args):1 + len(args)] = ["--seed-fd", str(seed_read)]
+    drain = _Drain(result_read, result)
+    drain.start()
+    try:
+        proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
+    finally:
+        os.close(result_write)  # the program and its children are gone: the drain sees the end of the pipe
+        if seed_read is not None:
+            os.close(seed_read)
+        drain.join(timeout=30)
     return interpret(proc, read_result_lines(result), timeout, source)

@@ -1,4 +1,5 @@
-"""Points: a correctness group is all or nothing; performance scales linearly between two speedups.
+"""Points: a correctness group is all or nothing; performance is earned in whole steps between two speedups, the
+measured speedup credited with a margin for the noise of timing (labs.toml's [scoring]; linear without it).
 
 Every function here is pure: it turns harness Outcomes (grader/run.py) into TestResults for the report.
 """
@@ -113,6 +114,51 @@ def perf_fraction(speedup: float, lower: float, full: float) -> float:
     return (speedup - lower) / (full - lower)
 
 
+def step_thresholds(lower: float, full: float, steps: int) -> list:
+    """The speedups at which steps 1..steps are earned: evenly spaced after lower, the last one at full."""
+    return [full if k == steps else lower + k / steps * (full - lower) for k in range(1, steps + 1)]
+
+
+def perf_steps(credited: float, lower: float, full: float, steps: int) -> int:
+    """How many of the steps a credited speedup earns: those whose threshold it reaches (none at or below lower)."""
+    if credited <= lower and lower < full:
+        return 0
+    return sum(1 for t in step_thresholds(lower, full, steps) if credited >= t * (1 - 1e-12))
+
+
+def speedup_spread(bench: dict) -> float:
+    """The relative spread of the speedup in one benchmark: the harness's speedup_spread (IQR / median of the ratios
+    of the samples, each taken in one round), else the student's and the yardstick's spreads combined, else 0."""
+    def number(key):
+        try:
+            value = float(bench.get(key))
+        except (TypeError, ValueError):
+            return None
+        return value if math.isfinite(value) and value >= 0 else None
+    direct = number("speedup_spread")
+    if direct is not None:
+        return direct
+    return math.hypot(number("spread") or 0.0, number("baseline_spread") or 0.0)
+
+
+def credit_margin(scoring, bench: dict) -> float:
+    """The margin a speedup is credited with: spread_factor times its spread, within [min_margin, max_margin]."""
+    return min(scoring.max_margin, max(scoring.min_margin, scoring.spread_factor * speedup_spread(bench)))
+
+
+def perf_points(points: float, speedup: float, lower: float, full: float, scoring, bench: dict) -> tuple:
+    """(score, fraction, credited speedup, margin, steps earned) for a measured speedup under scoring; steps earned
+    is None for the linear rule."""
+    if not scoring.steps:
+        fraction = perf_fraction(speedup, lower, full)
+        return round(points * fraction, 2), fraction, speedup, 0.0, None
+    margin = credit_margin(scoring, bench)
+    credited = speedup * (1 + margin)
+    earned = perf_steps(credited, lower, full, scoring.steps)
+    fraction = earned / scoring.steps
+    return round(points * fraction, 2), fraction, credited, margin, earned
+
+
 def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: str = "performance") -> TestResult:
     """Scores a --bench run: points * perf_fraction(speedup), or 0 when the run failed (a wrong sum, a crash...).
 
@@ -139,20 +185,31 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
         speedup = math.nan
     if not math.isfinite(speedup) or speedup <= 0:
         return TestResult(lab, name, perf.points, 0.0, "ERROR", f"no valid speedup in the benchmark line: {bench}")
-    fraction = perf_fraction(speedup, lower, full)
-    score = round(perf.points * fraction, 2)
+    scoring = perf.scoring
+    score, fraction, credited, margin, earned = perf_points(perf.points, speedup, lower, full, scoring, bench)
     status = "pass" if fraction >= 1 else "partial" if fraction > 0 else "slow"
     timing = (f"{float(bench.get('student_ms', 0)):.4f} ms vs {against} {float(bench.get('baseline_ms', 0)):.4f} ms, "
               f"spread {100 * float(bench.get('spread', 0)):.1f}%, {bench.get('samples', '?')} samples")
-    summary = f"{speedup:.2f}{unit} ({thresholds}): {timing}"
+    rule = ""
+    if earned is not None:
+        rule = (f"; {credited:.2f}{unit} with the {100 * margin:.1f}% margin for timing noise: "
+                f"{earned} of {scoring.steps} steps")
+    summary = f"{speedup:.2f}{unit} ({thresholds}{rule}): {timing}"
     detail = ""
+    if earned is not None:
+        each = perf.points / scoring.steps
+        marks = ", ".join(f"{t:.2f}" for t in step_thresholds(lower, full, scoring.steps))
+        detail = (f"points in steps of {each:g}, at {marks}{unit}; the speedup is credited {100 * margin:.1f}% for "
+                  f"timing noise (its spread in this run: {100 * speedup_spread(bench):.1f}%)")
     if device:
-        detail = f"measured on {device} (sm {bench.get('sm', '?')})"
+        where = f"measured on {device} (sm {bench.get('sm', '?')})"
         if calibrated_gpu:
-            detail += "; thresholds calibrated on this GPU model"
+            where += "; thresholds calibrated on this GPU model"
         else:
-            detail += (f"; no thresholds are calibrated for this GPU model, so the defaults apply"
-                       f"{' (from ' + calibration_gpu + ')' if calibration_gpu else ''}")
+            where += (f"; no thresholds are calibrated for this GPU model, so the defaults apply"
+                      f"{' (from ' + calibration_gpu + ')' if calibration_gpu else ''}")
+        detail = "\n".join(part for part in (where, detail) if part)
     return TestResult(lab, name, perf.points, score, status, summary, detail,
                       {"speedup": speedup, "yardstick": perf.yardstick, "lower": lower, "full": full,
+                       "credited": credited, "margin": margin, "steps": earned, "of_steps": scoring.steps or None,
                        "bench": bench})

@@ -1,5 +1,6 @@
 /* check_i32.cu - checking int32 outputs (see check_i32.h). */
 #include "check_i32.h"
+#include "checksum.h"
 #include "cuda_check.h"
 
 #include <stdio.h>
@@ -39,43 +40,33 @@ int ppl_check_guard_i32(const int *got, size_t from, size_t end, char *message, 
     return 1;
 }
 
-int ppl_check_input_unchanged_i32(const int *d_in, const int *h_in, size_t n, char *message, size_t message_len)
+int ppl_check_input_unchanged_i32(const int *now, const int *was, size_t n, char *message, size_t message_len)
 {
-    int *now = (int *)malloc(n * sizeof(int));
-    if (!now) {
-        snprintf(message, message_len, "out of host memory checking the input");
-        return 0;
-    }
-    CUDA_CHECK(cudaMemcpy(now, d_in, n * sizeof(int), cudaMemcpyDeviceToHost));
-    int same = 1;
-    for (size_t i = 0; i < n && same; i++)
-        if (now[i] != h_in[i]) {
-            snprintf(message, message_len, "the input was modified: element %zu is now %d, was %d", i, now[i],
-                     h_in[i]);
-            same = 0;
+    for (size_t i = 0; i < n; i++)
+        if (now[i] != was[i]) {
+            snprintf(message, message_len, "the input was modified: element %zu is now %d, was %d", i, now[i], was[i]);
+            return 0;
         }
-    free(now);
-    return same;
+    return 1;
 }
 
-__global__ void count_mismatches_kernel(const int *a, const int *b, size_t n, unsigned long long *count)
+__global__ void checksum_kernel(const uint32_t *d, size_t count, uint64_t key, unsigned long long *sum)
 {
-    unsigned long long local = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        local += a[i] != b[i];
-    if (local)
-        atomicAdd(count, local);
+    uint64_t local = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        local += ppl_checksum_term(key, i, d[i]);
+    atomicAdd(sum, (unsigned long long)local); /* wraps modulo 2^64, as the host's sum does */
 }
 
-unsigned long long ppl_count_mismatches_i32(const int *d_a, const int *d_b, size_t n)
+uint64_t ppl_checksum_device(const void *d, size_t count, uint64_t key)
 {
-    static unsigned long long *d_count = NULL;
-    if (!d_count)
-        CUDA_CHECK(cudaMalloc(&d_count, sizeof *d_count));
-    CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof *d_count));
-    count_mismatches_kernel<<<1024, 256>>>(d_a, d_b, n, d_count);
+    static unsigned long long *d_sum = NULL;
+    if (!d_sum)
+        CUDA_CHECK(cudaMalloc(&d_sum, sizeof *d_sum));
+    CUDA_CHECK(cudaMemsetAsync(d_sum, 0, sizeof *d_sum));
+    checksum_kernel<<<1024, 256>>>((const uint32_t *)d, count, key, d_sum);
     CUDA_CHECK_LAUNCH();
-    unsigned long long count;
-    CUDA_CHECK(cudaMemcpy(&count, d_count, sizeof count, cudaMemcpyDeviceToHost));
-    return count;
+    unsigned long long sum;
+    CUDA_CHECK(cudaMemcpy(&sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost));
+    return (uint64_t)sum;
 }

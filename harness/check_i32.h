@@ -6,12 +6,30 @@
 #define PPL_CHECK_I32_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Elements of poison after every output buffer: a write there is a write past the output. */
 #define PPL_GUARD_ELEMS 4096
 /* The poison byte; each poisoned int32 reads 0xA5A5A5A5. */
 #define PPL_POISON_BYTE 0xA5
 #define PPL_POISON_I32 ((int)0xA5A5A5A5u)
+
+/* The region (isolate.h) of an int32 check of n elements: the input, the output and its guard, and the input as the
+ * runner read it back after the run. */
+typedef struct {
+    int *in, *out, *in_after;
+} ppl_i32_slots;
+
+static inline size_t ppl_i32_region_bytes(size_t n) { return (3 * n + PPL_GUARD_ELEMS) * sizeof(int); }
+
+static inline ppl_i32_slots ppl_i32_slots_of(void *region, size_t n)
+{
+    ppl_i32_slots s;
+    s.in = (int *)region;
+    s.out = s.in + n;
+    s.in_after = s.out + n + PPL_GUARD_ELEMS;
+    return s;
+}
 
 /* Fills d[0..count) (device) with the poison pattern. */
 void ppl_poison_i32(int *d, size_t count);
@@ -26,10 +44,12 @@ int ppl_compare_i32(const int *got, const int *want, size_t n, char *message, si
  * the first element written past the output, whose length is from. */
 int ppl_check_guard_i32(const int *got, size_t from, size_t end, char *message, size_t message_len);
 
-/* Returns 1 if d_in[0..n) (device) still equals h_in, else 0 with a message naming the first changed element. */
-int ppl_check_input_unchanged_i32(const int *d_in, const int *h_in, size_t n, char *message, size_t message_len);
+/* Returns 1 if now[0..n) (a host copy of the input after the run) still equals was, else 0 with a message naming
+ * the first changed element. */
+int ppl_check_input_unchanged_i32(const int *now, const int *was, size_t n, char *message, size_t message_len);
 
-/* The number of i in [0, n) with d_a[i] != d_b[i] (device arrays), counted on the GPU. Synchronizes. */
-unsigned long long ppl_count_mismatches_i32(const int *d_a, const int *d_b, size_t n);
+/* The checksum (checksum.h) of the count 32-bit words at d (device), at positions 0, 1, ..., computed on the GPU.
+ * Synchronizes. */
+uint64_t ppl_checksum_device(const void *d, size_t count, uint64_t key);
 
 #endif

@@ -69,17 +69,18 @@ void ppl_options_init(ppl_options *o, const char *default_sizes)
 {
     memset(o, 0, sizeof *o);
     o->seed = ppl_default_seed();
+    o->seed_fd = o->result_fd = -1;
     o->min_samples = 10;
     o->max_samples = 100;
     o->num_sizes = ppl_parse_sizes(default_sizes, o->sizes, PPL_MAX_SIZES);
 }
 
-/* A whole number >= 0 for --min-samples and --max-samples; -1 if arg is not one. */
-static int parse_count(const char *arg)
+/* A whole number in [0, limit] (--min-samples, --max-samples, descriptors); -1 if arg is not one. */
+static int parse_count(const char *arg, long limit)
 {
     char *end;
     long v = strtol(arg, &end, 10);
-    return end != arg && *end == '\0' && v >= 0 && v <= 1000000 ? (int)v : -1;
+    return end != arg && *end == '\0' && v >= 0 && v <= limit ? (int)v : -1;
 }
 
 int ppl_options_parse(ppl_options *o, int code, const char *arg)
@@ -98,8 +99,21 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
             fprintf(stderr, "--seed %s: expected a whole number\n", arg);
             return -1;
         }
+        o->seed_given = 1;
         return 1;
     }
+    case PPL_OPT_SEED_FD:
+    case PPL_OPT_RESULT_FD: {
+        const int fd = parse_count(arg, 1 << 20);
+        if (fd < 3) { /* 0, 1 and 2 are the standard streams, which the lab's code shares */
+            fprintf(stderr, "--%s %s: expected a descriptor number of 3 or more\n",
+                    code == PPL_OPT_SEED_FD ? "seed-fd" : "result-fd", arg);
+            return -1;
+        }
+        *(code == PPL_OPT_SEED_FD ? &o->seed_fd : &o->result_fd) = fd;
+        return 1;
+    }
+    case PPL_OPT_IN_PROCESS: o->in_process = 1; return 1;
     case PPL_OPT_DATASET: o->dataset = arg; return 1;
     case PPL_OPT_EXPECTED: o->expected = arg; return 1;
     case PPL_OPT_BENCH:
@@ -110,7 +124,7 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         return 1;
     case PPL_OPT_MIN_SAMPLES:
     case PPL_OPT_MAX_SAMPLES: {
-        const int v = parse_count(arg);
+        const int v = parse_count(arg, 1000000);
         if (v < 0) {
             fprintf(stderr, "--%s %s: expected a whole number\n",
                     code == PPL_OPT_MIN_SAMPLES ? "min-samples" : "max-samples", arg);
@@ -136,6 +150,18 @@ int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_n
         fputs(dataset_needs_expected ? "--dataset and --expected go together\n"
                                      : "this program takes --dataset alone: it computes the expected output\n",
               stderr);
+        return -1;
+    }
+    if (o->seed_given && o->seed_fd >= 0) {
+        fputs("--seed and --seed-fd exclude each other\n", stderr);
+        return -1;
+    }
+    if (o->result_path && o->result_fd >= 0) {
+        fputs("--result and --result-fd exclude each other\n", stderr);
+        return -1;
+    }
+    if (o->seed_fd >= 0 && o->seed_fd == o->result_fd) {
+        fputs("--seed-fd and --result-fd must be different descriptors\n", stderr);
         return -1;
     }
     if (o->min_samples < 3 || o->max_samples < o->min_samples) {

@@ -26,27 +26,40 @@ typedef struct {
     size_t sizes[PPL_MAX_SIZES]; /* --n: one correctness case (or set of cases) per size */
     int num_sizes;
     uint64_t seed;                 /* --seed: inputs are generated from it (default: ppl_default_seed) */
+    int seed_given;                /* --seed was given */
+    int seed_fd;                   /* --seed-fd: read the seed from this descriptor, in the checker (-1: none) */
     const char *dataset, *expected; /* --dataset, --expected: a committed case instead of generated ones */
     size_t bench_n;                /* --bench: time at this size instead of checking (0: no) */
     int min_samples, max_samples;  /* --min-samples, --max-samples */
     const char *result_path;       /* --result: the JSON-lines result file */
+    int result_fd;                 /* --result-fd: write the result lines to this descriptor instead (-1: none) */
     int quiet;                     /* --quiet: print failures only */
+    int in_process;                /* --in-process: run the lab's code in this process (for debuggers) */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
  * to put at the start of a program's own struct option array. */
 enum {
     PPL_OPT_N = 256, PPL_OPT_SEED, PPL_OPT_DATASET, PPL_OPT_EXPECTED, PPL_OPT_BENCH, PPL_OPT_MIN_SAMPLES,
-    PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP
+    PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
+    PPL_OPT_IN_PROCESS
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
         {"dataset", required_argument, 0, PPL_OPT_DATASET}, {"expected", required_argument, 0, PPL_OPT_EXPECTED}, \
         {"bench", required_argument, 0, PPL_OPT_BENCH}, {"min-samples", required_argument, 0, PPL_OPT_MIN_SAMPLES}, \
         {"max-samples", required_argument, 0, PPL_OPT_MAX_SAMPLES}, {"result", required_argument, 0, PPL_OPT_RESULT}, \
-        {"quiet", no_argument, 0, PPL_OPT_QUIET}, {"help", no_argument, 0, PPL_OPT_HELP}
+        {"quiet", no_argument, 0, PPL_OPT_QUIET}, {"help", no_argument, 0, PPL_OPT_HELP},                       \
+        {"seed-fd", required_argument, 0, PPL_OPT_SEED_FD}, {"result-fd", required_argument, 0, PPL_OPT_RESULT_FD}, \
+        {"in-process", no_argument, 0, PPL_OPT_IN_PROCESS}
 
-/* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples. */
+/* The usage lines of the options above that every program takes alike (for its --help). */
+#define PPL_COMMON_USAGE                                                                                            \
+    "Grading: --seed-fd N reads the seed from descriptor N (a pipe) instead of --seed, --result-fd N writes the\n" \
+    "result lines to descriptor N instead of --result; --in-process runs the lab's code in this process instead of\n" \
+    "a child process of its own (for debuggers: the grader never does).\n"
+
+/* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);
 
 /* Handles one common option code from getopt_long. Returns 1 if handled, 0 if code is not a common option, 2 for
@@ -55,7 +68,7 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg);
 
 /* Checks the common options once getopt_long is done: no arguments left over (optind), --dataset with --expected
  * if dataset_needs_expected (else without), the sample counts, every size at most max_n. Returns 0, or -1 after a
- * message on stderr. */
+ * message on stderr. --seed and --seed-fd, --result and --result-fd exclude each other. */
 int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_needs_expected, size_t max_n);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
-/* device.cu - device discovery, CUDA error reporting, L2 flush and event timing (see device.h). */
+/* device.cu - device discovery, CUDA error reporting, L2 flush and the SM clock of a timed run (see device.h). */
 #include "device.h"
 #include "results.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,7 @@ void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int lin
     snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
              cudaGetErrorString(err), cudaGetErrorName(err), hint);
     fprintf(stderr, "%s\n", message);
-    ppl_results_start("error", "error");
-    ppl_results_str("message", message);
-    ppl_results_end();
-    exit(PPL_EXIT_CUDA);
+    ppl_results_fatal(message, PPL_EXIT_CUDA); /* in the runner process (isolate.h), the checker writes the line */
 }
 
 int ppl_device_open(ppl_device_info *info)
@@ -50,6 +48,16 @@ int ppl_device_open(ppl_device_info *info)
     info->global_mem_bytes = prop.totalGlobalMem;
     CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+    /* attributes, not cudaDeviceProp's clockRate and memoryClockRate, which CUDA 13 removed; both in kHz */
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess)
+        info->sm_clock_max_mhz = khz / 1000.0;
+    khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess)
+        info->mem_clock_max_mhz = khz / 1000.0;
+    if (cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, 0) != cudaSuccess)
+        info->pci_bus_id[0] = '\0';
+    cudaGetLastError(); /* an attribute the driver lacks is not an error of the run */
     return 0;
 }
 
@@ -80,6 +88,11 @@ void ppl_results_device(const ppl_device_info *info)
     ppl_results_int("sm_count", info->sm_count);
     ppl_results_int("driver", info->driver_version);
     ppl_results_int("runtime", info->runtime_version);
+    ppl_results_str("pci_bus_id", info->pci_bus_id);
+    if (info->sm_clock_max_mhz > 0)
+        ppl_results_num("sm_clock_max_mhz", info->sm_clock_max_mhz);
+    if (info->mem_clock_max_mhz > 0)
+        ppl_results_num("mem_clock_max_mhz", info->mem_clock_max_mhz);
 }
 
 size_t ppl_device_free_bytes(void)
@@ -105,4 +118,63 @@ void ppl_l2_flusher_free(ppl_l2_flusher *f)
 {
     CUDA_CHECK(cudaFree(f->buffer));
     f->buffer = NULL;
+}
+
+/* One thread per block: on the SM it runs on, reads the global timer and the cycle counter together, and keeps them
+ * in that SM's slot unless another block on the same SM got there first. */
+__global__ void sm_clock_stamp_kernel(ppl_clock_stamp *stamps, int slots)
+{
+    unsigned smid;
+    unsigned long long ns;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    const unsigned long long cycles = (unsigned long long)clock64();
+    if (smid >= (unsigned)slots || ns == 0)
+        return;
+    if (atomicCAS(&stamps[smid].ns, 0ull, ns) == 0ull)
+        stamps[smid].cycles = cycles;
+}
+
+void ppl_sm_clock_init(ppl_sm_clock *c)
+{
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    c->blocks = 2 * (sms > 0 ? sms : 32); /* enough blocks that every SM gets one */
+    c->slots = 4 * (sms > 0 ? sms : 32);  /* SM ids may run past the count where SMs are fused off */
+    const size_t bytes = 2 * (size_t)c->slots * sizeof(ppl_clock_stamp);
+    CUDA_CHECK(cudaMalloc(&c->d_stamps, bytes));
+    c->h_stamps = malloc(bytes);
+    if (!c->h_stamps) {
+        fprintf(stderr, "out of host memory for the clock stamps\n");
+        exit(PPL_EXIT_USAGE);
+    }
+}
+
+void ppl_sm_clock_start(ppl_sm_clock *c)
+{
+    CUDA_CHECK(cudaMemsetAsync(c->d_stamps, 0, 2 * (size_t)c->slots * sizeof(ppl_clock_stamp)));
+    sm_clock_stamp_kernel<<<c->blocks, 1>>>((ppl_clock_stamp *)c->d_stamps, c->slots);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+void ppl_sm_clock_stop(ppl_sm_clock *c)
+{
+    sm_clock_stamp_kernel<<<c->blocks, 1>>>((ppl_clock_stamp *)c->d_stamps + c->slots, c->slots);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+double ppl_sm_clock_mhz(ppl_sm_clock *c)
+{
+    CUDA_CHECK(cudaMemcpy(c->h_stamps, c->d_stamps, 2 * (size_t)c->slots * sizeof(ppl_clock_stamp),
+                          cudaMemcpyDeviceToHost));
+    const ppl_clock_stamp *h = (const ppl_clock_stamp *)c->h_stamps;
+    return ppl_clock_mhz(h, h + c->slots, (size_t)c->slots);
+}
+
+void ppl_sm_clock_free(ppl_sm_clock *c)
+{
+    CUDA_CHECK(cudaFree(c->d_stamps));
+    free(c->h_stamps);
+    c->d_stamps = c->h_stamps = NULL;
 }

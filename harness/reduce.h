@@ -13,8 +13,9 @@
 
 /*
  * Sums d_in[0..n) (device memory, float32, n >= 1) into *d_out (one float in device memory).
- * May overwrite d_in and use d_work, a device buffer of reduce_work_elems(n) floats. Launches on the default stream
- * and need not synchronize; checks every launch with CUDA_CHECK_LAUNCH(). Defined by each lab.
+ * May use d_work, a device buffer of reduce_work_elems(n) floats; may overwrite d_in in lab 01 only (it reduces in
+ * place): from lab 02 on the grader checks that d_in is unchanged. Launches on the default stream and need not
+ * synchronize; checks every launch with CUDA_CHECK_LAUNCH(). Defined by each lab.
  */
 void reduce(float *d_in, float *d_out, size_t n, float *d_work);
 

@@ -3,8 +3,10 @@
  * kit's own copy).
  *
  * It generates or loads the input, runs the lab's reduce() on fresh device buffers, checks the sum against a float64
- * CPU reference under the bound in reference.h, and times reduce() against the baseline kernel. `reduce_lab --help`
- * prints the options; docs/DESIGN.md describes the options, the result lines and the exit codes.
+ * CPU reference under the bound in reference.h (and, with --input-const, that d_in is unchanged), and times reduce()
+ * against the baseline kernel. The lab's code runs in a process of its own, the runner; the checker makes the inputs
+ * and judges what the runner reports (isolate.h, lab_main.h). `reduce_lab --help` prints the options;
+ * docs/DESIGN.md describes the options, the result lines and the exit codes.
  */
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 #include "cli.h"
 #include "dataset.h"
 #include "device.h"
+#include "lab_main.h"
 #include "reduce_baseline.h"
 #include "reference.h"
 #include "results.h"
@@ -33,9 +36,33 @@ static const char *const data_names[] = {"uniform", "integer", "signs"};
 
 typedef struct {
     ppl_options common;
-    data_kind data; /* --data */
-    int with_cub;   /* --cub */
+    data_kind data;  /* --data */
+    int with_cub;    /* --cub */
+    int input_const; /* --input-const: d_in must be unchanged after reduce() (labs 02-05) */
 } options;
+
+/* The runner's requests (isolate.h). */
+enum { MSG_CHECK = PPL_MSG_FIRST_USER, MSG_BENCH };
+
+/* Check: reduce the n floats at the start of the region; with input_back, copy d_in back over them afterwards. */
+typedef struct {
+    uint64_t n;
+    int32_t input_back;
+} check_request;
+
+typedef struct {
+    float got;
+} check_reply;
+
+typedef struct {
+    uint64_t n;
+    int32_t min_samples, max_samples;
+    ppl_bench_layout layout;
+} bench_request;
+
+typedef struct {
+    int32_t samples, records, overflow;
+} bench_reply;
 
 /* Device buffers for one n, reused from case to case. */
 typedef struct {
@@ -53,17 +80,19 @@ static void usage(FILE *f)
     fputs("usage: reduce_lab [--n N[,N...]] [--data uniform|integer|signs] [--seed S]\n"
           "                  [--dataset INPUT --expected OUTPUT]\n"
           "                  [--bench N] [--min-samples K] [--max-samples K] [--cub]\n"
-          "                  [--result FILE] [--quiet]\n"
+          "                  [--input-const] [--result FILE] [--quiet]\n"
           "Checks the lab's reduce() on each size (default --n 1,1000,1024,1025,1048577), on a dataset, or times it\n"
-          "against the baseline kernel with --bench. Exit status: 0 pass, 1 fail, 2 usage or bad dataset,\n"
-          "3 CUDA error, 77 no CUDA device.\n",
+          "against the baseline kernel with --bench; --input-const also checks that d_in is unchanged (labs 02-05).\n"
+          "Exit status: 0 pass, 1 fail, 2 usage or bad dataset, 3 CUDA error, 77 no CUDA device.\n"
+          PPL_COMMON_USAGE,
           f);
 }
 
 static int parse_options(int argc, char **argv, options *o)
 {
     static const struct option long_options[] = {
-        PPL_COMMON_LONG_OPTIONS, {"data", required_argument, 0, 'd'}, {"cub", no_argument, 0, 'c'}, {0, 0, 0, 0}};
+        PPL_COMMON_LONG_OPTIONS, {"data", required_argument, 0, 'd'}, {"cub", no_argument, 0, 'c'},
+        {"input-const", no_argument, 0, 'i'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     ppl_options_init(&o->common, "1,1000,1024,1025,1048577");
     int c;
@@ -80,6 +109,8 @@ static int parse_options(int argc, char **argv, options *o)
         }
         if (c == 'c') {
             o->with_cub = 1;
+        } else if (c == 'i') {
+            o->input_const = 1;
         } else if (c == 'd') {
             int found = -1;
             for (int k = 0; k < 3; k++)
@@ -122,10 +153,7 @@ static void buffers_reserve(buffers *b, size_t n)
     if (need > free_bytes) {
         fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
                 need / 1073741824.0, free_bytes / 1073741824.0);
-        ppl_results_start("check", "error");
-        ppl_results_str("message", "not enough device memory for this size");
-        ppl_results_end();
-        exit(PPL_EXIT_CUDA);
+        ppl_results_fatal("not enough device memory for this size", PPL_EXIT_CUDA);
     }
     CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b->d_pristine, n * sizeof(float)));
@@ -183,19 +211,139 @@ static int sum_is_exact(const float *x, size_t n, double sum_abs)
     return 1;
 }
 
-/* Runs reduce() once on h_in[0..n) and records the case. Returns 1 if the sum is right. */
-static int check_case(const options *o, buffers *b, const char *name, const float *h_in, size_t n, double expected,
-                      double tolerance, const char *data, uint64_t seed)
+/* ---- the runner: runs reduce() as the checker asks ---- */
+
+static buffers runner_buffers;
+
+static size_t serve_check(const check_request *rq, void *region, size_t region_bytes, check_reply *reply)
 {
-    ppl_results_begin_case(name);
+    buffers *b = &runner_buffers;
+    const size_t n = rq->n;
+    ppl_runner_need(region_bytes, n * sizeof(float));
     buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b->d_pristine, region, n * sizeof(float), cudaMemcpyHostToDevice));
     prepare_run(b, n);
     reduce(b->d_in, b->d_out, n, b->d_work);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    const float got = fetch_result(b);
-    const int pass = within(got, expected, tolerance);
+    reply->got = fetch_result(b);
+    if (rq->input_back)
+        CUDA_CHECK(cudaMemcpy(region, b->d_in, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return sizeof *reply;
+}
+
+/* What a timed run needs: the buffers, the size, the tape shared by all contenders, and who this is. */
+typedef struct {
+    buffers *b;
+    size_t n;
+    ppl_bench_tape *tape;
+    reduce_fn fn;
+    uint32_t id;
+} bench_ctx;
+
+/* Restores the input and poisons the output (prepare_run), then applies this run's perturbation. */
+static void bench_prepare(void *ctx)
+{
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    prepare_run(x->b, x->n);
+    ppl_tape_perturb(x->tape, x->b->d_in);
+}
+
+static void bench_call(void *ctx)
+{
+    bench_ctx *x = (bench_ctx *)ctx;
+    x->fn(x->b->d_in, x->b->d_out, x->n, x->b->d_work);
+}
+
+/* Keeps the sum for the checker, which judges it; the runner judges nothing. */
+static int bench_record(void *ctx)
+{
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    const float got = fetch_result(x->b);
+    uint32_t bits;
+    memcpy(&bits, &got, sizeof bits);
+    ppl_tape_record(x->tape, x->id, bits, 0, 0, 0);
+    return 1;
+}
+
+/* A device-to-device copy of the input's bytes (n/2 floats read, n/2 written), for the bandwidth ceiling. */
+static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    (void)d_out;
+    (void)d_work;
+    CUDA_CHECK(cudaMemcpyAsync(d_in, d_in + n / 2, (n / 2) * sizeof(float), cudaMemcpyDeviceToDevice));
+}
+
+static size_t serve_bench(const bench_request *rq, void *region, size_t region_bytes, bench_reply *reply)
+{
+    buffers *b = &runner_buffers;
+    const size_t n = rq->n;
+    const ppl_bench_layout *l = &rq->layout;
+    ppl_runner_need(region_bytes, l->total);
+    buffers_reserve(b, n);
+    CUDA_CHECK(cudaMemcpy(b->d_pristine, (char *)region + l->input, n * sizeof(float), cudaMemcpyHostToDevice));
+    ppl_bench_tape tape;
+    ppl_tape_init(&tape, region, l);
+    bench_ctx ctx[4] = {{b, n, &tape, reduce_baseline, 0}, {b, n, &tape, reduce, 1}, {b, n, &tape, reduce_cub, 2},
+                        {b, n, &tape, copy_input, 3}};
+    ppl_contender all[4];
+    memset(all, 0, sizeof all);
+    const char *names[4] = {"baseline", "student", "CUB", "copy"};
+    for (int c = 0; c < 4; c++) {
+        all[c].name = names[c];
+        all[c].run = bench_call;
+        all[c].check = c < 3 ? bench_record : NULL;
+        all[c].ctx = &ctx[c];
+    }
+    const ppl_bench_plan plan = {bench_prepare, &ctx[0], rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
+                                 BENCH_WALL_LIMIT_S};
+    ppl_l2_flusher flusher;
+    ppl_l2_flusher_init(&flusher, ppl_runner_device());
+    reply->samples = ppl_bench_run(all, l->count, &plan, &flusher);
+    ppl_l2_flusher_free(&flusher);
+    ppl_bench_pack(region, l, all);
+    ppl_bench_free(all, l->count);
+    reply->records = tape.num_records;
+    reply->overflow = tape.overflow;
+    return sizeof *reply;
+}
+
+static size_t serve(uint32_t type, const void *request, size_t request_bytes, void *region, size_t region_bytes,
+                    void *reply)
+{
+    if (type == MSG_CHECK && request_bytes == sizeof(check_request))
+        return serve_check((const check_request *)request, region, region_bytes, (check_reply *)reply);
+    if (type == MSG_BENCH && request_bytes == sizeof(bench_request))
+        return serve_bench((const bench_request *)request, region, region_bytes, (bench_reply *)reply);
+    ppl_results_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
+}
+
+/* ---- the checker: makes the inputs, asks the runner, judges ---- */
+
+/* Returns 1 if now[0..n) equals was bit for bit, else 0 with a message naming the first changed element. */
+static int input_unchanged(const float *now, const float *was, size_t n, char *message, size_t message_len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&now[i], &was[i], sizeof(float)) != 0) {
+            snprintf(message, message_len,
+                     "the input was modified: element %zu is now %.9g, was %.9g (from lab 02 on, reduce() must leave "
+                     "d_in as it found it)", i, now[i], was[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Has the runner reduce the n floats already in the region and records the case. kept: a private copy of the input,
+ * to check it is unchanged (--input-const), or NULL. Returns 1 if right. */
+static int check_case(const options *o, ppl_isolate *iso, const char *name, size_t n, const float *kept,
+                      double expected, double tolerance, const char *data, uint64_t seed)
+{
+    ppl_results_begin_case(name);
+    const check_request rq = {n, kept != NULL};
+    check_reply reply;
+    ppl_call(iso, MSG_CHECK, &rq, sizeof rq, &reply, sizeof reply);
+    const float got = reply.got;
+    int pass = within(got, expected, tolerance);
     char message[256];
     if (pass)
         snprintf(message, sizeof message, "sum %.9g, expected %.9g (tolerance %.3g)", got, expected, tolerance);
@@ -203,6 +351,8 @@ static int check_case(const options *o, buffers *b, const char *name, const floa
         snprintf(message, sizeof message, "wrong sum: got %.9g, expected %.9g (off by %.3g, tolerance %.3g)%s", got,
                  expected, (double)got - expected, tolerance,
                  isnan(got) ? "; NaN means *d_out was never written" : "");
+    if (pass && kept)
+        pass = input_unchanged((const float *)iso->region, kept, n, message, sizeof message);
     if (!o->common.quiet || !pass)
         printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
     ppl_results_start("check", pass ? "pass" : "fail");
@@ -212,6 +362,7 @@ static int check_case(const options *o, buffers *b, const char *name, const floa
     ppl_results_num("got", got);
     ppl_results_num("expected", expected);
     ppl_results_num("tolerance", tolerance);
+    ppl_results_int("input_checked", kept != NULL);
     ppl_results_str("message", message);
     ppl_results_end();
     return pass;
@@ -222,7 +373,19 @@ static void case_name(char *buf, size_t len, size_t n, data_kind data)
     snprintf(buf, len, "n=%zu %s", n, data_names[data]);
 }
 
-static int run_generated_cases(const options *o, buffers *b)
+/* A private copy of the region's first n floats when the input must stay unchanged, else NULL. */
+static float *keep_input(const options *o, const ppl_isolate *iso, size_t n)
+{
+    if (!o->input_const)
+        return NULL;
+    float *kept = (float *)malloc(n * sizeof(float));
+    if (!kept)
+        ppl_results_fatal("out of host memory for a copy of the input", PPL_EXIT_USAGE);
+    memcpy(kept, iso->region, n * sizeof(float));
+    return kept;
+}
+
+static int run_generated_cases(const options *o, ppl_isolate *iso)
 {
     char name[64];
     for (int k = 0; k < o->common.num_sizes; k++) {
@@ -233,23 +396,21 @@ static int run_generated_cases(const options *o, buffers *b)
     int failures = 0;
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
-        float *h_in = (float *)malloc(n * sizeof(float));
-        if (!h_in) {
-            fprintf(stderr, "out of host memory for n = %zu\n", n);
-            return -1;
-        }
+        case_name(name, sizeof name, n, o->data);
+        ppl_results_begin_case(name);
+        float *h_in = (float *)ppl_region(iso, n * sizeof(float));
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
-        case_name(name, sizeof name, n, o->data);
-        failures += !check_case(o, b, name, h_in, n, expected, tolerance, data_names[o->data], o->common.seed);
-        free(h_in);
+        float *kept = keep_input(o, iso, n);
+        failures += !check_case(o, iso, name, n, kept, expected, tolerance, data_names[o->data], o->common.seed);
+        free(kept);
     }
     return failures;
 }
 
-static int run_dataset_case(const options *o, buffers *b)
+static int run_dataset_case(const options *o, ppl_isolate *iso)
 {
     ppl_dataset in = {PPL_F32, 0, NULL}, want = {PPL_F64, 0, NULL};
     char err[512];
@@ -282,47 +443,57 @@ static int run_dataset_case(const options *o, buffers *b)
     const double expected = *(const double *)want.data;
     const double sum_abs = ppl_sum_abs_f64(x, n);
     const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
-    const int failures = !check_case(o, b, o->common.dataset, x, n, expected, tolerance, "dataset", 0);
+    memcpy(ppl_region(iso, n * sizeof(float)), x, n * sizeof(float));
+    const int failures = !check_case(o, iso, o->common.dataset, n, o->input_const ? x : NULL, expected, tolerance,
+                                     "dataset", 0);
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
     return failures;
 }
 
-/* What a timed run needs: the buffers, the size and the answer. */
+/* The checker's view of a benchmark: the input's sums and the perturbations, kept privately. */
 typedef struct {
-    buffers *b;
     size_t n;
-    reduce_fn fn;
-    double expected, tolerance;
-} bench_ctx;
+    double sum, sum_abs;
+    ppl_perturbation table[PPL_PERTURBATIONS];
+} bench_truth;
 
-static void bench_prepare(void *ctx)
+/* A perturbation of one element, by 3 to 16 times the tolerance (random sign and size): any two runs' answers differ
+ * by more than the tolerance (but for a rare pair), so an answer kept from an earlier run fails. */
+static void make_table(bench_truth *t, const float *x, uint64_t seed, double tolerance)
 {
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    prepare_run(x->b, x->n);
+    for (uint64_t r = 0; r < PPL_PERTURBATIONS; r++) {
+        ppl_perturbation *p = &t->table[r];
+        memset(p, 0, sizeof *p);
+        p->index = ppl_secret_below(seed, 3 * r, t->n);
+        const double size = tolerance * (3.0 + 13.0 * (double)ppl_secret_below(seed, 3 * r + 1, 1u << 20) / (1 << 20));
+        const float was = x[p->index];
+        const float now = (float)(was + (ppl_secret_below(seed, 3 * r + 2, 2) ? size : -size));
+        p->count = now != was; /* a tolerance of 0 (tiny n) changes nothing */
+        memcpy(&p->original[0], &was, sizeof was);
+        memcpy(&p->value[0], &now, sizeof now);
+    }
 }
 
-static void bench_call(void *ctx)
+static int judge_sum(void *ctx, const ppl_run_record *r)
 {
-    bench_ctx *x = (bench_ctx *)ctx;
-    x->fn(x->b->d_in, x->b->d_out, x->n, x->b->d_work);
+    const bench_truth *t = (const bench_truth *)ctx;
+    const ppl_perturbation *p = &t->table[r->run % PPL_PERTURBATIONS];
+    double expected = t->sum, sum_abs = t->sum_abs;
+    if (p->count) {
+        float was, now;
+        memcpy(&was, &p->original[0], sizeof was);
+        memcpy(&now, &p->value[0], sizeof now);
+        expected += (double)now - (double)was;
+        sum_abs += fabs((double)now) - fabs((double)was);
+    }
+    float got;
+    const uint32_t bits = (uint32_t)r->value[0];
+    memcpy(&got, &bits, sizeof got);
+    return within(got, expected, ppl_reduce_tolerance(t->n, sum_abs));
 }
 
-static int bench_check(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    return within(fetch_result(x->b), x->expected, x->tolerance);
-}
-
-/* A device-to-device copy of the input's bytes (n/2 floats read, n/2 written), for the bandwidth ceiling. */
-static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
-{
-    (void)d_out;
-    (void)d_work;
-    CUDA_CHECK(cudaMemcpyAsync(d_in, d_in + n / 2, (n / 2) * sizeof(float), cudaMemcpyDeviceToDevice));
-}
-
-static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
+static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *dev)
 {
     const size_t n = o->common.bench_n;
     char name[64];
@@ -330,31 +501,45 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     ppl_plan_add(name);
     ppl_plan_write();
     ppl_results_begin_case(name);
-    buffers_reserve(b, n);
-    float *h_in = (float *)malloc(n * sizeof(float));
-    if (!h_in) {
-        fprintf(stderr, "out of host memory for n = %zu\n", n);
-        return -1;
-    }
-    fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
-    const double expected = ppl_sum_f64(h_in, n);
-    const double tolerance = ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n));
-    CUDA_CHECK(cudaMemcpy(b->d_pristine, h_in, n * sizeof(float), cudaMemcpyHostToDevice));
-    free(h_in);
-
-    bench_ctx ctx[4] = {{b, n, reduce_baseline, expected, tolerance}, {b, n, reduce, expected, tolerance},
-                        {b, n, reduce_cub, expected, tolerance}, {b, n, copy_input, 0, 0}};
-    ppl_contender all[4] = {{"baseline", bench_call, bench_check, &ctx[0], NULL, 0},
-                            {"student", bench_call, bench_check, &ctx[1], NULL, 0},
-                            {"CUB", bench_call, bench_check, &ctx[2], NULL, 0},
-                            {"copy", bench_call, NULL, &ctx[3], NULL, 0}};
     const int count = o->with_cub ? 4 : 2;
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->common.min_samples, o->common.max_samples,
-                                 BENCH_TARGET_SPREAD, BENCH_WALL_LIMIT_S};
-    ppl_l2_flusher flusher;
-    ppl_l2_flusher_init(&flusher, dev);
-    const int samples = ppl_bench_run(all, count, &plan, &flusher);
-    ppl_l2_flusher_free(&flusher);
+    bench_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.n = n;
+    rq.min_samples = o->common.min_samples;
+    rq.max_samples = o->common.max_samples;
+    rq.layout = ppl_bench_layout_of(n * sizeof(float), count, o->common.max_samples);
+    char *region = (char *)ppl_region(iso, rq.layout.total);
+    float *h_in = (float *)(region + rq.layout.input);
+    fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
+    bench_truth *truth = (bench_truth *)malloc(sizeof *truth);
+    if (!truth)
+        ppl_results_fatal("out of host memory", PPL_EXIT_USAGE);
+    truth->n = n;
+    truth->sum = ppl_sum_f64(h_in, n);
+    truth->sum_abs = ppl_sum_abs_f64(h_in, n);
+    make_table(truth, h_in, o->common.seed, ppl_reduce_tolerance(n, truth->sum_abs));
+    memcpy(region + rq.layout.table, truth->table, sizeof truth->table);
+
+    bench_reply reply;
+    ppl_call(iso, MSG_BENCH, &rq, sizeof rq, &reply, sizeof reply);
+    ppl_contender all[4];
+    memset(all, 0, sizeof all);
+    const char *names[4] = {"baseline", "student", "CUB", "copy"};
+    for (int c = 0; c < 4; c++) {
+        all[c].name = names[c];
+        all[c].check = c < 3 ? bench_record : NULL; /* marks the contenders whose runs are judged */
+    }
+    const int samples = reply.samples;
+    if (samples < 1 || samples > o->common.max_samples) {
+        ppl_results_start("error", "fail");
+        ppl_results_str("message", "the process running the lab's code reported an impossible number of samples");
+        ppl_results_end();
+        free(truth);
+        return 1;
+    }
+    ppl_bench_unpack(iso->region, &rq.layout, all);
+    ppl_bench_judge(iso->region, &rq.layout, reply.overflow ? 0 : reply.records, all, samples, 1, judge_sum, truth);
+    free(truth);
 
     const int pass = ppl_bench_report(name, n, &all[1], &all[0], samples, "sum", dev);
     if (o->with_cub) {
@@ -375,6 +560,16 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     return pass ? 0 : 1;
 }
 
+static int check_all(ppl_isolate *iso, const ppl_device_info *dev, void *ctx)
+{
+    const options *o = (const options *)ctx;
+    if (o->common.bench_n)
+        return run_bench(o, iso, dev);
+    if (o->common.dataset)
+        return run_dataset_case(o, iso);
+    return run_generated_cases(o, iso);
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -382,20 +577,5 @@ int main(int argc, char **argv)
         usage(stderr);
         return PPL_EXIT_USAGE;
     }
-    ppl_device_info dev;
-    const int status = ppl_harness_start(o.common.result_path, o.common.quiet, (unsigned long long)o.common.seed, &dev);
-    if (status != 0)
-        return status;
-    buffers b;
-    memset(&b, 0, sizeof b);
-    int failures;
-    if (o.common.bench_n)
-        failures = run_bench(&o, &b, &dev);
-    else if (o.common.dataset)
-        failures = run_dataset_case(&o, &b);
-    else
-        failures = run_generated_cases(&o, &b);
-    if (failures < 0)
-        return PPL_EXIT_USAGE;
-    return failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;
+    return ppl_lab_main(&o.common, serve, check_all, &o);
 }

@@ -10,6 +10,7 @@ static FILE *results_file;
 static char **plan_names;
 static size_t plan_count, plan_capacity;
 static char current_case[256] = "startup";
+static void (*fatal_sink)(const char *message, int status);
 
 int ppl_results_open(const char *path)
 {
@@ -19,6 +20,17 @@ int ppl_results_open(const char *path)
     results_file = fopen(path, "a");
     if (!results_file) {
         fprintf(stderr, "cannot open result file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int ppl_results_open_fd(int fd)
+{
+    ppl_results_close();
+    results_file = fdopen(fd, "w");
+    if (!results_file) {
+        fprintf(stderr, "cannot write results to descriptor %d: %s\n", fd, strerror(errno));
         return -1;
     }
     return 0;
@@ -139,4 +151,22 @@ void ppl_results_end(void)
         return;
     fputs("}\n", results_file);
     fflush(results_file);
+}
+
+void ppl_results_set_fatal_sink(void (*sink)(const char *message, int status))
+{
+    fatal_sink = sink;
+}
+
+void ppl_results_fatal(const char *message, int status)
+{
+    fflush(stdout);
+    if (fatal_sink) {
+        fatal_sink(message, status);
+    } else {
+        ppl_results_start("error", "error");
+        ppl_results_str("message", message);
+        ppl_results_end();
+    }
+    exit(status);
 }

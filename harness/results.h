@@ -3,7 +3,8 @@
  *
  * Each line is written and flushed when its case ends, so a program that is killed mid-run leaves the finished
  * cases behind. A fatal CUDA error (cuda_check.h) writes an "error" line for the case in progress before exiting.
- * docs/DESIGN.md lists the fields.
+ * docs/DESIGN.md lists the fields. Only the checker process writes here (isolate.h): in the runner no channel is
+ * open, and a fatal error goes to the checker through the sink isolate.c sets.
  */
 #ifndef PPL_RESULTS_H
 #define PPL_RESULTS_H
@@ -17,6 +18,10 @@ extern "C" {
 /* Opens path for appending (NULL: no result file), closing any file opened before. Returns 0, or -1 with a
  * message on stderr. */
 int ppl_results_open(const char *path);
+
+/* Writes to the already open descriptor fd (a pipe from the grader, say) instead of a file, closing any channel
+ * opened before. Returns 0, or -1 with a message on stderr. */
+int ppl_results_open_fd(int fd);
 
 /* Closes the result file, if any; later calls write nothing until the next ppl_results_open. */
 void ppl_results_close(void);
@@ -40,6 +45,18 @@ void ppl_results_int(const char *key, long long value);
 void ppl_results_u64(const char *key, unsigned long long value);
 /* Ends and flushes the line. */
 void ppl_results_end(void);
+
+/*
+ * A fatal error of the case in progress: writes an "error" line with message (flushing stdout first) and exits with
+ * status (PPL_EXIT_CUDA, PPL_EXIT_USAGE). With a sink set (the runner's, isolate.c), the sink gets the message and
+ * the status instead, and is expected not to return; if it does, the process exits with status.
+ */
+void ppl_results_fatal(const char *message, int status)
+#ifdef __GNUC__
+    __attribute__((noreturn))
+#endif
+    ;
+void ppl_results_set_fatal_sink(void (*sink)(const char *message, int status));
 
 /* Writes value as a JSON string (quoted and escaped) to f. */
 void ppl_json_string(FILE *f, const char *value);

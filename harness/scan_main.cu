@@ -4,8 +4,10 @@
  *
  * It generates or loads int32 input, runs the lab's scan() (inclusive and exclusive, with each block-level
  * algorithm), compares every output element with a CPU reference, checks that the input is unchanged and that
- * nothing was written past the output, and times the exclusive scan against cub::DeviceScan::ExclusiveSum.
- * `scan_lab --help` prints the options; docs/DESIGN.md describes the result lines and exit codes.
+ * nothing was written past the output, and times the exclusive scan against cub::DeviceScan::ExclusiveSum. The
+ * lab's code runs in a process of its own, the runner; the checker makes the inputs and judges what the runner
+ * reports (isolate.h, lab_main.h). `scan_lab --help` prints the options; docs/DESIGN.md describes the result lines
+ * and exit codes.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -15,10 +17,12 @@
 
 #include "bench.h"
 #include "check_i32.h"
+#include "checksum.h"
 #include "cli.h"
 #include "cub_scan.h"
 #include "dataset.h"
 #include "device.h"
+#include "lab_main.h"
 #include "results.h"
 #include "rng.h"
 #include "scan.h"
@@ -37,6 +41,29 @@ typedef struct {
     int with_copy;                  /* --copy */
 } options;
 
+/* The runner's requests (isolate.h). */
+enum { MSG_CHECK = PPL_MSG_FIRST_USER, MSG_BENCH };
+
+/* Check: scan the region's input slot (ppl_i32_slots); the output and the input after the run go in their slots. */
+typedef struct {
+    uint64_t n;
+    int32_t exclusive, algorithm;
+} check_request;
+
+typedef struct {
+    int32_t done;
+} check_reply;
+
+typedef struct {
+    uint64_t n, key;
+    int32_t algorithm, min_samples, max_samples;
+    ppl_bench_layout layout;
+} bench_request;
+
+typedef struct {
+    int32_t samples, records, overflow;
+} bench_reply;
+
 static void usage(FILE *f)
 {
     fputs("usage: scan_lab [--n N[,N...]] [--algorithms kogge-stone,brent-kung] [--kinds inclusive,exclusive]\n"
@@ -46,7 +73,7 @@ static void usage(FILE *f)
           "Checks the lab's scan() on each size (default --n 1,31,1024,1025,1048577) with each algorithm and\n"
           "kind, on a dataset (int32 input, its inclusive scan as expected output), or times the exclusive scan\n"
           "against CUB with --bench. Exit status: 0 pass, 1 fail, 2 usage or bad dataset, 3 CUDA error,\n"
-          "77 no CUDA device.\n",
+          "77 no CUDA device.\n" PPL_COMMON_USAGE,
           f);
 }
 
@@ -121,12 +148,11 @@ static int parse_options(int argc, char **argv, options *o)
     return ppl_options_check(&o->common, argc, argv, 1, ((size_t)1 << 31) - 1);
 }
 
-/* Device buffers, reused from case to case: the output has PPL_GUARD_ELEMS guard elements past n. */
+/* The runner's device buffers, reused from case to case: the output has PPL_GUARD_ELEMS guard elements past n. */
 typedef struct {
     size_t capacity;
-    int *d_in, *d_out, *d_expected;
+    int *d_in, *d_out;
     void *d_work;
-    int *h_out;
 } buffers;
 
 static void buffers_reserve(buffers *b, size_t n)
@@ -136,25 +162,17 @@ static void buffers_reserve(buffers *b, size_t n)
     if (b->capacity) {
         CUDA_CHECK(cudaFree(b->d_in));
         CUDA_CHECK(cudaFree(b->d_out));
-        CUDA_CHECK(cudaFree(b->d_expected));
         CUDA_CHECK(cudaFree(b->d_work));
-        free(b->h_out);
     }
-    const size_t need = (3 * n + PPL_GUARD_ELEMS) * sizeof(int) + scan_work_bytes(n);
+    const size_t need = (2 * n + PPL_GUARD_ELEMS) * sizeof(int) + scan_work_bytes(n);
     if (need > ppl_device_free_bytes()) {
         fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
                 need / 1073741824.0, ppl_device_free_bytes() / 1073741824.0);
-        exit(PPL_EXIT_CUDA);
+        ppl_results_fatal("not enough device memory for this size", PPL_EXIT_CUDA);
     }
     CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&b->d_expected, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&b->d_work, scan_work_bytes(n)));
-    b->h_out = (int *)malloc((n + PPL_GUARD_ELEMS) * sizeof(int));
-    if (!b->h_out) {
-        fprintf(stderr, "out of host memory for n = %zu\n", n);
-        exit(PPL_EXIT_USAGE);
-    }
     b->capacity = n;
 }
 
@@ -199,22 +217,131 @@ static void plan_input(const options *o, size_t n, const char *data)
             }
 }
 
-/* Runs scan() once on the input in b->d_in and checks it. Returns 1 if right. */
-static int check_case(const options *o, buffers *b, const int *h_in, const int *h_expected, size_t n,
+/* ---- the runner: runs scan() as the checker asks ---- */
+
+static buffers runner_buffers;
+
+/* Check: scan the n ints at the region's input slot; leave the output (with its guard) and d_in in their slots. */
+static size_t serve_check(const check_request *rq, void *region, size_t region_bytes, check_reply *reply)
+{
+    buffers *b = &runner_buffers;
+    const size_t n = rq->n;
+    ppl_runner_need(region_bytes, ppl_i32_region_bytes(n));
+    const ppl_i32_slots s = ppl_i32_slots_of(region, n);
+    buffers_reserve(b, n);
+    CUDA_CHECK(cudaMemcpy(b->d_in, s.in, n * sizeof(int), cudaMemcpyHostToDevice));
+    ppl_poison_i32(b->d_out, n + PPL_GUARD_ELEMS);
+    scan(b->d_in, b->d_out, n, rq->exclusive, (scan_algorithm)rq->algorithm, b->d_work);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(s.out, b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(s.in_after, b->d_in, n * sizeof(int), cudaMemcpyDeviceToHost));
+    reply->done = 1;
+    return sizeof *reply;
+}
+
+/* What a timed run needs. */
+typedef struct {
+    buffers *b;
+    size_t n;
+    ppl_bench_tape *tape;
+    uint64_t key;
+    uint32_t id; /* 0 student, 1 CUB, 2 copy */
+    scan_algorithm algorithm;
+} bench_ctx;
+
+static void bench_prepare(void *ctx)
+{
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    ppl_poison_i32(x->b->d_out, x->n + PPL_GUARD_ELEMS);
+    ppl_tape_perturb(x->tape, x->b->d_in);
+}
+
+static void bench_call(void *ctx)
+{
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    if (x->id == 0)
+        scan(x->b->d_in, x->b->d_out, x->n, 1, x->algorithm, x->b->d_work);
+    else if (x->id == 1)
+        ppl_cub_exclusive_sum(x->b->d_in, x->b->d_out, x->n);
+    else
+        CUDA_CHECK(cudaMemcpyAsync(x->b->d_out, x->b->d_in, x->n * sizeof(int), cudaMemcpyDeviceToDevice));
+}
+
+/* Keeps the checksums of the output, of its guard and of the input, for the checker to judge. */
+static int bench_record(void *ctx)
+{
+    const bench_ctx *x = (const bench_ctx *)ctx;
+    const buffers *b = x->b;
+    ppl_tape_record(x->tape, x->id, ppl_checksum_device(b->d_out, x->n, x->key),
+                    ppl_checksum_device(b->d_out + x->n, PPL_GUARD_ELEMS, x->key),
+                    ppl_checksum_device(b->d_in, x->n, x->key), 0);
+    return 1;
+}
+
+static size_t serve_bench(const bench_request *rq, void *region, size_t region_bytes, bench_reply *reply)
+{
+    buffers *b = &runner_buffers;
+    const size_t n = rq->n;
+    const ppl_bench_layout *l = &rq->layout;
+    ppl_runner_need(region_bytes, l->total);
+    buffers_reserve(b, n);
+    CUDA_CHECK(cudaMemcpy(b->d_in, (char *)region + l->input, n * sizeof(int), cudaMemcpyHostToDevice));
+    ppl_bench_tape tape;
+    ppl_tape_init(&tape, region, l);
+    const scan_algorithm algorithm = (scan_algorithm)rq->algorithm;
+    bench_ctx ctx[3] = {{b, n, &tape, rq->key, 0, algorithm}, {b, n, &tape, rq->key, 1, algorithm},
+                        {b, n, &tape, rq->key, 2, algorithm}};
+    ppl_contender all[3];
+    memset(all, 0, sizeof all);
+    const char *names[3] = {"student", "CUB", "copy"};
+    for (int c = 0; c < 3; c++) {
+        all[c].name = names[c];
+        all[c].run = bench_call;
+        all[c].check = c < 2 ? bench_record : NULL;
+        all[c].ctx = &ctx[c];
+    }
+    const ppl_bench_plan plan = {bench_prepare, &ctx[0], rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
+                                 BENCH_WALL_LIMIT_S};
+    ppl_l2_flusher flusher;
+    ppl_l2_flusher_init(&flusher, ppl_runner_device());
+    reply->samples = ppl_bench_run(all, l->count, &plan, &flusher);
+    ppl_l2_flusher_free(&flusher);
+    ppl_bench_pack(region, l, all);
+    ppl_bench_free(all, l->count);
+    reply->records = tape.num_records;
+    reply->overflow = tape.overflow;
+    return sizeof *reply;
+}
+
+static size_t serve(uint32_t type, const void *request, size_t request_bytes, void *region, size_t region_bytes,
+                    void *reply)
+{
+    if (type == MSG_CHECK && request_bytes == sizeof(check_request))
+        return serve_check((const check_request *)request, region, region_bytes, (check_reply *)reply);
+    if (type == MSG_BENCH && request_bytes == sizeof(bench_request))
+        return serve_bench((const bench_request *)request, region, region_bytes, (bench_reply *)reply);
+    ppl_results_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
+}
+
+/* ---- the checker: makes the inputs, asks the runner, judges ---- */
+
+/* Has the runner scan the input already in the region's input slot, and checks it against h_in (the checker's own
+ * copy) and h_expected. Returns 1 if right. */
+static int check_case(const options *o, ppl_isolate *iso, const int *h_in, const int *h_expected, size_t n,
                       int exclusive, scan_algorithm algorithm, const char *data)
 {
     char name[96];
     case_name(name, sizeof name, n, data, exclusive, algorithm);
     ppl_results_begin_case(name);
-    ppl_poison_i32(b->d_out, n + PPL_GUARD_ELEMS);
-    scan(b->d_in, b->d_out, n, exclusive, algorithm, b->d_work);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(b->h_out, b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
+    const check_request rq = {n, exclusive, (int32_t)algorithm};
+    check_reply reply;
+    ppl_call(iso, MSG_CHECK, &rq, sizeof rq, &reply, sizeof reply);
+    const ppl_i32_slots s = ppl_i32_slots_of(iso->region, n);
     char message[320];
-    int pass = ppl_compare_i32(b->h_out, h_expected, n, message, sizeof message) &&
-               ppl_check_guard_i32(b->h_out, n, n, message, sizeof message) &&
-               ppl_check_input_unchanged_i32(b->d_in, h_in, n, message, sizeof message);
+    int pass = ppl_compare_i32(s.out, h_expected, n, message, sizeof message) &&
+               ppl_check_guard_i32(s.out, n, n, message, sizeof message) &&
+               ppl_check_input_unchanged_i32(s.in_after, h_in, n, message, sizeof message);
     if (pass)
         snprintf(message, sizeof message, "all %zu elements right", n);
     if (!o->common.quiet || !pass)
@@ -230,16 +357,14 @@ static int check_case(const options *o, buffers *b, const int *h_in, const int *
     return pass;
 }
 
-/* Checks every selected algorithm and kind on h_in[0..n). Returns the number of failed cases. */
-static int check_input(const options *o, buffers *b, const int *h_in, size_t n, const char *data)
+/* Checks every selected algorithm and kind on h_in[0..n) (the checker's own copy). Returns the number of failed
+ * cases. */
+static int check_input(const options *o, ppl_isolate *iso, const int *h_in, size_t n, const char *data)
 {
     int *h_expected = (int *)malloc(n * sizeof(int));
-    if (!h_expected) {
-        fprintf(stderr, "out of host memory for n = %zu\n", n);
-        exit(PPL_EXIT_USAGE);
-    }
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
+    if (!h_expected)
+        ppl_results_fatal("out of host memory for the expected output", PPL_EXIT_USAGE);
+    memcpy(ppl_i32_slots_of(ppl_region(iso, ppl_i32_region_bytes(n)), n).in, h_in, n * sizeof(int));
     int failures = 0;
     for (int exclusive = 0; exclusive < 2; exclusive++) {
         if (!(o->kinds & (1 << exclusive)))
@@ -247,13 +372,13 @@ static int check_input(const options *o, buffers *b, const int *h_in, size_t n, 
         scan_cpu(h_in, h_expected, n, exclusive);
         for (int a = 0; a < 2; a++)
             if (o->algorithms & (1 << a))
-                failures += !check_case(o, b, h_in, h_expected, n, exclusive, (scan_algorithm)a, data);
+                failures += !check_case(o, iso, h_in, h_expected, n, exclusive, (scan_algorithm)a, data);
     }
     free(h_expected);
     return failures;
 }
 
-static int run_generated_cases(const options *o, buffers *b)
+static int run_generated_cases(const options *o, ppl_isolate *iso)
 {
     for (int k = 0; k < o->common.num_sizes; k++)
         plan_input(o, o->common.sizes[k], "random");
@@ -262,18 +387,16 @@ static int run_generated_cases(const options *o, buffers *b)
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
         int *h_in = (int *)malloc(n * sizeof(int));
-        if (!h_in) {
-            fprintf(stderr, "out of host memory for n = %zu\n", n);
-            return -1;
-        }
+        if (!h_in)
+            ppl_results_fatal("out of host memory for the input", PPL_EXIT_USAGE);
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
-        failures += check_input(o, b, h_in, n, "random");
+        failures += check_input(o, iso, h_in, n, "random");
         free(h_in);
     }
     return failures;
 }
 
-static int run_dataset_case(const options *o, buffers *b)
+static int run_dataset_case(const options *o, ppl_isolate *iso)
 {
     ppl_dataset in = {PPL_I32, 0, NULL}, want = {PPL_I32, 0, NULL};
     char err[512];
@@ -308,44 +431,68 @@ static int run_dataset_case(const options *o, buffers *b)
     }
     plan_input(o, in.count, "dataset");
     ppl_plan_write();
-    const int failures = check_input(o, b, (const int *)in.data, in.count, "dataset");
+    const int failures = check_input(o, iso, (const int *)in.data, in.count, "dataset");
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
     return failures;
 }
 
-/* What a timed run needs. */
+/* The checker's view of a benchmark, kept privately: the input, the expected exclusive scan, the checksums of both
+ * and of a poisoned guard, and the perturbations. */
 typedef struct {
-    buffers *b;
     size_t n;
-    int which; /* 0 student, 1 CUB, 2 copy */
-    scan_algorithm algorithm;
-} bench_ctx;
+    uint64_t key, out_sum, guard_sum, in_sum;
+    const int *in, *expected;
+    ppl_perturbation table[PPL_PERTURBATIONS];
+} bench_truth;
 
-static void bench_prepare(void *ctx)
+/* A perturbation of two neighbours, x[i] + d and x[i+1] - d, both still within the input's range [-r, r]: of the
+ * exclusive scan only element i+1 changes (by d), so the checker knows every run's answer, and an output kept from
+ * an earlier run fails. */
+static void make_table(bench_truth *t, uint64_t seed)
 {
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    ppl_poison_i32(x->b->d_out, x->n + PPL_GUARD_ELEMS);
+    const size_t n = t->n;
+    const int r = n > 2147483u ? (int)(2147483647u / n) : 1000;
+    for (uint64_t k = 0; k < PPL_PERTURBATIONS; k++) {
+        ppl_perturbation *p = &t->table[k];
+        memset(p, 0, sizeof *p);
+        if (n < 2)
+            continue;
+        for (uint64_t attempt = 0; attempt < 64 && !p->count; attempt++) {
+            const uint64_t draw = 1000 * k + 2 * attempt;
+            const size_t i = (size_t)ppl_secret_below(seed, draw, n - 1);
+            const int now = (int)ppl_secret_below(seed, draw + 1, 2 * (uint64_t)r + 1) - r;
+            const int d = now - t->in[i], next = t->in[i + 1] - d;
+            if (d == 0 || next < -r || next > r)
+                continue;
+            p->index = i;
+            p->count = 2;
+            p->original[0] = (uint32_t)t->in[i];
+            p->original[1] = (uint32_t)t->in[i + 1];
+            p->value[0] = (uint32_t)now;
+            p->value[1] = (uint32_t)next;
+        }
+    }
 }
 
-static void bench_call(void *ctx)
+static int judge_scan(void *ctx, const ppl_run_record *rec)
 {
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    if (x->which == 0)
-        scan(x->b->d_in, x->b->d_out, x->n, 1, x->algorithm, x->b->d_work);
-    else if (x->which == 1)
-        ppl_cub_exclusive_sum(x->b->d_in, x->b->d_out, x->n);
-    else
-        CUDA_CHECK(cudaMemcpyAsync(x->b->d_out, x->b->d_in, x->n * sizeof(int), cudaMemcpyDeviceToDevice));
+    const bench_truth *t = (const bench_truth *)ctx;
+    const ppl_perturbation *p = &t->table[rec->run % PPL_PERTURBATIONS];
+    uint64_t out = t->out_sum, in = t->in_sum;
+    if (p->count) {
+        const size_t i = (size_t)p->index;
+        const int d = (int)p->value[0] - (int)p->original[0];
+        out += ppl_checksum_term(t->key, i + 1, (uint32_t)(t->expected[i + 1] + d)) -
+               ppl_checksum_term(t->key, i + 1, (uint32_t)t->expected[i + 1]);
+        for (uint32_t k = 0; k < 2; k++)
+            in += ppl_checksum_term(t->key, i + k, p->value[k]) - ppl_checksum_term(t->key, i + k, p->original[k]);
+    }
+    /* the guard is the lab's contract, not CUB's: only the student's runs are held to it */
+    return rec->value[0] == out && rec->value[2] == in && (rec->contender != 0 || rec->value[1] == t->guard_sum);
 }
 
-static int bench_check(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    return ppl_count_mismatches_i32(x->b->d_out, x->b->d_expected, x->n) == 0;
-}
-
-static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
+static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *dev)
 {
     const size_t n = o->common.bench_n;
     char name[64];
@@ -353,47 +500,82 @@ static int run_bench(const options *o, buffers *b, const ppl_device_info *dev)
     ppl_plan_add(name);
     ppl_plan_write();
     ppl_results_begin_case(name);
-    buffers_reserve(b, n);
+    const int count = o->with_copy ? 3 : 2;
+    bench_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.n = n;
+    rq.algorithm = (int32_t)o->bench_algorithm;
+    rq.min_samples = o->common.min_samples;
+    rq.max_samples = o->common.max_samples;
+    rq.key = ppl_secret_below(o->common.seed, UINT64_MAX, UINT64_MAX);
+    rq.layout = ppl_bench_layout_of(n * sizeof(int), count, o->common.max_samples);
     int *h_in = (int *)malloc(n * sizeof(int)), *h_expected = (int *)malloc(n * sizeof(int));
-    if (!h_in || !h_expected) {
-        fprintf(stderr, "out of host memory for n = %zu\n", n);
-        return -1;
-    }
+    bench_truth *truth = (bench_truth *)malloc(sizeof *truth);
+    if (!h_in || !h_expected || !truth)
+        ppl_results_fatal("out of host memory for the benchmark's input", PPL_EXIT_USAGE);
     fill_input(h_in, n, o->common.seed);
     scan_cpu(h_in, h_expected, n, 1);
-    CUDA_CHECK(cudaMemcpy(b->d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b->d_expected, h_expected, n * sizeof(int), cudaMemcpyHostToDevice));
+    truth->n = n;
+    truth->key = rq.key;
+    truth->in = h_in;
+    truth->expected = h_expected;
+    truth->out_sum = ppl_checksum_u32(h_expected, n, 0, rq.key);
+    truth->guard_sum = ppl_checksum_fill((uint32_t)PPL_POISON_I32, PPL_GUARD_ELEMS, 0, rq.key);
+    truth->in_sum = ppl_checksum_u32(h_in, n, 0, rq.key);
+    make_table(truth, o->common.seed);
+    char *region = (char *)ppl_region(iso, rq.layout.total);
+    memcpy(region + rq.layout.input, h_in, n * sizeof(int));
+    memcpy(region + rq.layout.table, truth->table, sizeof truth->table);
+
+    bench_reply reply;
+    ppl_call(iso, MSG_BENCH, &rq, sizeof rq, &reply, sizeof reply);
+    ppl_contender all[3];
+    memset(all, 0, sizeof all);
+    const char *names[3] = {"student", "CUB", "copy"};
+    for (int c = 0; c < 3; c++) {
+        all[c].name = names[c];
+        all[c].check = c < 2 ? bench_record : NULL; /* marks the contenders whose runs are judged */
+    }
+    const int samples = reply.samples;
+    int pass = 0;
+    if (samples < 1 || samples > o->common.max_samples) {
+        ppl_results_start("error", "fail");
+        ppl_results_str("message", "the process running the lab's code reported an impossible number of samples");
+        ppl_results_end();
+    } else {
+        ppl_bench_unpack(iso->region, &rq.layout, all);
+        ppl_bench_judge(iso->region, &rq.layout, reply.overflow ? 0 : reply.records, all, samples, 0, judge_scan,
+                        truth);
+        /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
+        pass = ppl_bench_report(name, n, &all[0], &all[1], samples, "scan", dev);
+        const double student_ms = ppl_median(all[0].ms, (size_t)samples);
+        ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
+        ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
+        if (o->with_copy) {
+            const double copy_ms = ppl_median(all[2].ms, (size_t)samples);
+            ppl_results_num("copy_ms", copy_ms);
+            /* a scan reads n and writes n ints, as the copy does */
+            ppl_results_num("copy_gbps", 2.0 * n * sizeof(int) / (copy_ms * 1e6));
+            printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
+                   100.0 * copy_ms / student_ms);
+        }
+        ppl_results_end();
+        ppl_bench_free(all, count);
+    }
     free(h_in);
     free(h_expected);
-
-    bench_ctx ctx[3] = {{b, n, 0, o->bench_algorithm}, {b, n, 1, o->bench_algorithm}, {b, n, 2, o->bench_algorithm}};
-    ppl_contender all[3] = {{"student", bench_call, bench_check, &ctx[0], NULL, 0},
-                            {"CUB", bench_call, bench_check, &ctx[1], NULL, 0},
-                            {"copy", bench_call, NULL, &ctx[2], NULL, 0}};
-    const int count = o->with_copy ? 3 : 2;
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], o->common.min_samples, o->common.max_samples,
-                                 BENCH_TARGET_SPREAD, BENCH_WALL_LIMIT_S};
-    ppl_l2_flusher flusher;
-    ppl_l2_flusher_init(&flusher, dev);
-    const int samples = ppl_bench_run(all, count, &plan, &flusher);
-    ppl_l2_flusher_free(&flusher);
-
-    /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
-    const int pass = ppl_bench_report(name, n, &all[0], &all[1], samples, "scan", dev);
-    const double student_ms = ppl_median(all[0].ms, (size_t)samples);
-    ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
-    ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
-    if (o->with_copy) {
-        const double copy_ms = ppl_median(all[2].ms, (size_t)samples);
-        ppl_results_num("copy_ms", copy_ms);
-        /* a scan reads n and writes n ints, as the copy does */
-        ppl_results_num("copy_gbps", 2.0 * n * sizeof(int) / (copy_ms * 1e6));
-        printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
-               100.0 * copy_ms / student_ms);
-    }
-    ppl_results_end();
-    ppl_bench_free(all, count);
+    free(truth);
     return pass ? 0 : 1;
+}
+
+static int check_all(ppl_isolate *iso, const ppl_device_info *dev, void *ctx)
+{
+    const options *o = (const options *)ctx;
+    if (o->common.bench_n)
+        return run_bench(o, iso, dev);
+    if (o->common.dataset)
+        return run_dataset_case(o, iso);
+    return run_generated_cases(o, iso);
 }
 
 int main(int argc, char **argv)
@@ -403,20 +585,5 @@ int main(int argc, char **argv)
         usage(stderr);
         return PPL_EXIT_USAGE;
     }
-    ppl_device_info dev;
-    const int status = ppl_harness_start(o.common.result_path, o.common.quiet, (unsigned long long)o.common.seed, &dev);
-    if (status != 0)
-        return status;
-    buffers b;
-    memset(&b, 0, sizeof b);
-    int failures;
-    if (o.common.bench_n)
-        failures = run_bench(&o, &b, &dev);
-    else if (o.common.dataset)
-        failures = run_dataset_case(&o, &b);
-    else
-        failures = run_generated_cases(&o, &b);
-    if (failures < 0)
-        return PPL_EXIT_USAGE;
-    return failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;
+    return ppl_lab_main(&o.common, serve, check_all, &o);
 }

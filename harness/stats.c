@@ -57,3 +57,63 @@ double ppl_relative_spread(const double *v, size_t n)
         return NAN;
     return (q[2] - q[0]) / q[1];
 }
+
+double ppl_median_finite(const double *v, size_t n)
+{
+    double *finite = (double *)malloc((n ? n : 1) * sizeof *finite);
+    if (!finite)
+        return NAN;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            finite[kept++] = v[i];
+    const double m = ppl_median(finite, kept);
+    free(finite);
+    return m;
+}
+
+double ppl_clock_mhz(const ppl_clock_stamp *start, const ppl_clock_stamp *stop, size_t slots)
+{
+    double *mhz = (double *)malloc((slots ? slots : 1) * sizeof *mhz);
+    if (!mhz)
+        return NAN;
+    size_t count = 0;
+    for (size_t s = 0; s < slots; s++) {
+        if (start[s].ns == 0 || stop[s].ns <= start[s].ns || stop[s].cycles <= start[s].cycles)
+            continue;
+        mhz[count++] = 1000.0 * (double)(stop[s].cycles - start[s].cycles) / (double)(stop[s].ns - start[s].ns);
+    }
+    const double m = ppl_median(mhz, count);
+    free(mhz);
+    return m;
+}
+
+void ppl_throttle_init(ppl_throttle_filter *f, double max_mhz, double threshold, int give_up_after)
+{
+    memset(f, 0, sizeof *f);
+    f->max_mhz = max_mhz;
+    f->threshold = threshold;
+    f->give_up_after = give_up_after;
+}
+
+int ppl_throttle_keep(ppl_throttle_filter *f, double mhz)
+{
+    f->delay_s = 0.0;
+    if (f->gave_up || !(f->max_mhz > 0.0) || !isfinite(mhz) || mhz >= f->threshold * f->max_mhz) {
+        f->consecutive = 0;
+        return 1;
+    }
+    f->consecutive++;
+    if (f->consecutive >= f->give_up_after) { /* not a dip: this is the clock the GPU runs at */
+        f->gave_up = 1;
+        f->consecutive = 0;
+        return 1;
+    }
+    f->discarded++;
+    f->delay_s = 0.05;
+    for (int k = 1; k < f->consecutive && f->delay_s < 0.5; k++)
+        f->delay_s *= 2.0;
+    if (f->delay_s > 0.5)
+        f->delay_s = 0.5;
+    return 0;
+}

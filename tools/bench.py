@@ -45,6 +45,43 @@ def build(lab_dir: Path, out: Path) -> tuple:
     return pattern, out / f"{pattern}_lab"
 
 
+class BenchError(Exception):
+    """A benchmark could not be taken; status is the exit status to give (NO_DEVICE when there is no GPU)."""
+
+    def __init__(self, message: str, status: int = 1):
+        super().__init__(message)
+        self.status = status
+
+
+def ladder(labs, sizes, out: Path) -> tuple:
+    """Builds each lab folder's solution into out/LAB and times it at each size (in that order: every lab at the
+    first size, then at the next); returns ({lab: (pattern, program)}, [(lab, bench line), ...]) and leaves every
+    result line in out/ladder.jsonl. BenchError when a benchmark fails, with status NO_DEVICE when there is no GPU."""
+    out.mkdir(parents=True, exist_ok=True)
+    jsonl = out / "ladder.jsonl"
+    jsonl.unlink(missing_ok=True)
+    programs = {lab.name: build(lab, out / lab.name) for lab in labs}
+    rows = []
+    for size in sizes:
+        for name, (pattern, program) in programs.items():
+            before = jsonl.stat().st_size if jsonl.exists() else 0
+            proc = subprocess.run([str(program), "--bench", size, YARDSTICK_FLAG[pattern], "--quiet",
+                                   "--result", str(jsonl)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if proc.returncode == NO_DEVICE:
+                raise BenchError("this machine has no CUDA device", NO_DEVICE)
+            lines = []
+            if jsonl.exists():
+                with open(jsonl) as f:
+                    f.seek(before)
+                    lines = [json.loads(line) for line in f if line.strip()]
+            bench = next((r for r in lines if r.get("kind") == "bench"), None)
+            if proc.returncode != 0 or bench is None:
+                raise BenchError(f"{proc.stdout}\n{name} at n={size}: the benchmark failed (exit {proc.returncode})")
+            rows.append((name, bench))
+    return programs, rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2^20,2^24,2^26,2^28", help="comma-separated sizes (elements)")
@@ -52,29 +89,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=KIT / "build" / "bench")
     args = parser.parse_args(argv)
     labs = lab_dirs(KIT / "solutions", args.lab)
-    args.out.mkdir(parents=True, exist_ok=True)
     jsonl = args.out / "ladder.jsonl"
-    jsonl.unlink(missing_ok=True)
-    programs = {lab.name: build(lab, args.out / lab.name) for lab in labs}
-    rows = []
-    for size in args.sizes.split(","):
-        for name, (pattern, program) in programs.items():
-            before = jsonl.stat().st_size if jsonl.exists() else 0
-            proc = subprocess.run([str(program), "--bench", size, YARDSTICK_FLAG[pattern], "--quiet",
-                                   "--result", str(jsonl)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if proc.returncode == NO_DEVICE:
-                print("make bench needs an NVIDIA GPU: this machine has no CUDA device.", file=sys.stderr)
-                return NO_DEVICE
-            with open(jsonl) as f:
-                f.seek(before)
-                lines = [json.loads(line) for line in f if line.strip()]
-            bench = next((r for r in lines if r.get("kind") == "bench"), None)
-            if proc.returncode != 0 or bench is None:
-                print(proc.stdout, file=sys.stderr)
-                print(f"{name} at n={size}: the benchmark failed (exit {proc.returncode})", file=sys.stderr)
-                return 1
-            rows.append((name, bench))
+    try:
+        programs, rows = ladder(labs, args.sizes.split(","), args.out)
+    except BenchError as e:
+        if e.status == NO_DEVICE:
+            print("make bench needs an NVIDIA GPU: this machine has no CUDA device.", file=sys.stderr)
+        else:
+            print(e, file=sys.stderr)
+        return e.status
     device = rows[0][1]["device"] if rows else "?"
     table = [f"Reference ladder on {device} (sm {rows[0][1]['sm'] if rows else '?'}); ratios from one process each.",
              "", "| lab | n | x baseline | x CUB | % copy | solution ms | spread |", "|---|---|---|---|---|---|---|"]

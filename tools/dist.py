@@ -37,7 +37,7 @@ RELEASE = (
     "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "mk/", "grader/", "datasets/",
     "tests/run.py", "tests/harness/",
     "tools/check.py", "tools/profile.py", "tools/kitlabs.py", "tools/figures.py", "tools/render_handouts.py",
-    "tools/gen_datasets.c", "tools/Makefile",
+    "tools/gen_datasets.c", "tools/Makefile", "sim/", "tools/sim.py",
 )
 # What it leaves out, and why.
 LEAVE_OUT = {
@@ -50,6 +50,13 @@ LEAVE_OUT = {
     "tests/dist/": "tests of make dist and make gradescope",
     "tools/make_skeletons.py": "derives labs/ from solutions/",
     "tools/bench.py": "times the reference solutions",
+    "tools/regrade_bench.py": "grades the reference solutions and kernels made from them, again and again",
+    "tests/near/": "near-threshold kernels: the solutions slowed to sit at a threshold, for make regrade-bench",
+    "tools/calibrate.py": "times the reference solutions to set a GPU model's thresholds",
+    "tools/sim_compare.py": "runs the reference solutions on the simulator and under Nsight Compute, side by side",
+    "tools/make_class.py": "makes a synthetic class from the reference solutions and the known-wrong submissions",
+    "tests/class/": "tests of grading a whole class, which use the course staff's tools",
+    "tests/sim/": "they grade the reference solutions and the known-wrong submissions on the simulator",
     "tools/dist.py": "the course staff's packaging",
     "tools/gradescope/": "the course staff's packaging",
     ".ci/": "the kit's CI, which runs every suite, the solutions' included",
@@ -68,11 +75,18 @@ UNAVAILABLE = {
     "bench": "it times the reference solutions, which stay with the course staff. Time your own kernel against "
              "the same yardsticks with: make -C labs/NN-stage && labs/NN-stage/build/PATTERN_lab --bench 2^26 --cub "
              "(reductions; --copy for scan and compaction)",
+    "regrade-bench": "it grades the reference solutions again and again, and they stay with the course staff",
     "test-drift": "it checks labs/ against solutions/, which stay with the course staff",
     "test-grader": "the grader's tests need the reference solutions; make test runs this release's tests",
     "test-gpu": "the end-to-end tests grade the reference solutions; make test runs this release's tests",
     "dist": "the course staff make student releases from the full kit",
     "gradescope": "the course staff make the autograder from the full kit",
+    "grade-class": "grading a whole class is the course staff's; grade your own work with make grade",
+    "grade-class-slurm": "grading a whole class is the course staff's; grade your own work with make grade",
+    "class-uploads": "it makes a synthetic class from the reference solutions, which stay with the course staff",
+    "calibrate": "it times the reference solutions, which stay with the course staff",
+    "sim-compare": "it compares the simulator with Nsight Compute on the reference solutions, which stay with "
+                   "the course staff; make sim LAB=NN shows the simulator's counts of your own lab",
 }
 
 BEGIN = re.compile(r"^\s*// @@ BEGIN SOLUTION")

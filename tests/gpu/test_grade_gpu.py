@@ -8,7 +8,9 @@ grader/labs.toml, calibrated on one GPU: on another the solutions may lose perfo
 A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of tests/wrong/no-barrier
 may not show on a given run, and then its test skips too. The known-wrong submissions that the static checks catch
 (tests/wrong/host-sum, reads-expected, library-call, static-constructor) are graded here too, with this machine's
-toolkit and GPU architecture, though tests/grader checks them without a GPU.
+toolkit and GPU architecture, though tests/grader checks them without a GPU. The sanitizers row (compute-sanitizer,
+grader/sanitize.py) must name the line of a race that gives right sums (tests/wrong/volatile-last-warp, no-barrier)
+and of a store past a shared array (small-shared-array); those tests skip where compute-sanitizer is not installed.
 """
 import json
 import re
@@ -31,6 +33,7 @@ LABS = list(SOURCES)
 BONUS = ["08-single-pass"]
 PERFORMANCE = "performance"
 STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/static_check.py
+SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness groups: grader/sanitize.py
 GRADE_TIMEOUT = 1800  # seconds for one whole grading run
 # What the harness says when a blank lab computes a wrong answer: a wrong sum (reductions), a wrong element
 # (scans, compaction), a wrong count (compaction).
@@ -130,7 +133,7 @@ class GradeOnGPU(unittest.TestCase):
                 self.assertNotIn(sign, test["output"], f"{name}\n{table}")
             if name.endswith(STATIC_CHECKS):
                 self.assertEqual(test["status"], "passed", f"{name}: {test['output']}\n{table}")
-            elif not name.endswith(PERFORMANCE):
+            elif not name.endswith((PERFORMANCE, SANITIZERS)):
                 self.assertRegex(test["output"], WRONG_ANSWER, f"{name}\n{table}")
 
     def assert_wrong(self, submission, lab, group, message):
@@ -160,6 +163,26 @@ class GradeOnGPU(unittest.TestCase):
         tests = self.assert_wrong(self.wrong("overflow-write"), "07-compact", "edge sizes",
                                   r"wrote past the end of the output: element \d+ was written")
         self.assertIn("wrote past the end", tests["07-compact: datasets"]["output"])
+
+    def test_scribbling_the_input_fails(self):
+        """tests/wrong/scribbles-input: right sums, but d_in zeroed; labs 02-05 run with --input-const."""
+        tests = self.assert_wrong(self.wrong("scribbles-input"), "03-sequential", "edge sizes",
+                                  r"the input was modified: element \d+ is now 0, was")
+        self.assertIn("the input was modified", tests["03-sequential: exact integer data"]["output"])
+
+    def test_a_sum_kept_from_an_earlier_call_fails_the_benchmark(self):
+        """tests/wrong/cached-sum replays its last sum when called again on the same buffers: no correctness case
+        does that, so they all pass, but the harness changes the input before every timed run, so the benchmark's
+        runs give stale sums and performance scores 0."""
+        lab = "05-coarsened"
+        status, table, tests = self.grade(self.wrong("cached-sum"), lab)
+        self.assertEqual(status, 1, table)
+        for name, test in tests.items():
+            if name not in (f"{lab}: {STATIC_CHECKS}", f"{lab}: {PERFORMANCE}", f"{lab}: sanitizers"):
+                self.assertEqual(test["score"], test["max_score"], f"{name}: {test['output']}\n{table}")
+        perf = tests[f"{lab}: {PERFORMANCE}"]
+        self.assertEqual(perf["score"], 0, table)
+        self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
         """The race of tests/wrong/no-barrier may or may not show on a given run and GPU: the submission must lose
@@ -229,6 +252,37 @@ class GradeOnGPU(unittest.TestCase):
         self.assertEqual(lost, [], table)  # lab 04 is graded after the hang: every correctness group passes
         self.assertIn("missing file", tests["05-coarsened: datasets"]["output"])
         self.assertLess(seconds, GRADE_TIMEOUT, table)
+
+    def sanitizers_row(self, submission, lab):
+        """(exit status, table, tests, the sanitizers row) of grading submission's lab; skips without the tool."""
+        status, table, tests = self.grade(submission, lab)
+        row = tests[f"{lab}: {SANITIZERS}"]
+        if "compute-sanitizer is not installed" in row["output"]:
+            self.skipTest("compute-sanitizer is not installed here (it comes with the CUDA toolkit)")
+        return status, table, tests, row
+
+    def test_sanitizers_name_the_lines_of_races_that_give_right_sums(self):
+        """racecheck reports a race whether or not it shows in the sums: Harris's volatile last warp (lab 04; warnings
+        between lanes of one warp) and a Kogge-Stone step without its barrier (lab 06; errors between warps)."""
+        cases = {"volatile-last-warp": ("04-unrolled", r"racecheck: reduce\.cu:\d+.*between lanes of one warp",
+                                        r"__syncwarp\(\)"),
+                 "no-barrier": ("06-scan", r"racecheck: scan\.cu:\d+.*shared-memory race between threads",
+                                r"__syncthreads\(\)")}
+        for folder, (lab, message, advice) in cases.items():
+            with self.subTest(folder):
+                status, table, tests, row = self.sanitizers_row(self.wrong(folder), lab)
+                self.assertEqual(status, 1, table)
+                self.assertEqual(row["status"], "failed", table)
+                self.assertRegex(row["output"], message, table)
+                self.assertRegex(row["output"], advice, table)
+                self.assertEqual(tests[f"{lab}: {PERFORMANCE}"]["score"], 0, table)
+
+    def test_memcheck_names_the_line_of_a_store_past_a_shared_array(self):
+        status, table, tests, row = self.sanitizers_row(self.wrong("small-shared-array"), "04-unrolled")
+        self.assertEqual(status, 1, table)
+        self.assertEqual(row["status"], "failed", table)
+        self.assertRegex(row["output"], r"memcheck: reduce\.cu:\d+: Invalid __shared__ write of size 4 bytes", table)
+        self.assertEqual(tests[f"04-unrolled: {PERFORMANCE}"]["score"], 0, table)
 
     def test_writing_past_the_scan_output_loses_points(self):
         """tests/wrong/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside

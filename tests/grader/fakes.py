@@ -9,23 +9,31 @@ KIT = Path(__file__).resolve().parents[2]
 
 # Every fake starts with this: it reads the arguments, names its cases in the real harness's style (test data only:
 # the grader takes the names from the plan line, never from the arguments) and, like the real harness, writes its
-# plan line first (unless made with plan=False). Then the bodies may write result lines. (-S and few imports: a fake
-# starts fast, and the tests start hundreds.)
+# plan line first (unless made with plan=False). Then the bodies may write result lines. Like the real harness it
+# takes the grader's pipes: the result lines go to --result-fd (or the file --result), and SEED is what --seed-fd
+# carried (or --seed). (-S and few imports: a fake starts fast, and the tests start hundreds.)
 PRELUDE = f"""#!{sys.executable} -S
 import json, os, signal, sys, time
 ARGS = sys.argv[1:]
 def opt(name, default=None):
     return ARGS[ARGS.index(name) + 1] if name in ARGS else default
 RESULT = opt("--result")
+RESULT_FD = int(opt("--result-fd")) if "--result-fd" in ARGS else None
+SEED = os.read(int(opt("--seed-fd")), 64).decode().strip() if "--seed-fd" in ARGS else opt("--seed")
 if "--bench" in ARGS:
     CASES = ["bench n=" + opt("--bench")]
 elif "--dataset" in ARGS:
     CASES = [opt("--dataset")]
 else:
     CASES = [f"n={{n}} {{opt('--data', 'uniform')}}" for n in opt("--n", "1,1000").split(",")]
+def write_raw(text):
+    if RESULT_FD is not None:
+        os.write(RESULT_FD, text.encode())
+    else:
+        with open(RESULT, "a") as f:
+            f.write(text)
 def write(obj):
-    with open(RESULT, "a") as f:
-        f.write(json.dumps(obj) + "\\n")
+    write_raw(json.dumps(obj) + "\\n")
 def plan(cases=None):
     write({{"case": "plan", "kind": "plan", "cases": CASES if cases is None else cases}})
 def emit(case, status="pass", kind="check", **fields):
@@ -45,7 +53,7 @@ PASS = "if '--bench' in ARGS: bench(100.0)\nall_pass()"
 
 def fake_program(folder, *bodies: str, name: str = "fake_lab", plan: bool = True) -> Path:
     """Writes an executable fake harness: PRELUDE, the plan line of CASES (when plan), then the bodies, each
-    dedented (Python that may use ARGS, CASES, opt, plan, emit, bench and all_pass)."""
+    dedented (Python that may use ARGS, CASES, SEED, opt, plan, emit, write_raw, bench and all_pass)."""
     path = Path(folder) / name
     text = PRELUDE + ("plan()\n" if plan else "")
     path.write_text(text + "".join(textwrap.dedent(b).strip("\n") + "\n" for b in bodies), encoding="utf-8")

@@ -13,6 +13,7 @@ from grader.config import load_config
 from grader.grade import Grader, main
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
+from grader.sanitize import Outcome as SanitizeOutcome
 from grader.score import STATIC_CHECKS
 from grader.static_check import Finding, ToolError, Verdict
 from tests.grader.fakes import PASS, SMALL_TOML, fake_program, make_submission, write_file
@@ -106,9 +107,12 @@ class GradingRun(unittest.TestCase):
         files = {lab.name: lab.source for lab in config.labs}
         self.submission = make_submission(self.dir / "sub", [(lab, files[lab]) for lab in labs])
         self.sources = set()
-        return Grader(config, self.submission, kit=self.kit, build_dir=self.dir / "build", seed=12345,
-                      build=self.build_hook(programs, config), build_harness=harness_ok, run=self.run_hook,
-                      check=self.check_hook, **kw)
+        grader = Grader(config, self.submission, kit=self.kit, build_dir=self.dir / "build", seed=12345,
+                        build=self.build_hook(programs, config), build_harness=harness_ok, run=self.run_hook,
+                        check=self.check_hook, **kw)
+        # compute-sanitizer never runs on the fakes: as if it were not installed (tests/grader/test_sanitize.py)
+        grader.sanitize = lambda program, runs, **kw: SanitizeOutcome(None)
+        return grader
 
     def small_config(self):
         return load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
@@ -173,9 +177,10 @@ class RealConfig(GradingRun):
         config = load_config()
         report = self.grader(config, {"03-sequential": self.fake(PASS)}, ["03-sequential"]).grade(
             config.select("03"))
-        datasets, *groups, perf = rows(report, "03-sequential")
+        datasets, *groups, sanitizers, perf = rows(report, "03-sequential")
         self.assertEqual((datasets.score, datasets.status), (0, "ERROR"))
         self.assertIn("no datasets found in datasets/reduce", datasets.summary)
+        self.assertEqual((sanitizers.name, sanitizers.status), ("sanitizers", "not run"))
         self.assertEqual((perf.score, perf.status), (0, "not run"))
         self.assertEqual([r.status for r in groups], ["pass"] * 3)
 
@@ -186,7 +191,7 @@ class RealConfig(GradingRun):
         grader = self.grader(config, {"06-scan": self.fake(PASS)}, ["06-scan"])
         report = grader.grade(config.select("06") + config.select("08"))
         bonus = [r for r in report.results if r.lab == "08-single-pass"]
-        self.assertEqual([(r.score, r.bonus) for r in bonus], [(0, True)] * 5)
+        self.assertEqual([(r.score, r.bonus) for r in bonus], [(0, True)] * 6)  # sanitizers among them
         self.assertEqual((bonus[0].name, bonus[0].status), (STATIC_CHECKS, "not run"))
         self.assertEqual(bonus[1].status, "NO BUILD")
         self.assertIn(f"missing file: {self.submission / '08-single-pass' / 'scan.cu'}", bonus[1].summary)

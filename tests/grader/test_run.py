@@ -66,7 +66,7 @@ class FakeRuns(unittest.TestCase):
         o = self.run_fake("""
             import subprocess
             child = subprocess.Popen(["sleep", "60"])
-            open(os.path.join(os.path.dirname(RESULT), "child.pid"), "w").write(str(child.pid))
+            open(os.path.join(os.path.dirname(sys.argv[0]), "run", "child.pid"), "w").write(str(child.pid))
             emit(CASES[0])
             time.sleep(60)""", timeout=1.0)
         self.assertLess(time.monotonic() - o_start, 10)
@@ -162,7 +162,7 @@ class FakeRuns(unittest.TestCase):
     def test_cut_line_is_skipped(self):
         o = self.run_fake("""
             emit(CASES[0])
-            open(RESULT, "a").write('{"case": "n=33 integer", "kind": "che')
+            write_raw('{"case": "n=33 integer", "kind": "che')
             os.kill(os.getpid(), signal.SIGKILL)""")
         self.assertEqual((o.status, o.case, len(o.lines)), ("crash", "n=33 integer", 1))  # the plan is not a result
         self.assertIn("SIGKILL", o.message)
@@ -171,6 +171,44 @@ class FakeRuns(unittest.TestCase):
         o = self.run_fake("bench(4.0)", args=["--bench", "2^10", "--seed", "1"])
         self.assertEqual(o.status, "pass")
         self.assertEqual(o.bench_line()["speedup"], 4.0)
+
+    def test_the_seed_goes_through_a_pipe(self):
+        """--seed S reaches the program as --seed-fd (a pipe holding S), never on its command line; the result lines
+        come back through --result-fd."""
+        o = self.run_fake("emit(CASES[0], seed=SEED, argv=ARGS); emit(CASES[1]); emit(CASES[2]); sys.exit(0)",
+                          args=[*ARGS, "--seed", "1234567"])
+        self.assertEqual(o.status, "pass", o.message)
+        line = o.lines[0]
+        self.assertEqual(line["seed"], "1234567")
+        self.assertNotIn("--seed", line["argv"])
+        self.assertNotIn("1234567", " ".join(line["argv"]))
+        self.assertIn("--seed-fd", line["argv"])
+        self.assertIn("--result-fd", line["argv"])
+        self.assertNotIn("--result", line["argv"])
+        self.assertEqual(line["argv"][:len(ARGS)], ARGS)
+        self.assertTrue((self.dir / "run" / "result.jsonl").is_file())  # the lines are kept for people, too
+
+    def test_the_program_cannot_read_its_own_output(self):
+        o = self.run_fake("""
+            print("secret words")
+            sys.stdout.flush()
+            try:
+                os.lseek(1, 0, os.SEEK_SET)
+                readable = len(os.read(1, 100)) > 0
+            except OSError:
+                readable = False
+            emit(CASES[0], readable=readable); emit(CASES[1]); emit(CASES[2]); sys.exit(0)""")
+        self.assertEqual(o.status, "pass", o.message)
+        self.assertFalse(o.lines[0]["readable"])
+
+    def test_crash_names_the_case_the_checker_reported(self):
+        """The harness's checker writes an error line for the case whose runner crashed, then dies of the same
+        signal: that case is named, not the next one without a line."""
+        o = self.run_fake("""
+            emit(CASES[0])
+            emit(CASES[1], "error", kind="error", message="the process running the lab's code died of SIGSEGV")
+            os.kill(os.getpid(), signal.SIGSEGV)""")
+        self.assertEqual((o.status, o.case, o.message), ("crash", "n=33 integer", "crashed with signal SIGSEGV"))
 
     def test_missing_program(self):
         p = run_process([str(self.dir / "nothing")], timeout=5)

@@ -333,6 +333,41 @@ START_TEST(test_options_check)
 }
 END_TEST
 
+/* The grader's options: the seed and the result channel as descriptors, which exclude their path and value forms. */
+START_TEST(test_options_descriptors)
+{
+    char *argv[] = {"prog", NULL};
+    ppl_options o;
+    ppl_options_init(&o, "1");
+    ck_assert_int_eq(o.seed_fd, -1);
+    ck_assert_int_eq(o.result_fd, -1);
+    ck_assert_int_eq(o.seed_given, 0);
+    ck_assert_int_eq(o.in_process, 0);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED_FD, "3"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RESULT_FD, "17"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_IN_PROCESS, NULL), 1);
+    ck_assert_int_eq(o.seed_fd, 3);
+    ck_assert_int_eq(o.result_fd, 17);
+    ck_assert_int_eq(o.in_process, 1);
+    optind = 1;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), 0);
+    const char *bad[] = {"0", "1", "2", "-4", "x", "", "4x"}; /* the standard streams are shared with the lab's code */
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED_FD, bad[k]), -1);
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_RESULT_FD, bad[k]), -1);
+    }
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED, "5"), 1);
+    ck_assert_int_eq(o.seed_given, 1);
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1); /* --seed and --seed-fd */
+    o.seed_given = 0;
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RESULT, "r.jsonl"), 1);
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1); /* --result and --result-fd */
+    o.result_path = NULL;
+    o.result_fd = 3;
+    ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1); /* one descriptor for both */
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -357,6 +392,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_options_each_common_option);
     tcase_add_test(tc, test_options_bad_values);
     tcase_add_test(tc, test_options_check);
+    tcase_add_test(tc, test_options_descriptors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("default_seed");

@@ -2,7 +2,8 @@
  * test_main.c - runs the harness unit tests: one Check suite per module of harness/ plus the committed datasets.
  *
  *   test_harness                  every suite
- *   test_harness SUITE [TCASE]    one suite (dataset, rng, reference, stats, results, cli, committed_datasets)
+ *   test_harness SUITE [TCASE]    one suite (dataset, rng, reference, stats, results, cli, isolate,
+ *                                 committed_datasets)
  *
  * Environment: PPL_DATASETS_ROOT overrides the datasets folder compiled in (the kit's datasets/, which holds
  * reduce/, scan/ and compact/); Check's own CK_FORK=no (for a debugger), CK_VERBOSITY=verbose, CK_DEFAULT_TIMEOUT,
@@ -18,7 +19,7 @@
 #define PPL_DATASETS_ROOT "datasets"
 #endif
 
-#define SUITES "dataset, rng, reference, stats, results, cli, committed_datasets"
+#define SUITES "dataset, rng, reference, stats, results, cli, isolate, committed_datasets"
 
 int main(int argc, char **argv)
 {
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
         srunner_add_suite(sr, stats_suite());
         srunner_add_suite(sr, results_suite());
         srunner_add_suite(sr, cli_suite());
+        srunner_add_suite(sr, isolate_suite());
         srunner_add_suite(sr, committed_datasets_suite(root));
     }
 

@@ -19,6 +19,7 @@ Suite *reference_suite(void);
 Suite *stats_suite(void);
 Suite *results_suite(void);
 Suite *cli_suite(void);
+Suite *isolate_suite(void);
 Suite *committed_datasets_suite(const char *root); /* root: the kit's datasets/ */
 
 /* A fresh scratch folder (mkdtemp under $TMPDIR or /tmp) for the running test; tmp_path names a file in it. */

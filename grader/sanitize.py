@@ -1,0 +1,793 @@
+#!/usr/bin/env python3
+"""compute-sanitizer runs of a lab program: what memcheck, racecheck, synccheck and initcheck find, traced to the
+student's file and line, and the grade's "sanitizers" row made of it.
+
+    python3 grader/sanitize.py --lab 04 [--submission labs|solutions|DIR] [--tools racecheck,memcheck]
+    (make sanitize LAB=04 [SUBMISSION=...]; from a lab's folder, make sanitize)
+
+The lab program is built as the grader builds it (mk/cuda.mk compiles with -lineinfo, so every finding has a file and
+a line) and run once per tool on the small inputs of labs.toml's [suites.NAME.sanitizers]. compute-sanitizer writes
+text for people, each finding a block of lines after its `=========` prefix: a headline at the left ("Invalid
+__global__ write of size 4 bytes", "Race reported between Write access at ... and Read access at ...", "Barrier
+error detected. ...", "Uninitialized __global__ memory read of size 4 bytes"), its details indented ("at KERNEL+0x1f0
+in FILE:LINE", "by thread (64,0,0) in block (2,0,0)", "Address ... is out of bounds"), a line of the prefix alone
+between two findings. parse_output() reads that layout rather than a fixed list of messages, and reads both the
+"at FUNCTION+0xOFFSET in FILE:LINE" of current versions and the "at 0xOFFSET in FILE:LINE:FUNCTION" of older ones.
+(Its --save files are binary, for compute-sanitizer --read only, and the layout of its --xml output is not
+documented; the text is.)
+
+Each finding is the student's when one of its source lines is in the student's file; one whose lines are all in
+the kit (harness/, CUB and the CUDA headers) is a kit bug, reported as such and costing nothing. Options of each run:
+--error-exitcode (so a run with findings is told from a clean one even when nothing could be read), --print-limit,
+--check-exit-code no (a wrong answer is the correctness groups' business), --show-backtrace device (the host
+backtraces of the driver say nothing to a student), --target-processes all (the harness may run the student's code
+in a child process); racecheck: --racecheck-report analysis (one finding per pair of lines, not per thread) and
+--racecheck-detect-level warn (warnings are the hazards between lanes of one warp: warp-synchronous code, such as a
+last warp that trusts `volatile`, which since Volta's independent thread scheduling is a real race); memcheck:
+--padding, so a write just past one allocation cannot land unseen in the next.
+
+Exit status of the command: 0 no findings in the student's file; 1 findings; 2 bad usage or the file does not build;
+3 compute-sanitizer is not installed; 77 no CUDA device here.
+"""
+import argparse
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+if __package__ in (None, ""):  # run as a script: make the kit's root importable instead of grader/
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from grader.config import SANITIZER_TOOLS, SANITIZERS, ConfigError, load_config  # noqa: E402
+from grader.run import EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, run_process  # noqa: E402
+from grader.score import TestResult  # noqa: E402
+
+KIT = Path(__file__).resolve().parent.parent
+NAME = SANITIZERS  # the row's name in the grade table
+ENV_VAR = "COMPUTE_SANITIZER"  # a compute-sanitizer to use instead of the one found on PATH or in the toolkit
+EXIT_FOUND = 86  # --error-exitcode: none of the harness's own exit codes (0, 1, 2, 3, 77)
+PRINT_LIMIT = 200  # findings printed per run; a bug in one line is often reported once per thread
+PADDING_BYTES = 1024  # memcheck --padding after every allocation
+DEFAULT_TIMEOUT = 300.0
+PREFIX = "========="
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_TOOL = 0, 1, 2, 3
+
+TOOL_OPTIONS = {
+    "memcheck": ["--padding", str(PADDING_BYTES)],
+    "racecheck": ["--racecheck-report", "analysis", "--racecheck-detect-level", "warn"],
+    "synccheck": [],
+    "initcheck": [],
+}
+
+NOT_INSTALLED = (f"compute-sanitizer is not installed here (it comes with the CUDA toolkit; or set {ENV_VAR} to "
+                 f"its path)")
+
+
+# ---- finding compute-sanitizer ----
+
+def find_sanitizer(env=None) -> str | None:
+    """The compute-sanitizer to run: $COMPUTE_SANITIZER, then PATH, then next to nvcc and in the toolkit (CUDA_HOME,
+    CUDA_PATH, /usr/local/cuda: bin/ or compute-sanitizer/); None when there is none."""
+    env = os.environ if env is None else env
+    if env.get(ENV_VAR):
+        path = Path(env[ENV_VAR])
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    found = shutil.which("compute-sanitizer", path=env.get("PATH"))
+    if found:
+        return found
+    roots = [env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"]
+    nvcc = shutil.which(env.get("NVCC", "nvcc"), path=env.get("PATH"))
+    if nvcc:
+        roots.insert(0, str(Path(nvcc).resolve().parent.parent))
+    for root in filter(None, roots):
+        for candidate in (Path(root) / "bin" / "compute-sanitizer",
+                          Path(root) / "compute-sanitizer" / "compute-sanitizer"):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    return None
+
+
+def tool_argv(sanitizer: str, tool: str, program, args) -> list:
+    """The command line of one tool's run of `program args`."""
+    return [str(sanitizer), "--tool", tool, "--error-exitcode", str(EXIT_FOUND), "--print-limit", str(PRINT_LIMIT),
+            "--check-exit-code", "no", "--show-backtrace", "device", "--target-processes", "all",
+            *TOOL_OPTIONS[tool], str(program), *args]
+
+
+# ---- reading compute-sanitizer's text ----
+
+@dataclass
+class Location:
+    """One source line a finding names: the file as the line table has it (an absolute path for the kit's builds),
+    the line, and the function compute-sanitizer names there (a kernel, or a __device__ function), if any."""
+
+    file: str | None
+    line: int | None
+    function: str = ""
+    access: str = ""  # racecheck: "read" or "write"; otherwise empty
+
+
+@dataclass
+class Finding:
+    """One thing a tool found, merged over the threads (and processes) that hit the same lines.
+
+    kind is compute-sanitizer's headline, less racecheck's locations ("Invalid __global__ write of size 4 bytes",
+    "Race reported between Write access and Read access", "Barrier error detected. Divergent thread(s) in block");
+    severity is "error", or "warning" for racecheck's warnings (hazards between lanes of one warp).
+    origin: "student" (a line of it is in the student's file), "kit" (every line of it is in the kit: harness/ or
+    the CUDA and CUB headers), "unknown" (no source line). count: threads (memcheck, initcheck, synccheck) or
+    hazards (racecheck) reported.
+    """
+
+    tool: str
+    kind: str
+    severity: str = "error"
+    locations: list = field(default_factory=list)
+    thread: str = ""
+    block: str = ""
+    details: list = field(default_factory=list)  # other lines worth showing ("Address 0x... is out of bounds ...")
+    count: int = 1
+    origin: str = "unknown"
+
+    def key(self) -> tuple:
+        return self.tool, self.severity, self.kind, tuple((loc.file, loc.line, loc.access) for loc in self.locations)
+
+    @property
+    def function(self) -> str:
+        return next((loc.function for loc in self.locations if loc.function), "")
+
+
+@dataclass
+class Parsed:
+    """What one run printed: its findings (merged), the CUDA API errors it saw (after a kernel was stopped, usually:
+    context, never a finding), compute-sanitizer's own errors (it could not check), and its summary lines."""
+
+    findings: list = field(default_factory=list)
+    api_errors: list = field(default_factory=list)
+    tool_errors: list = field(default_factory=list)
+    summaries: list = field(default_factory=list)
+    other: list = field(default_factory=list)  # headlines with no location, thread or detail: messages, not findings
+
+
+HOST_FRAME = re.compile(r"^(Saved host backtrace|Host Frame|in /|in [A-Za-z]:\\)")
+THREAD = re.compile(r"by thread \((?P<thread>[^)]*)\) in block \((?P<block>[^)]*)\)")
+HAZARDS = re.compile(r"\s*\[(?P<n>\d+) hazards?\]\s*$")
+# "KERNEL(args)+0x1f0 in FILE:LINE" (current), "0x1f0 in FILE:LINE:KERNEL(args)" (older), and the same without a
+# line table: "KERNEL(args)+0x1f0", "0x1f0 in KERNEL(args)".
+LOC_CURRENT = re.compile(r"^(?P<function>.+?)\+0x[0-9a-fA-F]+ in (?P<file>.+?):(?P<line>\d+)$")
+LOC_OLDER = re.compile(r"^0x[0-9a-fA-F]+ in (?P<file>[^:\s]+):(?P<line>\d+):(?P<function>.+)$")
+LOC_NO_LINE = re.compile(r"^(?:(?P<function>.+?)\+0x[0-9a-fA-F]+|0x[0-9a-fA-F]+ in (?P<function2>.+))$")
+FILE_LINE = re.compile(r"(?P<file>[^\s:()\[\]]+\.(?:cu|cuh|h|hpp|hxx|c|cc|cpp|cxx|inl)):(?P<line>\d+)")
+RACE = re.compile(r"^(?P<severity>error|warning|warn|info)\s*:\s*race reported between (?P<access>read|write) "
+                  r"access at (?P<loc>.+)$", re.I)
+RACE_MORE = re.compile(r"^and (?P<access>read|write) access at (?P<loc>.+)$", re.I)
+HAZARD = re.compile(r"^(?P<severity>error|warning|warn|info)\s*:?\s*(?:\((?P<warp>warp level programming)\)\s*)?"
+                    r"potential (?P<type>RAW|WAR|WAW) hazard detected at __shared__ (?P<address>0x[0-9a-fA-F]+)"
+                    r"(?: in block \((?P<block>[^)]*)\))?", re.I)
+HAZARD_THREAD = re.compile(r"^(?P<access>read|write) thread \((?P<thread>[^)]*)\) at (?P<loc>.+)$", re.I)
+API_ERROR = re.compile(r"^Program hit (?P<error>\S+) \(error (?P<code>\d+)\) due to \"(?P<why>[^\"]*)\" on CUDA API "
+                       r"call to (?P<call>\S+?)\.?$")
+SUMMARY = re.compile(r"^(ERROR|RACECHECK|LEAK|SYNCCHECK|INITCHECK) SUMMARY\b", re.I)
+IGNORED = re.compile(r"^(COMPUTE-SANITIZER|Target application returned an error|Error: process didn'?t terminate "
+                     r"successfully|Printing limit reached)", re.I)
+TOOL_ERROR = re.compile(r"^(Internal Sanitizer Error|Error: |Unable to |Unrecognized option|unrecognised option|"
+                        r"Invalid value|Device not supported|The application .* not supported)", re.I)
+
+
+def parse_location(text: str, access: str = "") -> Location:
+    """A Location from compute-sanitizer's text after "at " (without a trailing "[N hazards]")."""
+    text = text.strip()
+    for pattern in (LOC_CURRENT, LOC_OLDER):
+        m = pattern.match(text)
+        if m:
+            return Location(m["file"], int(m["line"]), m["function"].strip(), access)
+    m = FILE_LINE.search(text)
+    if m:
+        return Location(m["file"], int(m["line"]), "", access)
+    m = LOC_NO_LINE.match(text)
+    if m:
+        return Location(None, None, (m["function"] or m["function2"] or "").strip(), access)
+    return Location(None, None, text, access)
+
+
+def _blocks(text: str) -> list:
+    """The blocks of compute-sanitizer's lines: [(indented?, text), ...], split at the lines of the prefix alone and
+    before each line at the left; lines without the prefix are the program's own output and are dropped."""
+    blocks, current = [], []
+    for raw in text.splitlines():
+        if not raw.startswith(PREFIX):
+            continue
+        body = raw[len(PREFIX):]
+        stripped = body.strip()
+        if not stripped:
+            if current:
+                blocks.append(current)
+            current = []
+            continue
+        indented = len(body) - len(body.lstrip(" ")) > 1
+        if not indented and current:
+            blocks.append(current)
+            current = []
+        current.append((indented, stripped))
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _severity(word: str) -> str:
+    word = word.lower()
+    return "warning" if word.startswith("warn") else "info" if word == "info" else "error"
+
+
+def _finding(tool: str, block: list) -> Finding:
+    """The Finding of one block whose headline is neither racecheck's nor an API error."""
+    headline = block[0][1]
+    finding = Finding(tool, headline.rstrip("."))
+    host = False
+    for _, line in block[1:]:
+        if HOST_FRAME.match(line):
+            host = True  # a host backtrace runs to the end of the block
+        if host:
+            continue
+        m = THREAD.search(line)
+        if m:
+            finding.thread, finding.block = m["thread"].replace(" ", ""), m["block"].replace(" ", "")
+            continue
+        if line.startswith("at "):
+            finding.locations.append(parse_location(line[3:]))
+        elif line.startswith("Device Frame:") or line.startswith("inlined"):
+            loc = parse_location(re.sub(r"^(Device Frame:|inlined (from|at))\s*", "", line))
+            if loc.file:
+                finding.locations.append(loc)
+        else:
+            finding.details.append(line)
+    return finding
+
+
+def _race(tool: str, block: list, m) -> Finding:
+    """racecheck's analysis report: "Race reported between A access at LOC", then "and B access at LOC [N hazards]"
+    (one or more)."""
+    finding = Finding(tool, "", _severity(m["severity"]))
+    accesses = [m["access"].capitalize()]
+    count = 0
+    first = HAZARDS.sub("", m["loc"])
+    finding.locations.append(parse_location(first, m["access"].lower()))
+    for _, line in block[1:]:
+        more = RACE_MORE.match(line)
+        if more:
+            hazards = HAZARDS.search(more["loc"])
+            count += int(hazards["n"]) if hazards else 0
+            finding.locations.append(parse_location(HAZARDS.sub("", more["loc"]), more["access"].lower()))
+            accesses.append(more["access"].capitalize())
+        elif not HOST_FRAME.match(line):
+            finding.details.append(line)
+    finding.kind = "Race reported between " + " and ".join(f"{a} access" for a in accesses)
+    finding.count = count or 1
+    return finding
+
+
+def _hazard(tool: str, block: list, m) -> Finding:
+    """racecheck's hazard report (--racecheck-report hazard): one hazard, its two threads in the details."""
+    finding = Finding(tool, f"Potential {m['type'].upper()} hazard on shared memory", _severity(m["severity"]))
+    if m["warp"]:
+        finding.severity = "warning"
+    finding.block = (m["block"] or "").replace(" ", "")
+    for _, line in block[1:]:
+        t = HAZARD_THREAD.match(line)
+        if t:
+            finding.locations.append(parse_location(t["loc"], t["access"].lower()))
+            finding.thread = finding.thread or t["thread"].replace(" ", "")
+        elif not HOST_FRAME.match(line):
+            finding.details.append(line)
+    return finding
+
+
+def parse_output(text: str, tool: str) -> Parsed:
+    """Reads compute-sanitizer's output of one run of tool (the program's own lines may be mixed in: they lack the
+    prefix). Findings hit by several threads, or by several processes, are merged, counted, in order of first report."""
+    parsed = Parsed()
+    merged = {}
+    for block in _blocks(text):
+        headline = block[0][1]
+        if block[0][0]:  # details without a headline (a block cut short): nothing to report
+            continue
+        if IGNORED.match(headline):
+            continue
+        if SUMMARY.match(headline):
+            parsed.summaries.append(headline)
+            continue
+        m = API_ERROR.match(headline)
+        if m:
+            parsed.api_errors.append(f"{m['call']} returned {m['error']} ({m['why']})")
+            continue
+        race, hazard = RACE.match(headline), HAZARD.match(headline)
+        if race:
+            finding = _race(tool, block, race)
+        elif hazard:
+            finding = _hazard(tool, block, hazard)
+        elif TOOL_ERROR.match(headline):
+            parsed.tool_errors.append(" ".join(line for _, line in block))
+            continue
+        else:
+            finding = _finding(tool, block)
+            if not finding.locations and not finding.thread and not finding.details:
+                parsed.other.append(headline)
+                continue
+        if finding.severity == "info":  # racecheck's lowest level, harmless (only with --racecheck-detect-level info)
+            continue
+        seen = merged.get(finding.key())
+        if seen:
+            seen.count += finding.count
+        else:
+            merged[finding.key()] = finding
+            parsed.findings.append(finding)
+    return parsed
+
+
+# ---- whose line is it ----
+
+def classify(findings, source: str, kit=KIT, source_text: str = "") -> None:
+    """Sets each finding's origin: "student" when one of its lines is in the student's file (named source, outside
+    the kit's harness/), "kit" when its lines are all in the kit's harness or in the CUDA and CUB headers, "unknown"
+    without any source line. A finding without a line whose function the student's file defines is the student's."""
+    for f in findings:
+        origins = {origin_of(loc.file, source, kit) for loc in f.locations if loc.file}
+        if "student" in origins:
+            f.origin = "student"
+        elif origins:
+            f.origin = "kit"
+        elif source_text and any(_defines(source_text, loc.function) for loc in f.locations if loc.function):
+            f.origin = "student"
+        else:
+            f.origin = "unknown"
+
+
+def origin_of(path: str, source: str, kit=KIT) -> str:
+    """"student", "harness", "library" (CUDA, CUB, Thrust, libcu++ headers) or "other" for a file a finding names."""
+    p = PurePosixPath(path)
+    if p.is_relative_to(PurePosixPath(str(Path(kit).resolve() / "harness"))):
+        return "harness"
+    if p.name == source:  # no harness file has a lab file's name (reduce.cu, scan.cu, compact.cu)
+        return "student"
+    if p.parent.name == "harness" or (not p.is_absolute() and (Path(kit) / "harness" / p.name).is_file()):
+        return "harness"  # the kit's harness built elsewhere (a recorded output), or a path without folders
+    if any(part in ("include", "cub", "thrust", "cuda", "cccl", "targets") for part in p.parts[:-1]):
+        return "library"
+    return "other"
+
+
+def _defines(source_text: str, function: str) -> bool:
+    name = re.split(r"[(<\s]", function.strip(), maxsplit=1)[0].split("::")[-1]
+    return bool(name) and re.search(rf"\b{re.escape(name)}\s*\(", source_text) is not None
+
+
+def shown_path(path: str | None, source: str, kit=KIT) -> str:
+    """A path for people: the student's file by its name, the kit's relative to the kit, a header from its include
+    folder on (cub/block/block_store.cuh)."""
+    if not path:
+        return "?"
+    p = PurePosixPath(path)
+    origin = origin_of(path, source, kit)
+    if origin == "student":
+        return source
+    try:
+        return str(p.relative_to(PurePosixPath(str(Path(kit).resolve()))))
+    except ValueError:
+        pass
+    if "include" in p.parts:
+        parts = p.parts
+        return str(PurePosixPath(*parts[len(parts) - parts[::-1].index("include"):]))
+    return str(p) if not p.is_absolute() else p.name
+
+
+# ---- running the tools ----
+
+@dataclass
+class ToolRun:
+    """One tool's run of the program on one argument list. status: clean, findings, timeout, crash, error (the tool
+    could not check, or printed what could not be read), no-device."""
+
+    tool: str
+    args: list
+    status: str
+    parsed: Parsed = field(default_factory=Parsed)
+    returncode: int | None = None
+    seconds: float = 0.0
+    message: str = ""
+    log: str = ""  # the run's output file
+
+    @property
+    def findings(self) -> list:
+        return self.parsed.findings
+
+
+@dataclass
+class Outcome:
+    """Every tool run of a lab's program; sanitizer is None when compute-sanitizer was not found."""
+
+    sanitizer: str | None
+    runs: list = field(default_factory=list)
+
+    @property
+    def no_device(self) -> bool:
+        return any(r.status == "no-device" for r in self.runs)
+
+    def findings(self, origin: str | None = None) -> list:
+        return [f for r in self.runs for f in r.findings if origin is None or f.origin == origin]
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    kept = [ln for ln in text.strip().splitlines() if ln.strip()][-lines:]
+    return "\n".join(kept)
+
+
+def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdir, cwd=None, source: str,
+             kit=KIT, source_text: str = "") -> ToolRun:
+    """Runs one tool on `program args --result FILE --quiet` (the output and result file in workdir) and reads it."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = workdir / "result.jsonl"
+    result.unlink(missing_ok=True)
+    full_args = [*args, "--result", str(result), "--quiet"]
+    log = workdir / "output.log"
+    proc = run_process(tool_argv(sanitizer, tool, program, full_args), timeout=timeout, cwd=cwd, log_path=log)
+    run = ToolRun(tool, list(args), "clean", returncode=proc.returncode, seconds=proc.seconds, log=str(log))
+    run.parsed = parse_output(proc.output, tool)
+    classify(run.parsed.findings, source, kit, source_text)
+    rc = proc.returncode
+    if run.parsed.findings:
+        run.status = "findings"
+    elif proc.timed_out:
+        run.status, run.message = "timeout", f"did not finish within {timeout:g} s"
+    elif rc == 127 and not proc.output.startswith(PREFIX):
+        run.status, run.message = "error", proc.output.strip() or f"cannot run {sanitizer}"
+    elif rc is not None and rc < 0:
+        run.status, run.message = "crash", f"stopped by signal {-rc}"
+    elif rc == EXIT_NO_DEVICE:
+        run.status, run.message = "no-device", NO_DEVICE_MESSAGE
+    elif run.parsed.tool_errors:
+        run.status, run.message = "error", run.parsed.tool_errors[0]
+    elif rc == EXIT_FOUND:
+        run.status = "error"
+        run.message = "compute-sanitizer reported errors that the grader could not read:\n" + _tail(proc.output)
+    elif rc:  # nothing found, but the program's own checks failed under the tool (slowed down 10 to 100 times)
+        run.message = f"found nothing, but the program exited with status {rc} under it"
+    return run
+
+
+def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, source: str, source_path=None,
+                   kit=KIT, sanitizer=None, log=None) -> Outcome:
+    """Runs each tool on each argument list of runs and returns the Outcome. source is the student's file name;
+    source_path its copy (its lines are quoted in the report). A run that finds no device ends it; a tool that
+    times out is not run on the next argument lists."""
+    sanitizer = sanitizer or find_sanitizer()
+    outcome = Outcome(sanitizer)
+    if not sanitizer:
+        return outcome
+    source_text = _read(source_path)
+    slow = set()
+    for k, args in enumerate(runs):
+        for tool in tools:
+            if tool in slow:
+                continue
+            if log:
+                log(f"compute-sanitizer --tool {tool} {shlex.join(str(a) for a in args)}")
+            run = run_tool(sanitizer, tool, program, args, timeout=timeout, workdir=Path(workdir) / f"{k}-{tool}",
+                           cwd=cwd, source=source, kit=kit, source_text=source_text)
+            outcome.runs.append(run)
+            if run.status == "no-device":
+                return outcome
+            if run.status == "timeout":
+                slow.add(tool)
+    return outcome
+
+
+def _read(path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace") if path else ""
+    except OSError:
+        return ""
+
+
+# ---- words for students ----
+
+def explain(finding: Finding) -> str:
+    """One line: what the finding means and what to do about it."""
+    kind = finding.kind.lower()
+    if finding.tool == "racecheck" or "hazard" in kind or "race" in kind:
+        accesses = {loc.access for loc in finding.locations}
+        if finding.severity == "warning":
+            return ("lanes of one warp read and write the same shared-memory word with nothing ordering them: since "
+                    "Volta a warp's lanes are not in lockstep, volatile or not. Add __syncwarp() between the steps, "
+                    "or exchange the values in registers with __shfl_down_sync")
+        if accesses == {"write"}:
+            return ("two threads write the same shared-memory word between two barriers, so which value stays "
+                    "depends on the scheduling: let one thread write it, or put a __syncthreads() between the writes")
+        return ("one thread reads a shared-memory word that another thread writes, with no __syncthreads() between "
+                "the two, so the value read depends on which warp runs first: read into a register, __syncthreads(), "
+                "then write (every thread of the block must reach the barrier)")
+    if "uninitialized" in kind:
+        return ("reads device memory that nothing wrote first (cudaMalloc does not clear memory, and d_work comes "
+                "uncleared): write it, or cudaMemsetAsync it, before reading it, or read only what was written")
+    if "misaligned" in kind:
+        return ("an access at an address that is not a multiple of its size (an int4 or float4 access needs 16-byte "
+                "alignment): check the pointer arithmetic before a vector load or store")
+    if "invalid __shared__" in kind or "shared or local address" in kind:
+        return ("reads or writes past the end of a __shared__ array: check the array's size and the index, or "
+                "bound the index before the access")
+    if "invalid __local__" in kind:
+        return "indexes a local array (or the stack) past its end: check the index against the array's size"
+    if "invalid __global__" in kind or "illegal address" in kind or "out-of-range" in kind:
+        return ("reads or writes device memory outside every allocation: an index past the end of an array (or "
+                "before its start): bound the index (if (i < n)) before the access")
+    if "invalid argument" in kind or "mask" in kind:
+        return ("a warp-synchronous call (__syncwarp, __shfl_*_sync, __ballot_sync) with a mask that names lanes "
+                "that have exited or do not take part: use a mask of the lanes that do arrive")
+    if "divergent thread" in kind and "warp" in kind:
+        return ("a __syncwarp() or *_sync call (shuffle, vote) whose mask names lanes that do not all reach it: call "
+                "it where every lane of the mask arrives, or narrow the mask to the lanes that do")
+    if "divergent thread" in kind or "barrier" in kind:
+        return ("a __syncthreads() that not every thread of the block reaches (inside an if, or in a loop some "
+                "threads leave early): move it where every thread of the block arrives")
+    if "leak" in kind:
+        return "device memory allocated and never freed"
+    return f"see compute-sanitizer's {finding.tool} documentation for \"{finding.kind}\""
+
+
+def _quote(source_lines: list, line: int | None) -> str:
+    if not line or line > len(source_lines):
+        return ""
+    text = " ".join(source_lines[line - 1].split())
+    return f" `{text[:70]}{'...' if len(text) > 70 else ''}`" if text else ""
+
+
+def describe(finding: Finding, source: str, kit=KIT, source_lines=None) -> str:
+    """One line for the table: the tool, the file and line (the student's lines first), what happened, where."""
+    source_lines = source_lines or []
+    locs = sorted(finding.locations, key=lambda loc: origin_of(loc.file, source, kit) != "student"
+                  if loc.file else True)
+    places = []
+    for loc in locs:
+        if not loc.file:
+            continue
+        place = f"{shown_path(loc.file, source, kit)}:{loc.line}"
+        if place not in places:
+            places.append(place)
+    where = " and ".join(places[:3]) if places else "no source line"
+    if finding.tool == "racecheck" or "hazard" in finding.kind.lower():
+        parts = []
+        for loc in finding.locations:
+            if loc.file:
+                quote = _quote(source_lines, loc.line) if origin_of(loc.file, source, kit) == "student" else ""
+                part = f"a {loc.access or 'access'} at {shown_path(loc.file, source, kit)}:{loc.line}{quote}"
+                if part not in parts:
+                    parts.append(part)
+        level = "between lanes of one warp" if finding.severity == "warning" else "between threads"
+        what = f"shared-memory race {level}: " + " and ".join(parts) + f" ({finding.count} hazard" \
+               f"{'s' if finding.count != 1 else ''})"
+    else:
+        first = next((loc for loc in locs if loc.file), None)
+        quote = (_quote(source_lines, first.line)
+                 if first and origin_of(first.file, source, kit) == "student" else "")
+        what = finding.kind + quote
+        if finding.function:
+            what += f" in {finding.function.split('(')[0]}"
+        if finding.thread:
+            what += f", thread ({finding.thread}) of block ({finding.block})"
+        if finding.count > 1:
+            what += f" ({finding.count} threads in all)"
+    return f"{finding.tool}: {where}: {what}"
+
+
+def finding_data(finding: Finding, source: str, kit=KIT) -> dict:
+    """A finding for results.json."""
+    return {"tool": finding.tool, "kind": finding.kind, "severity": finding.severity, "origin": finding.origin,
+            "locations": [{"file": shown_path(loc.file, source, kit) if loc.file else None, "line": loc.line,
+                           "function": loc.function, "access": loc.access} for loc in finding.locations],
+            "thread": finding.thread, "block": finding.block, "count": finding.count}
+
+
+# ---- the grade's row ----
+
+@dataclass
+class SanitizerResult(TestResult):
+    """The sanitizers row. excused: not run, or not conclusive, for a reason that is not the student's doing
+    (compute-sanitizer missing, a tool slower than its timeout, a tool that could not check): its points are given and
+    it does not stop performance, so it counts as full."""
+
+    excused: bool = False
+
+    @property
+    def full(self) -> bool:
+        return self.excused or super().full
+
+
+def reproduce_line(lab: str, submission_hint: str = "") -> str:
+    return f"to see them yourself: make sanitize LAB={lab[:2]}{submission_hint}"
+
+
+def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, source_path=None) -> TestResult:
+    """The sanitizers row from an Outcome: FAIL (0 points) with every finding in the student's file, each on a line
+    with its file:line and what to do; otherwise its points, with findings in the kit reported as kit bugs."""
+    points = spec.points
+    tools = ", ".join(spec.tools)
+    if outcome.sanitizer is None:
+        return SanitizerResult(lab, NAME, points, points, "not run", f"not run: {NOT_INSTALLED}; nothing is held "
+                               f"against {source} for it", excused=True)
+    if outcome.no_device:
+        return TestResult(lab, NAME, points, 0.0, "not run", NO_DEVICE_MESSAGE)
+    source_lines = _read(source_path).splitlines()
+    student, kit_side, untraced = outcome.findings("student"), outcome.findings("kit"), outcome.findings("unknown")
+    inconclusive = [r for r in outcome.runs if r.status in ("timeout", "crash", "error")]
+    data = {"sanitizer_findings": [finding_data(f, source, kit) for f in student],
+            "kit_findings": [finding_data(f, source, kit) for f in kit_side + untraced],
+            "tools": [{"tool": r.tool, "status": r.status, "seconds": round(r.seconds, 1)} for r in outcome.runs]}
+    notes = []
+    if kit_side:
+        notes.append(f"In the kit's own code (a kit bug, not {source}'s; nothing is held against you for it, tell "
+                     f"the instructors):")
+        notes.extend(f"- {describe(f, source, kit)}" for f in kit_side)
+    if untraced:
+        notes.append("Not traced to any source line (nothing is held against you for these):")
+        notes.extend(f"- {describe(f, source, kit)}" for f in untraced)
+    for r in outcome.runs:
+        if r.status == "clean" and r.message:
+            notes.append(f"note: {r.tool} {r.message} (the groups above judge the answers)")
+    for r in inconclusive:
+        notes.append(f"note: {r.tool} {r.message.splitlines()[0] if r.message else r.status} (sanitizers slow "
+                     f"kernels down 10 to 100 times; not held against you)")
+    api = sorted({e for r in outcome.runs for e in r.parsed.api_errors})
+    if student:
+        lines = [f"compute-sanitizer ({tools}) on {' '.join(spec.runs[0])} found in {source}:"]
+        advised = set()
+        for f in student:
+            lines.append(f"- {describe(f, source, kit, source_lines)}")
+            advice = explain(f)
+            lines.append(f"    {advice if advice not in advised else '(the same advice as above)'}")
+            advised.add(advice)
+            lines.extend(f"    {d}" for d in f.details[:2])
+        if api:
+            lines.append("after that, the program saw: " + "; ".join(api[:3]))
+        lines.append("A race or an out-of-bounds access may give right answers on one run or GPU and wrong ones on "
+                     "the next: performance is not run while the sanitizers find something in " + source + ".")
+        lines.extend(notes)
+        lines.append(reproduce_line(lab))
+        extra = len(student) - 1
+        more = f" (and {extra} more finding{'s' if extra > 1 else ''} below)" if extra else ""
+        return SanitizerResult(lab, NAME, points, 0.0, "FAIL", describe(student[0], source, kit, source_lines) + more,
+                               "\n".join(lines), data)
+    clean = [r for r in outcome.runs if r.status in ("clean", "findings")]
+    if not clean:
+        why = inconclusive[0].message.splitlines()[0] if inconclusive else "nothing ran"
+        return SanitizerResult(lab, NAME, points, points, "not run",
+                               f"not run: {inconclusive[0].tool if inconclusive else 'compute-sanitizer'} {why}; "
+                               f"nothing is held against {source} for it", "\n".join(notes), data, excused=True)
+    ran = ", ".join(dict.fromkeys(r.tool for r in clean))
+    summary = f"nothing found in {source} by {ran}"
+    if kit_side:
+        summary += f"; {len(kit_side)} finding{'s' if len(kit_side) > 1 else ''} in the kit's own code (a kit bug)"
+    if inconclusive:
+        summary += f"; {', '.join(dict.fromkeys(r.tool for r in inconclusive))} not conclusive (not held against you)"
+    return SanitizerResult(lab, NAME, points, points, "pass", summary, "\n".join(notes), data,
+                           excused=bool(inconclusive))
+
+
+# ---- make sanitize ----
+
+def print_outcome(outcome: Outcome, source: str, out, kit=KIT, source_path=None) -> int:
+    """Prints each run's findings, student's first; returns the number of findings in the student's file."""
+    source_lines = _read(source_path).splitlines()
+    for r in outcome.runs:
+        head = f"  {r.tool:<10} {shlex.join(r.args)}: "
+        mine = [f for f in r.findings if f.origin == "student"]
+        theirs = [f for f in r.findings if f.origin != "student"]
+        if r.status in ("timeout", "crash", "error", "no-device"):
+            print(head + (r.message or r.status), file=out)
+        elif not mine:
+            print(head + f"nothing in {source}" + (f" ({r.message})" if r.message else ""), file=out)
+        else:
+            print(head + f"{len(mine)} finding{'s' if len(mine) > 1 else ''} in {source}", file=out)
+        for f in mine:
+            print(f"    {describe(f, source, kit, source_lines)}", file=out)
+            print(f"      {explain(f)}", file=out)
+            for d in f.details[:2]:
+                print(f"      {d}", file=out)
+        for f in theirs:
+            print(f"    in the kit (a kit bug, not yours): {describe(f, source, kit)}", file=out)
+        if r.parsed.api_errors and mine:
+            print(f"      then: {'; '.join(r.parsed.api_errors[:2])}", file=out)
+        if r.findings or r.status != "clean":
+            print(f"      (full output: {r.log})", file=out)
+    return len(outcome.findings("student"))
+
+
+def with_sizes(run, sizes: str | None) -> list:
+    """The argument list run with its --n list replaced by sizes (added when it has none); run itself without."""
+    run = list(run)
+    if not sizes:
+        return run
+    if "--n" in run:
+        k = run.index("--n")
+        return run[:k] + ["--n", sizes] + run[k + 2:]
+    return run + ["--n", sizes]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lab", help="the lab: its number or name, matched by prefix (04, 04-unrolled)")
+    p.add_argument("--submission", default="labs", help="a folder shaped like labs/ (default: labs)")
+    p.add_argument("--tools", help=f"some of {','.join(SANITIZER_TOOLS)} (default: those of labs.toml)")
+    p.add_argument("--n", help="sizes instead of labs.toml's (a --n list: 1,33,1025)")
+    p.add_argument("--timeout", type=float, help="seconds per tool (default: labs.toml's)")
+    p.add_argument("--seed", type=int, default=1, help="the data seed (default 1)")
+    p.add_argument("--build-dir", help="where the labs are built (default: build/sanitize)")
+    p.add_argument("--config", help="the labs file (default: grader/labs.toml)")
+    return p.parse_args(argv)
+
+
+def main(argv=None, *, kit=KIT, out=None, sanitizer=None) -> int:
+    """`make sanitize`: builds each chosen lab as the grader does, runs its sanitizers and prints the findings."""
+    from grader import build as build_mod  # here: the grader's build is not needed to read or score outputs
+    out = out or sys.stdout
+    args = parse_args(argv)
+    try:
+        config = load_config(args.config) if args.config else load_config()
+        labs = config.select(args.lab) if args.lab else None
+    except ConfigError as e:
+        print(f"make sanitize: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if not labs:
+        print(f"make sanitize needs a lab: make sanitize LAB=04 (the labs: "
+              f"{', '.join(lab.name for lab in config.labs)})", file=sys.stderr)
+        return EXIT_USAGE
+    tools = args.tools.split(",") if args.tools else None
+    if tools and any(t not in SANITIZER_TOOLS for t in tools):
+        print(f"make sanitize: --tools: the tools are {', '.join(SANITIZER_TOOLS)}", file=sys.stderr)
+        return EXIT_USAGE
+    submission = Path(args.submission)
+    if not submission.is_dir():
+        print(f"make sanitize: SUBMISSION={args.submission}: no such folder", file=sys.stderr)
+        return EXIT_USAGE
+    sanitizer = sanitizer or find_sanitizer()
+    if not sanitizer:
+        print(f"make sanitize: {NOT_INSTALLED}", file=sys.stderr)
+        return EXIT_NO_TOOL
+    build_root = Path(args.build_dir) if args.build_dir else Path(kit) / "build" / "sanitize"
+    found = 0
+    for pattern in dict.fromkeys(lab.pattern for lab in labs):
+        harness = build_mod.build_harness(kit, pattern)
+        if not harness.ok:
+            print(harness.message, file=out)
+            return EXIT_USAGE
+    for lab in labs:
+        spec = lab.sanitizers
+        if spec is None:
+            print(f"{lab.name}: labs.toml gives this lab no sanitizers", file=out)
+            continue
+        source = submission / lab.name / lab.source
+        built = build_mod.build_lab(kit, lab.pattern, source, build_root / lab.name)
+        if not built.ok:
+            print(built.message, file=out)
+            return EXIT_USAGE
+        runs = [[*with_sizes(r, args.n), *lab.args, "--seed", str(args.seed)] for r in spec.runs]
+        print(f"make sanitize: lab {lab.name}, {source} ({', '.join(tools or spec.tools)})", file=out, flush=True)
+        outcome = run_sanitizers(built.program, runs, tools=tools or spec.tools,
+                                 timeout=args.timeout or spec.timeout or DEFAULT_TIMEOUT,
+                                 workdir=build_root / lab.name / "runs", cwd=kit, source=lab.source,
+                                 source_path=built.program.parent / lab.source, kit=kit, sanitizer=sanitizer)
+        if outcome.no_device:
+            print(f"make sanitize needs an NVIDIA GPU; {NO_DEVICE_MESSAGE.removeprefix('not run: ')}", file=out)
+            return EXIT_NO_DEVICE
+        mine = print_outcome(outcome, lab.source, out, kit, built.program.parent / lab.source)
+        found += mine
+        print(f"lab {lab.name}: {'no findings' if not mine else f'{mine} finding' + ('s' if mine > 1 else '')} in "
+              f"{lab.source}", file=out)
+    return EXIT_FINDINGS if found else EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())
