@@ -1,0 +1,40 @@
+# sim.mk - builds one lab program for the kit's SIMT simulator (sim/), to run on a machine without a GPU.
+#
+# The same program as mk/lab.mk (whose rules and file lists it includes): the kit's harness plus the student's one
+# file, unchanged, with three differences:
+#   - nvcc embeds PTX for compute_75 beside the sm_75 cubin (the simulator runs the PTX; the grader's static checks
+#     read the cubin as usual), and the fatbinary is left uncompressed when libzstd is missing;
+#   - the program links build/sim/lib/libpplsim.a (sim/Makefile) instead of cudart (-cudart none);
+#   - harness/cub_scan.cu is replaced by sim/cub_scan_sim.cu, a plain scan with the same function (CUB's kernels
+#     only matter as a yardstick of speed, which a simulator does not measure).
+#
+# Set before including, or on the command line: KIT, PATTERN, LAB_SRC, as for lab.mk. Optional: BUILD (default
+# build/sim), HARNESS_BUILD (default build/sim/harness in the kit, shared by every lab), SIM_BUILD (the libraries).
+#
+#   make -f mk/sim.mk KIT=$PWD PATTERN=reduce LAB_SRC=$PWD/labs/03-sequential/reduce.cu BUILD=build/sim/03
+#   make -f mk/sim.mk ... harness     the harness objects only
+#
+# The top-level `make sim LAB=NN` builds and runs a lab this way (tools/sim.py); `grader/grade.py --simulator`
+# grades on it. sim/README.md describes the simulator and its environment variables.
+
+BUILD ?= build/sim
+HARNESS_BUILD ?= $(KIT)/build/sim/harness
+SIM_BUILD ?= $(KIT)/build/sim/lib
+
+include $(KIT)/mk/lab.mk
+
+SIM_LIB := $(SIM_BUILD)/libpplsim.a
+HAVE_ZSTD := $(shell printf '\#include <zstd.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
+SIM_ARCH_FLAGS := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75
+NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart none \
+             $(if $(HAVE_ZSTD),,-Xfatbin -compress=false)
+LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
+
+# The library comes last among the program's inputs ($^), before LAB_LDLIBS.
+$(PROGRAM): $(SIM_LIB)
+
+$(SIM_LIB): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
+	$(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
+
+$(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<

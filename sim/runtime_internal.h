@@ -1,0 +1,60 @@
+/*
+ * runtime_internal.h - state shared by the simulator's CUDA runtime files (runtime.c: registration, launches,
+ * errors, exit; runtime_memory.c: allocations and copies; runtime_device.c: the fake device, events, error
+ * strings). Not for programs: they see only the CUDA runtime API of <cuda_runtime_api.h>.
+ */
+#ifndef PPL_SIM_RUNTIME_INTERNAL_H
+#define PPL_SIM_RUNTIME_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#include "sim.h"
+
+#define RT_PREFIX "ppl-sim: " /* every message of the simulator's runtime starts so (the grader looks for it) */
+
+/* The fake device: what cudaGetDeviceProperties and cudaDeviceGetAttribute report. Turing-like (compute
+   capability 7.5) with few SMs, so that kernels sized from the SM count simulate fast. */
+#define RT_DEVICE_NAME "PPL SIMT simulator"
+#define RT_CC_MAJOR 7
+#define RT_CC_MINOR 5
+#define RT_SM_COUNT 8
+#define RT_MAX_THREADS_PER_BLOCK 1024
+#define RT_MAX_THREADS_PER_SM 1024
+#define RT_MAX_BLOCKS_PER_SM 16
+#define RT_SHARED_PER_BLOCK (48 * 1024)
+#define RT_SHARED_PER_BLOCK_OPTIN (64 * 1024)
+#define RT_SHARED_PER_SM (64 * 1024)
+#define RT_REGS_PER_BLOCK 65536
+#define RT_L2_BYTES (4 * 1024 * 1024)
+#define RT_CONST_BYTES (64 * 1024)
+
+/* The error every later call returns after a kernel fault (cudaSuccess while there has been none). */
+extern cudaError_t rt_sticky;
+/* Records err as the last error (cudaGetLastError) and returns it. */
+cudaError_t rt_fail(cudaError_t err);
+/* Starts the runtime on its first use (exit handler, options from the environment); idempotent. */
+void rt_init(void);
+/* Set by the first allocation or launch: only a process that used the device writes reports at exit (a lab
+   program may fork before it touches the GPU, and its other process must not overwrite the report). */
+extern int rt_used;
+/* Nonzero when PPL_SIM_VERBOSE=1: every launch and allocation is logged to stderr. */
+extern int rt_verbose;
+
+/* Device memory bookkeeping (runtime_memory.c). Nonzero when [p, p + bytes) lies inside one cudaMalloc'd
+   allocation or one registered __device__ variable. */
+int rt_is_device_range(const void *p, size_t bytes);
+/* The bytes cudaMalloc has handed out and not freed. */
+size_t rt_allocated_bytes(void);
+/* Nonzero when [p, p + bytes) lies inside one loaded __device__ variable (runtime.c). */
+int rt_is_variable_range(const void *p, size_t bytes);
+/* The fake device's memory size: 8 GiB or half the machine's memory, whichever is smaller. */
+size_t rt_total_memory(void);
+/* The device address and size of the __device__ variable whose host shadow is symbol (loading its module), or
+   NULL with the error to return in *err. */
+void *rt_symbol_address(const void *symbol, size_t *bytes, cudaError_t *err);
+
+/* Wall-clock milliseconds (CLOCK_MONOTONIC), for events. */
+double rt_now_ms(void);
+
+#endif /* PPL_SIM_RUNTIME_INTERNAL_H */
