@@ -17,6 +17,8 @@ Points earned on the simulator are those of the groups it can run; the report sa
 """
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from grader import build as build_mod
@@ -68,9 +70,32 @@ def build_lab_sim(kit, pattern, source, folder, **kwargs):
     return build_mod.build_lab(kit, pattern, source, folder, makefile="sim.mk", **kwargs)
 
 
+MANGLED = re.compile(r"\b_Z[A-Za-z0-9_]+")
+
+
+def demangle(text: str) -> str:
+    """text with the C++ names the simulator reports (mangled, as in the PTX: "_Z13reduce_kernelPKfPfm") shown as
+    the student wrote them ("reduce_kernel(float const*, float*, unsigned long)"), through binutils' c++filt; text
+    unchanged when c++filt is missing or fails."""
+    names = sorted(set(MANGLED.findall(text)))
+    tool = shutil.which("c++filt")
+    if not names or not tool:
+        return text
+    try:
+        proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return text
+    plain = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(plain) != len(names):
+        return text
+    table = dict(zip(names, plain))
+    return MANGLED.sub(lambda m: table.get(m.group(0), m.group(0)), text)
+
+
 def simulator_lines(output: str) -> list:
-    """The lines the simulator printed (its diagnostics and findings), in order."""
-    return [ln.strip() for ln in output.splitlines() if ln.startswith(SIM_PREFIX)]
+    """The lines the simulator printed (its diagnostics and findings), in order, with kernel names demangled."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.startswith(SIM_PREFIX)]
+    return demangle("\n".join(lines)).split("\n") if lines else []
 
 
 def diagnostic(lines: list) -> str:
@@ -183,7 +208,7 @@ def counts_text(program, pattern: str, workdir, cwd, timeout: float) -> str:
         lines = lines[:MAX_COUNT_LINES] + [f"... ({len(lines) - MAX_COUNT_LINES} more lines)"]
     header = (f"The simulator's counts for {' '.join(args)} (per source line: make sim LAB=NN; sim/README.md "
               f"explains them):")
-    return "\n".join([header, *lines]) if lines else ""
+    return demangle("\n".join([header, *lines])) if lines else ""
 
 
 def findings_of(logs) -> list:
