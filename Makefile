@@ -76,7 +76,8 @@ regrade-bench:
 # A whole class (grader/classroom.py --help). OUT counts only from the command line: one in the environment is not
 # meant as the class's folder.
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
-CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only)
+CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) \
+	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX))
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 grade-class:
