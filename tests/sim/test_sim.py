@@ -43,8 +43,29 @@ WITH_LINE = {
     "small-shared-array": r"out-of-bounds shared access .*reduce\.cu:\d+ .* thread \(\d+,0,0\)",
 }
 
+# The known-wrong submissions that are not run-time bugs, and what the simulator grading makes of them: the static
+# checks and the compiler catch the first five before anything runs; scribbles-input fails the harness's input check.
+CAUGHT_BEFORE_RUNNING = {
+    "compile-error": "does not compile",
+    "host-sum": "FORBIDDEN",
+    "library-call": "FORBIDDEN",
+    "reads-expected": "FORBIDDEN",
+    "static-constructor": "FORBIDDEN",
+    "scribbles-input": "the input was modified",
+}
+# Known-wrong submissions only a GPU can catch, and why: every one in mutations.toml is in one of the three tables.
+GPU_ONLY = {
+    "cached-sum": "it replays its last sum only when the same buffers come back, which only the benchmark's timed "
+                  "runs do; the simulator does not run the benchmark",
+}
+
 
 class Helpers(unittest.TestCase):
+    def test_every_known_wrong_submission_has_a_verdict_here(self):
+        listed = set(RUNTIME_BUGS) | set(CAUGHT_BEFORE_RUNNING) | set(GPU_ONLY)
+        self.assertEqual(set(mutations()) - listed, set(), "add the new submission to a table above")
+        self.assertEqual(listed - set(mutations()), set(), "a submission the tables name is gone")
+
     def test_demangle(self):
         if not shutil.which("c++filt"):
             self.skipTest("c++filt (binutils) is not installed")
@@ -139,6 +160,19 @@ class Grading(unittest.TestCase):
                 self.assertIn(words, said, f"{name}: {said[:2000]}")
                 if name in WITH_LINE:  # issue 6: these are reported with the student's file and line
                     self.assertRegex(said, WITH_LINE[name], f"{name}: {said[:2000]}")
+
+    def test_submissions_caught_before_running(self):
+        table = mutations()
+        for name, words in CAUGHT_BEFORE_RUNNING.items():
+            with self.subTest(mutation=name):
+                folder = submission(name, Path(self.tmp.name) / "wrong")
+                report = self.grade(folder, table[name]["lab"][:2], f"wrong-{name}")
+                lost = [r for r in report.results if not r.full and r.status != simulator.NEEDS_GPU]
+                said = "\n".join(f"{r.status} {r.summary}\n{r.detail}" for r in lost)
+                self.assertIn(words, said, f"{name}: {said[:2000]}")
+                correct = [r for r in report.results if r.name not in ("performance", "static checks", "sanitizers")
+                           and r.status != simulator.NEEDS_GPU]
+                self.assertTrue(correct and all(r.score == 0 for r in correct), f"{name}: {said[:2000]}")
 
     def test_make_sim_prints_counts(self):
         proc = subprocess.run([sys.executable, "tools/sim.py", "--lab", "03", "--submission", "solutions",
