@@ -477,3 +477,46 @@ class MakeSanitize(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+RECORDED = SAMPLES / "recorded"
+
+
+class Recorded(unittest.TestCase):
+    """Real compute-sanitizer 2025.3.1 outputs, recorded on an NVIDIA H200 (driver 580.159.04) by grader/sanitize.py
+    on the known-wrong submissions of tests/wrong (sanitizer_samples/recorded/README.md): the parser must find the
+    student's lines in them as the GPU tests do."""
+
+    def findings(self, name: str, tool: str, source: str) -> list:
+        result = parse_output((RECORDED / name).read_text(), tool)
+        classify(result.findings, source, KIT)
+        self.assertEqual(result.tool_errors, [], name)
+        return result.findings
+
+    def lines(self, findings) -> set:
+        return {loc.line for f in findings for loc in f.locations}
+
+    def test_volatile_last_warp(self):
+        found = self.findings("racecheck-volatile-last-warp.txt", "racecheck", "reduce.cu")
+        self.assertTrue(found)
+        self.assertTrue(all(f.origin == "student" and f.severity == "warning" for f in found))
+        self.assertEqual(self.lines(found), set(range(50, 56)))  # the six unrolled steps of the last warp
+        self.assertEqual({f.function for f in found}, {"reduce_kernel(const float *, float *, unsigned long)"})
+
+    def test_no_barrier(self):
+        found = self.findings("racecheck-no-barrier.txt", "racecheck", "scan.cu")
+        self.assertTrue(any(f.severity == "error" for f in found))  # between warps: errors
+        self.assertTrue(all(f.origin == "student" for f in found))
+        self.assertEqual(self.lines(found), {35, 38})  # the read of s[t - stride] and the write of s[t]
+
+    def test_small_shared_array(self):
+        found = self.findings("memcheck-small-shared-array.txt", "memcheck", "reduce.cu")
+        self.assertEqual(len(found), 1, [f.kind for f in found])  # one finding, merged over the threads
+        self.assertEqual(found[0].kind, "Invalid __shared__ write of size 4 bytes")
+        self.assertEqual((found[0].origin, self.lines(found)), ("student", {38}))
+        self.assertGreater(found[0].count, 1)
+
+    def test_clean_solution(self):
+        for name, tool in (("racecheck-clean.txt", "racecheck"), ("memcheck-clean.txt", "memcheck")):
+            with self.subTest(sample=name):
+                self.assertEqual(self.findings(name, tool, "reduce.cu"), [])
