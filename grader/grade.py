@@ -101,9 +101,9 @@ class Grader:
             report.results.extend(self._mark(lab, results))
         report.no_device = self.no_device
         if self.no_device:
-            report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: ")
-                                + ". Without one, `make grade SIM=1` (grade.py --simulator) runs the correctness "
-                                  "tests of small sizes on the kit's CPU simulator")
+            report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
+            report.notes.append("Without a GPU, `make grade SIM=1` (grade.py --simulator) runs the correctness tests "
+                                "of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
 
