@@ -29,8 +29,6 @@
 
 #define MAX_THRESHOLDS 16
 #define VALUE_RANGE 1000 /* random values are whole numbers in [-VALUE_RANGE, VALUE_RANGE] */
-#define BENCH_TARGET_SPREAD 0.02
-#define BENCH_WALL_LIMIT_S 60.0
 
 typedef struct {
     ppl_options common;
@@ -277,23 +275,10 @@ static size_t serve_bench(const bench_request *rq, void *region, size_t region_b
     ppl_tape_init(&tape, region, l);
     bench_ctx ctx[3] = {{b, n, rq->expected_count, &tape, rq->key, 0}, {b, n, rq->expected_count, &tape, rq->key, 1},
                         {b, n, rq->expected_count, &tape, rq->key, 2}};
+    const char *const names[3] = {"student", "CUB", "copy"};
     ppl_contender all[3];
-    memset(all, 0, sizeof all);
-    const char *names[3] = {"student", "CUB", "copy"};
-    for (int c = 0; c < 3; c++) {
-        all[c].name = names[c];
-        all[c].run = bench_call;
-        all[c].check = c < 2 ? bench_record : NULL;
-        all[c].ctx = &ctx[c];
-    }
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
-                                 BENCH_WALL_LIMIT_S};
-    ppl_l2_flusher flusher;
-    ppl_l2_flusher_init(&flusher, ppl_runner_device());
-    reply->samples = ppl_bench_run(all, l->count, &plan, &flusher);
-    ppl_l2_flusher_free(&flusher);
-    ppl_bench_pack(region, l, all);
-    ppl_bench_free(all, l->count);
+    ppl_contenders_init(all, 3, names, bench_call, bench_record, 2, ctx, sizeof ctx[0]);
+    reply->samples = ppl_runner_bench(region, l, all, bench_prepare, &ctx[0], rq->min_samples, rq->max_samples);
     reply->records = tape.num_records;
     reply->overflow = tape.overflow;
     return sizeof *reply;

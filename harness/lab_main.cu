@@ -175,6 +175,35 @@ void ppl_bench_pack(void *region, const ppl_bench_layout *l, const ppl_contender
     }
 }
 
+void ppl_contenders_init(ppl_contender *contenders, int count, const char *const *names, void (*run)(void *ctx),
+                         int (*check)(void *ctx), int checked, void *ctxs, size_t ctx_size)
+{
+    memset(contenders, 0, (size_t)count * sizeof *contenders);
+    for (int c = 0; c < count; c++) {
+        contenders[c].name = names[c];
+        contenders[c].run = run;
+        contenders[c].check = c < checked ? check : NULL;
+        contenders[c].ctx = (char *)ctxs + (size_t)c * ctx_size;
+    }
+}
+
+#define BENCH_TARGET_SPREAD 0.02
+#define BENCH_WALL_LIMIT_S 60.0
+
+int ppl_runner_bench(void *region, const ppl_bench_layout *l, ppl_contender *contenders, void (*prepare)(void *ctx),
+                     void *prepare_ctx, int min_samples, int max_samples)
+{
+    const ppl_bench_plan plan = {prepare, prepare_ctx, min_samples, max_samples, BENCH_TARGET_SPREAD,
+                                 BENCH_WALL_LIMIT_S};
+    ppl_l2_flusher flusher;
+    ppl_l2_flusher_init(&flusher, ppl_runner_device());
+    const int samples = ppl_bench_run(contenders, l->count, &plan, &flusher);
+    ppl_l2_flusher_free(&flusher);
+    ppl_bench_pack(region, l, contenders);
+    ppl_bench_free(contenders, l->count);
+    return samples;
+}
+
 void ppl_bench_unpack(const void *region, const ppl_bench_layout *l, ppl_contender *contenders)
 {
     const char *p = (const char *)region + l->samples;

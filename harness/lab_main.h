@@ -89,6 +89,15 @@ void ppl_tape_perturb(ppl_bench_tape *t, void *d_in);
 /* After a checked run of contender: keeps its values for the checker. */
 void ppl_tape_record(ppl_bench_tape *t, uint32_t contender, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
+/* In the runner: fills contenders[0..count) for a benchmark: names[c], run, ctx = the c-th of the ctx_size-byte
+ * contexts at ctxs, and check for the first `checked` of them (the rest, e.g. the copy, have nothing to check). */
+void ppl_contenders_init(ppl_contender *contenders, int count, const char *const *names, void (*run)(void *ctx),
+                         int (*check)(void *ctx), int checked, void *ctxs, size_t ctx_size);
+/* In the runner: times contenders[0..l->count) with ppl_bench_run (prepare(prepare_ctx) before every run, an L2
+ * flush, the kit's target spread of 2% and limit of 60 s of sampling), packs their samples into the region
+ * (ppl_bench_pack) and frees them. Returns the number of samples kept. */
+int ppl_runner_bench(void *region, const ppl_bench_layout *l, ppl_contender *contenders, void (*prepare)(void *ctx),
+                     void *prepare_ctx, int min_samples, int max_samples);
 /* The runner copies the contenders' samples into the region; the checker copies them out into its own contenders
  * (whose names, callbacks and wrong_runs it keeps), allocating their arrays (ppl_bench_free frees them). */
 void ppl_bench_pack(void *region, const ppl_bench_layout *l, const ppl_contender *contenders);

@@ -31,8 +31,6 @@ static const char *const data_names[] = {"uniform", "integer", "signs"};
 
 /* Largest n for integer data: every value is >= 1, so the sum (and every partial sum) stays below 2^24. */
 #define INTEGER_MAX_N ((size_t)1 << 20)
-#define BENCH_TARGET_SPREAD 0.02
-#define BENCH_WALL_LIMIT_S 60.0
 
 typedef struct {
     ppl_options common;
@@ -286,23 +284,10 @@ static size_t serve_bench(const bench_request *rq, void *region, size_t region_b
     ppl_tape_init(&tape, region, l);
     bench_ctx ctx[4] = {{b, n, &tape, reduce_baseline, 0}, {b, n, &tape, reduce, 1}, {b, n, &tape, reduce_cub, 2},
                         {b, n, &tape, copy_input, 3}};
+    const char *const names[4] = {"baseline", "student", "CUB", "copy"};
     ppl_contender all[4];
-    memset(all, 0, sizeof all);
-    const char *names[4] = {"baseline", "student", "CUB", "copy"};
-    for (int c = 0; c < 4; c++) {
-        all[c].name = names[c];
-        all[c].run = bench_call;
-        all[c].check = c < 3 ? bench_record : NULL;
-        all[c].ctx = &ctx[c];
-    }
-    const ppl_bench_plan plan = {bench_prepare, &ctx[0], rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
-                                 BENCH_WALL_LIMIT_S};
-    ppl_l2_flusher flusher;
-    ppl_l2_flusher_init(&flusher, ppl_runner_device());
-    reply->samples = ppl_bench_run(all, l->count, &plan, &flusher);
-    ppl_l2_flusher_free(&flusher);
-    ppl_bench_pack(region, l, all);
-    ppl_bench_free(all, l->count);
+    ppl_contenders_init(all, 4, names, bench_call, bench_record, 3, ctx, sizeof ctx[0]);
+    reply->samples = ppl_runner_bench(region, l, all, bench_prepare, &ctx[0], rq->min_samples, rq->max_samples);
     reply->records = tape.num_records;
     reply->overflow = tape.overflow;
     return sizeof *reply;
