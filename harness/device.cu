@@ -61,24 +61,6 @@ int ppl_device_open(ppl_device_info *info)
     return 0;
 }
 
-int ppl_harness_start(const char *result_path, int quiet, unsigned long long seed, ppl_device_info *info)
-{
-    if (ppl_results_open(result_path) != 0)
-        return PPL_EXIT_USAGE;
-    const int status = ppl_device_open(info);
-    if (status != 0) {
-        ppl_results_begin_case("device");
-        ppl_results_start("device", "no-device");
-        ppl_results_str("message", "no CUDA device here");
-        ppl_results_end();
-        return status;
-    }
-    if (!quiet)
-        printf("device: %s (sm_%d%d, %d SMs), seed %llu\n", info->name, info->cc_major, info->cc_minor,
-               info->sm_count, seed);
-    return 0;
-}
-
 void ppl_results_device(const ppl_device_info *info)
 {
     char sm[16];

@@ -26,13 +26,6 @@ typedef struct {
  */
 int ppl_device_open(ppl_device_info *info);
 
-/*
- * The start of every harness program: opens the result file (NULL: none) and the device. Returns 0, or the exit
- * status main should return: PPL_EXIT_USAGE if the result file cannot be opened, PPL_EXIT_NO_DEVICE (after a
- * "no-device" result line and a message on stderr) if there is no device. Unless quiet, prints the device and seed.
- */
-int ppl_harness_start(const char *result_path, int quiet, unsigned long long seed, ppl_device_info *info);
-
 /* Adds the device's name, compute capability ("9.0"), SM count, driver and runtime versions, PCI bus id and maximum
  * SM and memory clocks to the current result line. */
 void ppl_results_device(const ppl_device_info *info);
