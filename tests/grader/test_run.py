@@ -1,11 +1,13 @@
 """grader/run.py: one harness run's verdict, from fake harness programs that pass, fail, hang, crash, find no GPU or
 stop before planning their cases."""
+import resource
+import sys
 import tempfile
 import time
 import unittest
 from pathlib import Path
 
-from grader.run import Process, interpret, run_harness, run_process, split_plan
+from grader.run import OUTPUT_KEEP, Process, interpret, run_harness, run_process, split_plan
 from tests.grader.fakes import fake_program, process_gone
 
 ARGS = ["--data", "integer", "--n", "1,33,1025"]
@@ -214,6 +216,95 @@ class FakeRuns(unittest.TestCase):
         p = run_process([str(self.dir / "nothing")], timeout=5)
         self.assertEqual(p.returncode, 127)
         self.assertIn("cannot run", p.output)
+
+
+class Processes(unittest.TestCase):
+    """run_process against programs that print without end, stop themselves, or leave processes behind."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def wait_gone(self, pid: int, seconds: float = 5.0) -> bool:
+        deadline = time.monotonic() + seconds
+        while not process_gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return process_gone(pid)
+
+    def test_a_flood_of_output_is_kept_at_both_ends_only(self):
+        """1.5 GiB on stdout: the first and last 64 KiB are kept, with the count left out, in memory and in the log;
+        the grader's memory does not grow with it."""
+        size = 3 << 29
+        script = f"echo FIRST; head -c {size} /dev/zero; echo; echo LAST >&2"
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+        p = run_process(["sh", "-c", script], timeout=300, log_path=self.dir / "out.log")
+        growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+        self.assertEqual(p.returncode, 0)
+        self.assertLess(growth, 64 << 20)
+        written = len("FIRST\n") + size + len("\nLAST\n")
+        self.assertEqual((p.written, p.dropped), (written, written - 2 * OUTPUT_KEEP))
+        self.assertTrue(p.output.startswith("FIRST\n\0"))
+        self.assertTrue(p.output.endswith("\0\nLAST\n"))
+        self.assertIn(f"[... {written - 2 * OUTPUT_KEEP} bytes of output left out here: the program wrote {written} "
+                      f"bytes, of which the first and the last 64 KiB are kept ...]", p.output)
+        self.assertLess(len(p.output), 2 * OUTPUT_KEEP + 200)
+        self.assertEqual((self.dir / "out.log").read_text(), p.output)
+
+    def test_a_short_output_is_kept_whole(self):
+        p = run_process(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=10)
+        self.assertEqual((p.returncode, p.output, p.written, p.dropped, p.escaped), (3, "out\nerr\n", 8, 0, ""))
+
+    def test_a_program_that_stops_itself_is_killed_at_its_timeout(self):
+        """SIGSTOP to its own process group (itself and a child holding the output): killed at the timeout."""
+        script = f"sleep 60 & echo $! > {self.dir}/child; echo stopping; kill -STOP 0; echo never"
+        start = time.monotonic()
+        p = run_process(["sh", "-c", script], timeout=1.0)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertTrue(p.timed_out)
+        self.assertEqual(p.output, "stopping\n")
+        self.assertTrue(self.wait_gone(int((self.dir / "child").read_text())), "the stopped child is still there")
+
+    def test_a_stopped_program_that_ignores_signals_is_killed(self):
+        script = "trap '' TERM INT HUP; echo stopping; kill -STOP $$"
+        start = time.monotonic()
+        p = run_process(["sh", "-c", script], timeout=0.5)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertTrue(p.timed_out)
+
+    def test_a_process_that_leaves_the_session_does_not_hold_the_run(self):
+        """setsid escapes killpg (the sandbox forbids it): the run still ends when the program does, says so, and
+        kills the escaped process that holds its output."""
+        script = (f"setsid sh -c 'echo $$ > {self.dir}/escaped; exec sleep 60' &\n"
+                  f"while [ ! -s {self.dir}/escaped ]; do sleep 0.05; done\necho started")
+        start = time.monotonic()
+        p = run_process(["sh", "-c", script], timeout=30)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(p.returncode, 0)
+        self.assertTrue(p.output.startswith("started\n"), p.output)
+        self.assertIn("1 process started by the program outlived it outside its process group", p.escaped)
+        self.assertIn(p.escaped, p.output)
+        self.assertTrue(self.wait_gone(int((self.dir / "escaped").read_text())))
+
+    def test_a_process_in_a_group_of_its_own_is_killed(self):
+        """A child that moves to a new process group (setpgid) is still in the session: killed when the run ends,
+        even with its output closed."""
+        script = ("import os, sys, time\n"
+                  "if os.fork() == 0:\n"
+                  "    os.setpgid(0, 0); os.close(1); os.close(2)\n"
+                  f"    open('{self.dir}/moved', 'w').write(str(os.getpid()))\n"
+                  "    time.sleep(60); os._exit(0)\n"
+                  f"while not os.path.exists('{self.dir}/moved') or not os.path.getsize('{self.dir}/moved'):\n"
+                  "    time.sleep(0.05)\n")
+        p = run_process([sys.executable, "-c", script], timeout=30)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("1 process started by the program outlived it", p.escaped)
+        self.assertTrue(self.wait_gone(int((self.dir / "moved").read_text())))
+
+    def test_missing_program_with_a_log(self):
+        p = run_process([str(self.dir / "nothing")], timeout=5, log_path=self.dir / "log")
+        self.assertEqual(p.returncode, 127)
+        self.assertIn("cannot run", (self.dir / "log").read_text())
 
 
 if __name__ == "__main__":
