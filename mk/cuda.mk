@@ -17,5 +17,5 @@ else
 endif
 
 OPT_FLAGS ?= -O3
-NVCCFLAGS := $(OPT_FLAGS) -lineinfo -std=c++17 $(ARCH_FLAGS) -Xcompiler -fopenmp,-Wall $(EXTRA_NVCCFLAGS)
-CFLAGS := $(OPT_FLAGS) -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra $(EXTRA_CFLAGS)
+NVCCFLAGS := $(OPT_FLAGS) -lineinfo -std=c++17 $(ARCH_FLAGS) -Xcompiler -Wall $(EXTRA_NVCCFLAGS)
+CFLAGS := $(OPT_FLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra $(EXTRA_CFLAGS)

@@ -1,11 +1,12 @@
-# lab.mk - builds one lab: the trusted harness plus the student's one file.
+# lab.mk - builds one lab: the runner (the runner harness plus the student's one file), the kit's checker, and the
+# lab program PATTERN_lab that runs the one through the other (docs/DESIGN.md, "Two programs").
 #
 # Set before including (a lab's Makefile does): KIT, the kit's root; PATTERN, the harness family (reduce);
 # LAB_SRC, the student's file. Optional: BUILD, where the student's object and the program go (default build/);
 # HARNESS_BUILD, where the harness objects go (default: one folder in the kit per GPU architecture, shared by
 # every lab, so the harness compiles once); LAB_LDLIBS, libraries linked after everything (mk/sim.mk's simulator).
 #
-#   make            builds $(BUILD)/$(PATTERN)_lab
+#   make            builds $(BUILD)/$(PATTERN)_runner and $(BUILD)/$(PATTERN)_lab (the launcher)
 #   make run        builds it and checks the default sizes
 #   make check      quick feedback on small and edge sizes, yours / expected (the kit's make check)
 #   make sanitize   compute-sanitizer's findings (races, out-of-bounds accesses, barriers) with file:line
@@ -14,33 +15,45 @@
 #   make clean
 
 BUILD ?= build
-HARNESS := $(KIT)/harness
 include $(KIT)/mk/cuda.mk
+include $(KIT)/mk/harness.mk
+include $(KIT)/mk/checker.mk
+.DEFAULT_GOAL := all
 
 HARNESS_BUILD ?= $(KIT)/build/harness/$(ARCH_TAG)
 PROGRAM := $(BUILD)/$(PATTERN)_lab
-HARNESS_CU := $(notdir $(wildcard $(HARNESS)/$(PATTERN)_*.cu)) lab_main.cu device.cu bench.cu check_i32.cu \
-              cub_scan.cu
-HARNESS_C := dataset.c rng.c reference.c stats.c results.c cli.c isolate.c checksum.c
-HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_C:%.c=$(HARNESS_BUILD)/%.o)
-OBJS := $(BUILD)/student.o $(HARNESS_OBJS)
-HEADERS := $(wildcard $(HARNESS)/*.h)
+RUNNER := $(BUILD)/$(PATTERN)_runner
+HARNESS_CU := $(RUNNER_CU) $(RUNNER_CU_$(PATTERN))
+HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_BUILD)/stats.o
+HEADERS := $(wildcard $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h)
+STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES)
 
-.PHONY: all harness run check sanitize profile grade clean
+.PHONY: all harness run check sanitize profile grade clean student-flags
 all: $(PROGRAM)
-harness: $(HARNESS_OBJS)
+harness: $(HARNESS_OBJS) $(CHECKER)
 
-$(PROGRAM): $(OBJS)
-	$(NVCC) $(NVCCFLAGS) -o $@ $^ -lgomp $(LAB_LDLIBS)
+# The lab program: a launcher of the checker with this lab's runner, so `PATTERN_lab ARGS` runs the lab.
+$(PROGRAM): $(RUNNER) $(CHECKER)
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(dirname "$$0")/%s" "$$@"\n' \
+	    "$(notdir $@)" "$(CHECKER)" "$(PATTERN)" "$(notdir $(RUNNER))" > $@
+	chmod +x $@
 
-$(BUILD)/student.o: $(LAB_SRC) $(HEADERS) | $(BUILD)
-	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<
+$(RUNNER): $(BUILD)/student.o $(HARNESS_OBJS)
+	$(NVCC) $(NVCCFLAGS) -o $@ $^ $(LAB_LDLIBS)
 
-$(HARNESS_BUILD)/%.o: $(HARNESS)/%.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<
+# The student's file sees harness/include/ alone.
+$(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h) | $(BUILD)
+	$(NVCC) $(STUDENT_NVCCFLAGS) -c -o $@ $<
 
-$(HARNESS_BUILD)/%.o: $(HARNESS)/%.c $(HEADERS) | $(HARNESS_BUILD)
-	$(CC) $(CFLAGS) -I$(HARNESS) -c -o $@ $<
+# The command that compiles the student's file, without -c, -o and the file (grader/build.py runs it sandboxed).
+student-flags:
+	@echo $(NVCC) $(STUDENT_NVCCFLAGS)
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/runner/%.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.c $(HEADERS) | $(HARNESS_BUILD)
+	$(CC) $(CFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<
 
 $(BUILD) $(HARNESS_BUILD):
 	mkdir -p $@

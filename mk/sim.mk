@@ -30,11 +30,11 @@ NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart 
              $(if $(HAVE_ZSTD),,-Xfatbin -compress=false)
 LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
 
-# The library comes last among the program's inputs ($^), before LAB_LDLIBS.
-$(PROGRAM): $(SIM_LIB)
+# The library comes last among the runner's inputs ($^), before LAB_LDLIBS.
+$(RUNNER): $(SIM_LIB)
 
 $(SIM_LIB): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
 	$(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
 
 $(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) -I$(HARNESS) -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<

@@ -1,12 +1,8 @@
 /*
- * reduce_main.cu - the trusted main program of every reduction lab (do not modify: the grader builds it from the
- * kit's own copy).
- *
- * It generates or loads the input, runs the lab's reduce() on fresh device buffers, checks the sum against a float64
- * CPU reference under the bound in reference.h (and, with --input-const, that d_in is unchanged), and times reduce()
- * against the baseline kernel. The lab's code runs in a process of its own, the runner; the checker makes the inputs
- * and judges what the runner reports (isolate.h, lab_main.h). `reduce_lab --help` prints the options;
- * docs/DESIGN.md describes the options, the result lines and the exit codes.
+ * reduce.c - the checker's side of every reduction lab (pattern.h): it generates or loads the input, has the runner
+ * run the lab's reduce() on it, checks the sum against a float64 CPU reference under the bound in reference.h (and,
+ * with --input-const, that d_in is unchanged), and judges the benchmark against the baseline kernel (lab 01's).
+ * `reduce_lab --help` prints the options; docs/DESIGN.md describes the options, the result lines and the exit codes.
  */
 #include <getopt.h>
 #include <math.h>
@@ -18,9 +14,8 @@
 #include "bench.h"
 #include "cli.h"
 #include "dataset.h"
-#include "device.h"
-#include "lab_main.h"
-#include "reduce_baseline.h"
+#include "exit_codes.h"
+#include "pattern.h"
 #include "reference.h"
 #include "results.h"
 #include "rng.h"
@@ -38,40 +33,6 @@ typedef struct {
     int with_cub;    /* --cub */
     int input_const; /* --input-const: d_in must be unchanged after reduce() (labs 02-05) */
 } options;
-
-/* The runner's requests (isolate.h). */
-enum { MSG_CHECK = PPL_MSG_FIRST_USER, MSG_BENCH };
-
-/* Check: reduce the n floats at the start of the region; with input_back, copy d_in back over them afterwards. */
-typedef struct {
-    uint64_t n;
-    int32_t input_back;
-} check_request;
-
-typedef struct {
-    float got;
-} check_reply;
-
-typedef struct {
-    uint64_t n;
-    int32_t min_samples, max_samples;
-    ppl_bench_layout layout;
-} bench_request;
-
-typedef struct {
-    int32_t samples, records, overflow;
-} bench_reply;
-
-/* Device buffers for one n, reused from case to case. */
-typedef struct {
-    size_t capacity;   /* elements */
-    float *d_in;       /* the input the contender sees (and may overwrite) */
-    float *d_pristine; /* an untouched copy of the input, to restore d_in before every run */
-    float *d_out;
-    float *d_work;
-} buffers;
-
-typedef void (*reduce_fn)(float *d_in, float *d_out, size_t n, float *d_work);
 
 static void usage(FILE *f)
 {
@@ -135,45 +96,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-static void buffers_reserve(buffers *b, size_t n)
-{
-    if (n <= b->capacity)
-        return;
-    if (b->capacity) {
-        CUDA_CHECK(cudaFree(b->d_in));
-        CUDA_CHECK(cudaFree(b->d_pristine));
-        CUDA_CHECK(cudaFree(b->d_work));
-    } else {
-        CUDA_CHECK(cudaMalloc(&b->d_out, sizeof(float)));
-    }
-    const size_t need = 2 * n * sizeof(float) + reduce_work_elems(n) * sizeof(float);
-    const size_t free_bytes = ppl_device_free_bytes();
-    if (need > free_bytes) {
-        fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
-                need / 1073741824.0, free_bytes / 1073741824.0);
-        ppl_results_fatal("not enough device memory for this size", PPL_EXIT_CUDA);
-    }
-    CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&b->d_pristine, n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&b->d_work, reduce_work_elems(n) * sizeof(float)));
-    b->capacity = n;
-}
-
-/* Restores the input, poisons the output and scratch with NaN (all bits set), so stale values never pass. */
-static void prepare_run(const buffers *b, size_t n)
-{
-    CUDA_CHECK(cudaMemcpyAsync(b->d_in, b->d_pristine, n * sizeof(float), cudaMemcpyDeviceToDevice));
-    CUDA_CHECK(cudaMemsetAsync(b->d_out, 0xff, sizeof(float)));
-    CUDA_CHECK(cudaMemsetAsync(b->d_work, 0xff, reduce_work_elems(n) * sizeof(float)));
-}
-
-static float fetch_result(const buffers *b)
-{
-    float got;
-    CUDA_CHECK(cudaMemcpy(&got, b->d_out, sizeof got, cudaMemcpyDeviceToHost));
-    return got;
-}
-
 static int within(float got, double expected, double tolerance)
 {
     return isfinite(got) && fabs((double)got - expected) <= tolerance;
@@ -209,100 +131,6 @@ static int sum_is_exact(const float *x, size_t n, double sum_abs)
     return 1;
 }
 
-/* ---- the runner: runs reduce() as the checker asks ---- */
-
-static buffers runner_buffers;
-
-static size_t serve_check(const check_request *rq, void *region, size_t region_bytes, check_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    ppl_runner_need(region_bytes, n * sizeof(float));
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_pristine, region, n * sizeof(float), cudaMemcpyHostToDevice));
-    prepare_run(b, n);
-    reduce(b->d_in, b->d_out, n, b->d_work);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    reply->got = fetch_result(b);
-    if (rq->input_back)
-        CUDA_CHECK(cudaMemcpy(region, b->d_in, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return sizeof *reply;
-}
-
-/* What a timed run needs: the buffers, the size, the tape shared by all contenders, and who this is. */
-typedef struct {
-    buffers *b;
-    size_t n;
-    ppl_bench_tape *tape;
-    reduce_fn fn;
-    uint32_t id;
-} bench_ctx;
-
-/* Restores the input and poisons the output (prepare_run), then applies this run's perturbation. */
-static void bench_prepare(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    prepare_run(x->b, x->n);
-    ppl_tape_perturb(x->tape, x->b->d_in);
-}
-
-static void bench_call(void *ctx)
-{
-    bench_ctx *x = (bench_ctx *)ctx;
-    x->fn(x->b->d_in, x->b->d_out, x->n, x->b->d_work);
-}
-
-/* Keeps the sum for the checker, which judges it; the runner judges nothing. */
-static int bench_record(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    const float got = fetch_result(x->b);
-    uint32_t bits;
-    memcpy(&bits, &got, sizeof bits);
-    ppl_tape_record(x->tape, x->id, bits, 0, 0, 0);
-    return 1;
-}
-
-/* A device-to-device copy of the input's bytes (n/2 floats read, n/2 written), for the bandwidth ceiling. */
-static void copy_input(float *d_in, float *d_out, size_t n, float *d_work)
-{
-    (void)d_out;
-    (void)d_work;
-    CUDA_CHECK(cudaMemcpyAsync(d_in, d_in + n / 2, (n / 2) * sizeof(float), cudaMemcpyDeviceToDevice));
-}
-
-static size_t serve_bench(const bench_request *rq, void *region, size_t region_bytes, bench_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    const ppl_bench_layout *l = &rq->layout;
-    ppl_runner_need(region_bytes, l->total);
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_pristine, (char *)region + l->input, n * sizeof(float), cudaMemcpyHostToDevice));
-    ppl_bench_tape tape;
-    ppl_tape_init(&tape, region, l);
-    bench_ctx ctx[4] = {{b, n, &tape, reduce_baseline, 0}, {b, n, &tape, reduce, 1}, {b, n, &tape, reduce_cub, 2},
-                        {b, n, &tape, copy_input, 3}};
-    const char *const names[4] = {"baseline", "student", "CUB", "copy"};
-    ppl_contender all[4];
-    ppl_contenders_init(all, 4, names, bench_call, bench_record, 3, ctx, sizeof ctx[0]);
-    reply->samples = ppl_runner_bench(region, l, all, bench_prepare, &ctx[0], rq->min_samples, rq->max_samples);
-    reply->records = tape.num_records;
-    reply->overflow = tape.overflow;
-    return sizeof *reply;
-}
-
-static size_t serve(uint32_t type, const void *request, size_t request_bytes, void *region, size_t region_bytes,
-                    void *reply)
-{
-    if (type == MSG_CHECK && request_bytes == sizeof(check_request))
-        return serve_check((const check_request *)request, region, region_bytes, (check_reply *)reply);
-    if (type == MSG_BENCH && request_bytes == sizeof(bench_request))
-        return serve_bench((const bench_request *)request, region, region_bytes, (bench_reply *)reply);
-    ppl_results_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
-}
-
 /* ---- the checker: makes the inputs, asks the runner, judges ---- */
 
 /* Returns 1 if now[0..n) equals was bit for bit, else 0 with a message naming the first changed element. */
@@ -318,16 +146,21 @@ static int input_unchanged(const float *now, const float *was, size_t n, char *m
     return 1;
 }
 
-/* Has the runner reduce the n floats already in the region and records the case. kept: a private copy of the input,
- * to check it is unchanged (--input-const), or NULL. Returns 1 if right. */
-static int check_case(const options *o, ppl_isolate *iso, const char *name, size_t n, const float *kept,
+/* Has the runner reduce the n floats it has loaded and records the case. kept: the checker's own copy of the
+ * input, to check it is unchanged (--input-const), or NULL. Returns 1 if right. */
+static int check_case(const options *o, ppl_link *l, const char *name, size_t n, const float *kept,
                       double expected, double tolerance, const char *data, uint64_t seed)
 {
     ppl_results_begin_case(name);
-    const check_request rq = {n, kept != NULL};
-    check_reply reply;
-    ppl_call(iso, MSG_CHECK, &rq, sizeof rq, &reply, sizeof reply);
-    const float got = reply.got;
+    ppl_run_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.want_input = kept != NULL;
+    ppl_run_reply reply;
+    float *after = kept ? (float *)ppl_alloc(n * sizeof(float)) : NULL;
+    ppl_run(l, n, &rq, &reply, after);
+    float got;
+    const uint32_t bits = (uint32_t)reply.value;
+    memcpy(&got, &bits, sizeof got);
     int pass = within(got, expected, tolerance);
     char message[256];
     if (pass)
@@ -337,7 +170,8 @@ static int check_case(const options *o, ppl_isolate *iso, const char *name, size
                  expected, (double)got - expected, tolerance,
                  isnan(got) ? "; NaN means *d_out was never written" : "");
     if (pass && kept)
-        pass = input_unchanged((const float *)iso->region, kept, n, message, sizeof message);
+        pass = input_unchanged(after, kept, n, message, sizeof message);
+    free(after);
     if (!o->common.quiet || !pass)
         printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
     ppl_results_start("check", pass ? "pass" : "fail");
@@ -358,19 +192,7 @@ static void case_name(char *buf, size_t len, size_t n, data_kind data)
     snprintf(buf, len, "n=%zu %s", n, data_names[data]);
 }
 
-/* A private copy of the region's first n floats when the input must stay unchanged, else NULL. */
-static float *keep_input(const options *o, const ppl_isolate *iso, size_t n)
-{
-    if (!o->input_const)
-        return NULL;
-    float *kept = (float *)malloc(n * sizeof(float));
-    if (!kept)
-        ppl_results_fatal("out of host memory for a copy of the input", PPL_EXIT_USAGE);
-    memcpy(kept, iso->region, n * sizeof(float));
-    return kept;
-}
-
-static int run_generated_cases(const options *o, ppl_isolate *iso)
+static int run_generated_cases(const options *o, ppl_link *l)
 {
     char name[64];
     for (int k = 0; k < o->common.num_sizes; k++) {
@@ -383,19 +205,20 @@ static int run_generated_cases(const options *o, ppl_isolate *iso)
         const size_t n = o->common.sizes[k];
         case_name(name, sizeof name, n, o->data);
         ppl_results_begin_case(name);
-        float *h_in = (float *)ppl_region(iso, n * sizeof(float));
+        float *h_in = (float *)ppl_alloc(n * sizeof(float));
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
-        float *kept = keep_input(o, iso, n);
-        failures += !check_case(o, iso, name, n, kept, expected, tolerance, data_names[o->data], o->common.seed);
-        free(kept);
+        ppl_load(l, h_in, n);
+        failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, expected, tolerance,
+                                data_names[o->data], o->common.seed);
+        free(h_in);
     }
     return failures;
 }
 
-static int run_dataset_case(const options *o, ppl_isolate *iso)
+static int run_dataset_case(const options *o, ppl_link *l)
 {
     ppl_dataset in = {PPL_F32, 0, NULL}, want = {PPL_F64, 0, NULL};
     char err[512];
@@ -428,8 +251,8 @@ static int run_dataset_case(const options *o, ppl_isolate *iso)
     const double expected = *(const double *)want.data;
     const double sum_abs = ppl_sum_abs_f64(x, n);
     const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
-    memcpy(ppl_region(iso, n * sizeof(float)), x, n * sizeof(float));
-    const int failures = !check_case(o, iso, o->common.dataset, n, o->input_const ? x : NULL, expected, tolerance,
+    ppl_load(l, x, n);
+    const int failures = !check_case(o, l, o->common.dataset, n, o->input_const ? x : NULL, expected, tolerance,
                                      "dataset", 0);
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
@@ -478,7 +301,7 @@ static int judge_sum(void *ctx, const ppl_run_record *r)
     return within(got, expected, ppl_reduce_tolerance(t->n, sum_abs));
 }
 
-static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *dev)
+static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
 {
     const size_t n = o->common.bench_n;
     char name[64];
@@ -486,51 +309,35 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
     ppl_plan_add(name);
     ppl_plan_write();
     ppl_results_begin_case(name);
-    const int count = o->with_cub ? 4 : 2;
-    bench_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.n = n;
-    rq.min_samples = o->common.min_samples;
-    rq.max_samples = o->common.max_samples;
-    rq.layout = ppl_bench_layout_of(n * sizeof(float), count, o->common.max_samples);
-    char *region = (char *)ppl_region(iso, rq.layout.total);
-    float *h_in = (float *)(region + rq.layout.input);
+    float *h_in = (float *)ppl_alloc(n * sizeof(float));
     fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
-    bench_truth *truth = (bench_truth *)malloc(sizeof *truth);
-    if (!truth)
-        ppl_results_fatal("out of host memory", PPL_EXIT_USAGE);
+    bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     truth->n = n;
     truth->sum = ppl_sum_f64(h_in, n);
     truth->sum_abs = ppl_sum_abs_f64(h_in, n);
     make_table(truth, h_in, o->common.seed, ppl_reduce_tolerance(n, truth->sum_abs));
-    memcpy(region + rq.layout.table, truth->table, sizeof truth->table);
+    ppl_load(l, h_in, n);
+    free(h_in);
 
-    bench_reply reply;
-    ppl_call(iso, MSG_BENCH, &rq, sizeof rq, &reply, sizeof reply);
-    ppl_contender all[4];
-    memset(all, 0, sizeof all);
-    const char *names[4] = {"baseline", "student", "CUB", "copy"};
-    for (int c = 0; c < 4; c++) {
-        all[c].name = names[c];
-        all[c].check = c < 3 ? bench_record : NULL; /* marks the contenders whose runs are judged */
-    }
-    const int samples = reply.samples;
-    if (samples < 1 || samples > o->common.max_samples) {
-        ppl_results_start("error", "fail");
-        ppl_results_str("message", "the process running the lab's code reported an impossible number of samples");
-        ppl_results_end();
-        free(truth);
-        return 1;
-    }
-    ppl_bench_unpack(iso->region, &rq.layout, all);
-    ppl_bench_judge(iso->region, &rq.layout, reply.overflow ? 0 : reply.records, all, samples, 1, judge_sum, truth);
+    ppl_bench_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.extra = o->with_cub;
+    rq.min_samples = o->common.min_samples;
+    rq.max_samples = o->common.max_samples;
+    const int count = o->with_cub ? 4 : 2;
+    ppl_bench_contender all[4] = {{.name = "baseline", .checked = 1}, {.name = "student", .checked = 1},
+                                  {.name = "CUB", .checked = 1}, {.name = "copy"}};
+    ppl_bench_outcome outcome;
+    const int code = ppl_checker_bench(l, &rq, all, count, 1, truth->table, judge_sum, truth, &outcome);
     free(truth);
+    if (code != 0)
+        ppl_link_fail(l, code);
 
-    const int pass = ppl_bench_report(name, n, &all[1], &all[0], samples, "sum", dev);
+    const int pass = ppl_bench_report(name, n, &all[1], &all[0], &outcome, "sum", dev);
     if (o->with_cub) {
-        const double student_ms = ppl_median(all[1].ms, (size_t)samples);
-        const double cub_ms = ppl_median(all[2].ms, (size_t)samples);
-        const double copy_ms = ppl_median(all[3].ms, (size_t)samples);
+        const double student_ms = ppl_median(all[1].ms, (size_t)outcome.samples);
+        const double cub_ms = ppl_median(all[2].ms, (size_t)outcome.samples);
+        const double copy_ms = ppl_median(all[3].ms, (size_t)outcome.samples);
         /* the copy reads n/2 floats and writes n/2: n * 4 bytes moved, the same bytes a reduction reads */
         const double copy_gbps = (double)n * sizeof(float) / (copy_ms * 1e6);
         ppl_results_num("cub_ms", cub_ms);
@@ -541,26 +348,24 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
                cub_ms / student_ms, copy_gbps, 100.0 * copy_ms / student_ms);
     }
     ppl_results_end();
-    ppl_bench_free(all, count);
+    ppl_bench_contenders_free(all, count);
     return pass ? 0 : 1;
 }
 
-static int check_all(ppl_isolate *iso, const ppl_device_info *dev, void *ctx)
+static int check_all(ppl_link *l, const ppl_device_info *dev, ppl_options *common)
 {
-    const options *o = (const options *)ctx;
+    const options *o = (const options *)common;
     if (o->common.bench_n)
-        return run_bench(o, iso, dev);
+        return run_bench(o, l, dev);
     if (o->common.dataset)
-        return run_dataset_case(o, iso);
-    return run_generated_cases(o, iso);
+        return run_dataset_case(o, l);
+    return run_generated_cases(o, l);
 }
 
-int main(int argc, char **argv)
+static ppl_options *parse(int argc, char **argv)
 {
-    options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        usage(stderr);
-        return PPL_EXIT_USAGE;
-    }
-    return ppl_lab_main(&o.common, serve, check_all, &o);
+    static options o;
+    return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
+
+const ppl_checker_pattern ppl_pattern_reduce = {"reduce", parse, check_all, usage};

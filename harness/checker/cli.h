@@ -34,7 +34,14 @@ typedef struct {
     const char *result_path;       /* --result: the JSON-lines result file */
     int result_fd;                 /* --result-fd: write the result lines to this descriptor instead (-1: none) */
     int quiet;                     /* --quiet: print failures only */
-    int in_process;                /* --in-process: run the lab's code in this process (for debuggers) */
+    const char *pattern;           /* --pattern: reduce, scan or compact (checker/main.c's table) */
+    const char *runner;            /* --runner: the runner program, which holds the lab's code */
+    const char *wrap[16];          /* --runner-wrap ARG...: a tool that starts the runner (compute-sanitizer) */
+    int num_wrap;
+    const char *rw_paths[4];       /* --runner-rw DIR: a folder the wrapped tool may write (its log) */
+    int num_rw;
+    int sandbox_mode;              /* --sandbox auto|require|off (sandbox.h's ppl_sandbox_mode) */
+    double cpu_seconds;            /* --cpu-seconds: the runner's CPU time limit (0: none) */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
@@ -42,7 +49,8 @@ typedef struct {
 enum {
     PPL_OPT_N = 256, PPL_OPT_SEED, PPL_OPT_DATASET, PPL_OPT_EXPECTED, PPL_OPT_BENCH, PPL_OPT_MIN_SAMPLES,
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
-    PPL_OPT_IN_PROCESS
+    PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
+    PPL_OPT_CPU_SECONDS
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -51,13 +59,19 @@ enum {
         {"max-samples", required_argument, 0, PPL_OPT_MAX_SAMPLES}, {"result", required_argument, 0, PPL_OPT_RESULT}, \
         {"quiet", no_argument, 0, PPL_OPT_QUIET}, {"help", no_argument, 0, PPL_OPT_HELP},                       \
         {"seed-fd", required_argument, 0, PPL_OPT_SEED_FD}, {"result-fd", required_argument, 0, PPL_OPT_RESULT_FD}, \
-        {"in-process", no_argument, 0, PPL_OPT_IN_PROCESS}
+        {"in-process", no_argument, 0, PPL_OPT_IN_PROCESS}, {"pattern", required_argument, 0, PPL_OPT_PATTERN},   \
+        {"runner", required_argument, 0, PPL_OPT_RUNNER}, {"runner-wrap", required_argument, 0, PPL_OPT_RUNNER_WRAP}, \
+        {"runner-rw", required_argument, 0, PPL_OPT_RUNNER_RW}, {"sandbox", required_argument, 0, PPL_OPT_SANDBOX},   \
+        {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
     "Grading: --seed-fd N reads the seed from descriptor N (a pipe) instead of --seed, --result-fd N writes the\n" \
-    "result lines to descriptor N instead of --result; --in-process runs the lab's code in this process instead of\n" \
-    "a child process of its own (for debuggers: the grader never does).\n"
+    "result lines to descriptor N instead of --result.\n"                                                          \
+    "The runner: --runner PATH (the program with the lab's code; PATTERN_lab passes it), --sandbox auto|require|off\n" \
+    "(auto: the strongest sandbox this machine allows; require: fail unless every layer is in force; off: none, for\n" \
+    "debuggers, as --in-process), --runner-wrap ARG (repeated: a tool that starts the runner, inside the sandbox),\n" \
+    "--runner-rw DIR (a folder that tool may write), --cpu-seconds S (the runner's CPU time limit).\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

@@ -7,18 +7,9 @@
 #include <stddef.h>
 
 #include "cuda_check.h"
+#include "protocol.h"
 
-typedef struct {
-    char name[256];
-    int cc_major, cc_minor;  /* compute capability */
-    int sm_count;            /* multiprocessors */
-    int l2_bytes;            /* L2 cache size in bytes */
-    size_t global_mem_bytes; /* total device memory */
-    int driver_version, runtime_version; /* e.g. 13000 for CUDA 13.0 */
-    double sm_clock_max_mhz;  /* the SM clock's maximum (cudaDevAttrClockRate); 0 if the driver does not say */
-    double mem_clock_max_mhz; /* the memory clock's maximum (cudaDevAttrMemoryClockRate); 0 if unknown */
-    char pci_bus_id[32];      /* e.g. "0000:3B:00.0", to find this GPU in nvidia-smi's list */
-} ppl_device_info;
+/* ppl_device_info: protocol.h (the checker reports it) */
 
 /*
  * Selects device 0 and fills *info. Returns 0, or PPL_EXIT_NO_DEVICE after printing why (no driver, no device)
@@ -26,9 +17,6 @@ typedef struct {
  */
 int ppl_device_open(ppl_device_info *info);
 
-/* Adds the device's name, compute capability ("9.0"), SM count, driver and runtime versions, PCI bus id and maximum
- * SM and memory clocks to the current result line. */
-void ppl_results_device(const ppl_device_info *info);
 
 /* Free device memory in bytes (cudaMemGetInfo). */
 size_t ppl_device_free_bytes(void);

@@ -11,6 +11,7 @@
 #define PPL_BENCH_H
 
 #include "device.h"
+#include "protocol.h"
 
 typedef struct {
     const char *name;
@@ -34,25 +35,43 @@ typedef struct {
     int min_samples, max_samples;
     double target_spread; /* e.g. 0.02 */
     double wall_limit_s;  /* stop sampling after this long, once min_samples are taken */
+    int outside;          /* counted by ppl_bench_run: runs that left the device busy past their stop event */
 } ppl_bench_plan;
+
+/* How much longer than its event time (ms) a run may keep the device busy, for a launch, the stop stamp and a sync,
+ * before it counts as work outside the timed region (plus 20% of the event time). */
+#define PPL_BENCH_SYNC_SLACK_MS 0.05
 
 /* Runs the plan over contenders[0..count); allocates each contender's ms and mhz. Returns the number of samples
  * kept: ms[0..samples) and mhz[0..samples) of every contender, sample k of each taken in the same round. */
-int ppl_bench_run(ppl_contender *contenders, int count, const ppl_bench_plan *plan, ppl_l2_flusher *flusher);
-
-/*
- * Reports a finished comparison of student against yardstick over samples samples: prints the PASS/FAIL line and
- * starts the bench result line (results.h) with the fields every bench line has: n, student_ms, baseline_ms (the
- * yardstick's median), speedup (yardstick / student), spread and baseline_spread (IQR / median), speedup_spread
- * (IQR / median of the per-sample ratios yardstick / student), samples, warmups, throttled, clock_low,
- * sm_clock_mhz (the median measured SM clock of both) and sm_clock_min_mhz, the device (with its maximum clocks)
- * and a message. The caller adds its own fields and ends the line. Returns 1 if every run of both was right. what
- * names the result in messages ("sum", "scan", "compaction").
- */
-int ppl_bench_report(const char *name, size_t n, const ppl_contender *student, const ppl_contender *yardstick,
-                     int samples, const char *what, const ppl_device_info *dev);
+int ppl_bench_run(ppl_contender *contenders, int count, ppl_bench_plan *plan, ppl_l2_flusher *flusher);
 
 /* Frees what ppl_bench_run allocated. */
 void ppl_bench_free(ppl_contender *contenders, int count);
 
+
+/* ---- the runner's side of a benchmark (protocol.h) ---- */
+
+/* The perturbations of a benchmark's timed runs: asked of the checker one run at a time, just before the run. */
+typedef struct {
+    ppl_perturbation last; /* the one applied last, to undo (its new values are cleared once applied) */
+    uint32_t run;          /* runs begun */
+} ppl_bench_tape;
+
+/* Before a run: undoes the last perturbation of d_in (device, 32-bit words) and applies the next one. */
+void ppl_tape_perturb(ppl_bench_tape *t, void *d_in);
+
+/* After a checked run of contender: sends its values to the checker (ppl_runner_record). */
+void ppl_tape_record(const ppl_bench_tape *t, uint32_t contender, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+/* Fills contenders[0..count): names[c], run, ctx = the c-th of the ctx_size-byte contexts at ctxs, and check for the
+ * first `checked` of them (the rest, e.g. the copy, have nothing to check). */
+void ppl_contenders_init(ppl_contender *contenders, int count, const char *const *names, void (*run)(void *ctx),
+                         int (*check)(void *ctx), int checked, void *ctxs, size_t ctx_size);
+
+/* Times contenders[0..count) (prepare(prepare_ctx) before every run, an L2 flush, a target spread of 2%, at most
+ * 60 s of sampling), appends their counts and samples to the reply's bulk (protocol.h), fills reply and frees the
+ * samples. */
+void ppl_runner_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx),
+                      void *prepare_ctx, const ppl_bench_request *rq, ppl_bench_reply *reply);
 #endif

@@ -9,27 +9,10 @@
 #include <stdint.h>
 
 /* Elements of poison after every output buffer: a write there is a write past the output. */
-#define PPL_GUARD_ELEMS 4096
+#define PPL_GUARD_ELEMS 4096 /* = PPL_GUARD_WORDS of protocol.h */
 /* The poison byte; each poisoned int32 reads 0xA5A5A5A5. */
 #define PPL_POISON_BYTE 0xA5
 #define PPL_POISON_I32 ((int)0xA5A5A5A5u)
-
-/* The region (isolate.h) of an int32 check of n elements: the input, the output and its guard, and the input as the
- * runner read it back after the run. */
-typedef struct {
-    int *in, *out, *in_after;
-} ppl_i32_slots;
-
-static inline size_t ppl_i32_region_bytes(size_t n) { return (3 * n + PPL_GUARD_ELEMS) * sizeof(int); }
-
-static inline ppl_i32_slots ppl_i32_slots_of(void *region, size_t n)
-{
-    ppl_i32_slots s;
-    s.in = (int *)region;
-    s.out = s.in + n;
-    s.in_after = s.out + n + PPL_GUARD_ELEMS;
-    return s;
-}
 
 /* Fills d[0..count) (device) with the poison pattern. */
 void ppl_poison_i32(int *d, size_t count);

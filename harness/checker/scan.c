@@ -1,12 +1,7 @@
 /*
- * scan_main.cu - the trusted main program of every scan lab (do not modify: the grader builds it from the kit's
- * own copy).
- *
- * It generates or loads int32 input, runs the lab's scan() (inclusive and exclusive, with each block-level
+ * scan.c - the checker's side of every scan lab (pattern.h). It generates or loads int32 input, runs the lab's scan() (inclusive and exclusive, with each block-level
  * algorithm), compares every output element with a CPU reference, checks that the input is unchanged and that
- * nothing was written past the output, and times the exclusive scan against cub::DeviceScan::ExclusiveSum. The
- * lab's code runs in a process of its own, the runner; the checker makes the inputs and judges what the runner
- * reports (isolate.h, lab_main.h). `scan_lab --help` prints the options; docs/DESIGN.md describes the result lines
+ * nothing was written past the output, and times the exclusive scan against cub::DeviceScan::ExclusiveSum. `scan_lab --help` prints the options; docs/DESIGN.md describes the result lines
  * and exit codes.
  */
 #include <getopt.h>
@@ -19,15 +14,16 @@
 #include "check_i32.h"
 #include "checksum.h"
 #include "cli.h"
-#include "cub_scan.h"
 #include "dataset.h"
-#include "device.h"
-#include "lab_main.h"
+#include "exit_codes.h"
+#include "pattern.h"
 #include "results.h"
 #include "rng.h"
-#include "scan.h"
 #include "stats.h"
 
+
+/* The block-level algorithms, numbered as scan.h's scan_algorithm (the student's header, which needs CUDA). */
+typedef enum { SCAN_KOGGE_STONE = 0, SCAN_BRENT_KUNG = 1 } scan_algorithm;
 
 static const char *const algorithm_names[] = {"kogge-stone", "brent-kung"};
 
@@ -38,29 +34,6 @@ typedef struct {
     scan_algorithm bench_algorithm; /* --algorithm */
     int with_copy;                  /* --copy */
 } options;
-
-/* The runner's requests (isolate.h). */
-enum { MSG_CHECK = PPL_MSG_FIRST_USER, MSG_BENCH };
-
-/* Check: scan the region's input slot (ppl_i32_slots); the output and the input after the run go in their slots. */
-typedef struct {
-    uint64_t n;
-    int32_t exclusive, algorithm;
-} check_request;
-
-typedef struct {
-    int32_t done;
-} check_reply;
-
-typedef struct {
-    uint64_t n, key;
-    int32_t algorithm, min_samples, max_samples;
-    ppl_bench_layout layout;
-} bench_request;
-
-typedef struct {
-    int32_t samples, records, overflow;
-} bench_reply;
 
 static void usage(FILE *f)
 {
@@ -147,34 +120,6 @@ static int parse_options(int argc, char **argv, options *o)
 }
 
 /* The runner's device buffers, reused from case to case: the output has PPL_GUARD_ELEMS guard elements past n. */
-typedef struct {
-    size_t capacity;
-    int *d_in, *d_out;
-    void *d_work;
-} buffers;
-
-static void buffers_reserve(buffers *b, size_t n)
-{
-    if (n <= b->capacity)
-        return;
-    if (b->capacity) {
-        CUDA_CHECK(cudaFree(b->d_in));
-        CUDA_CHECK(cudaFree(b->d_out));
-        CUDA_CHECK(cudaFree(b->d_work));
-    }
-    const size_t need = (2 * n + PPL_GUARD_ELEMS) * sizeof(int) + scan_work_bytes(n);
-    if (need > ppl_device_free_bytes()) {
-        fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
-                need / 1073741824.0, ppl_device_free_bytes() / 1073741824.0);
-        ppl_results_fatal("not enough device memory for this size", PPL_EXIT_CUDA);
-    }
-    CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&b->d_work, scan_work_bytes(n)));
-    b->capacity = n;
-}
-
-/* Random int32 values in [-r, r] with r = min(1000, (2^31 - 1) / n): no prefix sum can overflow. */
 static void fill_input(int *h_in, size_t n, uint64_t seed)
 {
     const uint64_t r = n > 2147483u ? (uint64_t)(2147483647u / n) : 1000u;
@@ -215,118 +160,29 @@ static void plan_input(const options *o, size_t n, const char *data)
             }
 }
 
-/* ---- the runner: runs scan() as the checker asks ---- */
-
-static buffers runner_buffers;
-
-/* Check: scan the n ints at the region's input slot; leave the output (with its guard) and d_in in their slots. */
-static size_t serve_check(const check_request *rq, void *region, size_t region_bytes, check_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    ppl_runner_need(region_bytes, ppl_i32_region_bytes(n));
-    const ppl_i32_slots s = ppl_i32_slots_of(region, n);
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_in, s.in, n * sizeof(int), cudaMemcpyHostToDevice));
-    ppl_poison_i32(b->d_out, n + PPL_GUARD_ELEMS);
-    scan(b->d_in, b->d_out, n, rq->exclusive, (scan_algorithm)rq->algorithm, b->d_work);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(s.out, b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(s.in_after, b->d_in, n * sizeof(int), cudaMemcpyDeviceToHost));
-    reply->done = 1;
-    return sizeof *reply;
-}
-
-/* What a timed run needs. */
-typedef struct {
-    buffers *b;
-    size_t n;
-    ppl_bench_tape *tape;
-    uint64_t key;
-    uint32_t id; /* 0 student, 1 CUB, 2 copy */
-    scan_algorithm algorithm;
-} bench_ctx;
-
-static void bench_prepare(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    ppl_poison_i32(x->b->d_out, x->n + PPL_GUARD_ELEMS);
-    ppl_tape_perturb(x->tape, x->b->d_in);
-}
-
-static void bench_call(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    if (x->id == 0)
-        scan(x->b->d_in, x->b->d_out, x->n, 1, x->algorithm, x->b->d_work);
-    else if (x->id == 1)
-        ppl_cub_exclusive_sum(x->b->d_in, x->b->d_out, x->n);
-    else
-        CUDA_CHECK(cudaMemcpyAsync(x->b->d_out, x->b->d_in, x->n * sizeof(int), cudaMemcpyDeviceToDevice));
-}
-
-/* Keeps the checksums of the output, of its guard and of the input, for the checker to judge. */
-static int bench_record(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    const buffers *b = x->b;
-    ppl_tape_record(x->tape, x->id, ppl_checksum_device(b->d_out, x->n, x->key),
-                    ppl_checksum_device(b->d_out + x->n, PPL_GUARD_ELEMS, x->key),
-                    ppl_checksum_device(b->d_in, x->n, x->key), 0);
-    return 1;
-}
-
-static size_t serve_bench(const bench_request *rq, void *region, size_t region_bytes, bench_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    const ppl_bench_layout *l = &rq->layout;
-    ppl_runner_need(region_bytes, l->total);
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_in, (char *)region + l->input, n * sizeof(int), cudaMemcpyHostToDevice));
-    ppl_bench_tape tape;
-    ppl_tape_init(&tape, region, l);
-    const scan_algorithm algorithm = (scan_algorithm)rq->algorithm;
-    bench_ctx ctx[3] = {{b, n, &tape, rq->key, 0, algorithm}, {b, n, &tape, rq->key, 1, algorithm},
-                        {b, n, &tape, rq->key, 2, algorithm}};
-    const char *const names[3] = {"student", "CUB", "copy"};
-    ppl_contender all[3];
-    ppl_contenders_init(all, 3, names, bench_call, bench_record, 2, ctx, sizeof ctx[0]);
-    reply->samples = ppl_runner_bench(region, l, all, bench_prepare, &ctx[0], rq->min_samples, rq->max_samples);
-    reply->records = tape.num_records;
-    reply->overflow = tape.overflow;
-    return sizeof *reply;
-}
-
-static size_t serve(uint32_t type, const void *request, size_t request_bytes, void *region, size_t region_bytes,
-                    void *reply)
-{
-    if (type == MSG_CHECK && request_bytes == sizeof(check_request))
-        return serve_check((const check_request *)request, region, region_bytes, (check_reply *)reply);
-    if (type == MSG_BENCH && request_bytes == sizeof(bench_request))
-        return serve_bench((const bench_request *)request, region, region_bytes, (bench_reply *)reply);
-    ppl_results_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
-}
-
 /* ---- the checker: makes the inputs, asks the runner, judges ---- */
 
-/* Has the runner scan the input already in the region's input slot, and checks it against h_in (the checker's own
+/* Has the runner scan the input it has loaded, and checks it against h_in (the checker's own
  * copy) and h_expected. Returns 1 if right. */
-static int check_case(const options *o, ppl_isolate *iso, const int *h_in, const int *h_expected, size_t n,
+static int check_case(const options *o, ppl_link *l, const int *h_in, const int *h_expected, size_t n,
                       int exclusive, scan_algorithm algorithm, const char *data)
 {
     char name[96];
     case_name(name, sizeof name, n, data, exclusive, algorithm);
     ppl_results_begin_case(name);
-    const check_request rq = {n, exclusive, (int32_t)algorithm};
-    check_reply reply;
-    ppl_call(iso, MSG_CHECK, &rq, sizeof rq, &reply, sizeof reply);
-    const ppl_i32_slots s = ppl_i32_slots_of(iso->region, n);
+    ppl_run_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.exclusive = exclusive;
+    rq.algorithm = (int32_t)algorithm;
+    rq.want_output = rq.want_input = 1;
+    ppl_run_reply reply;
+    int *out = (int *)ppl_alloc(4 * ppl_run_bulk_words(n, &rq)), *in_after = out + n + PPL_GUARD_ELEMS;
+    ppl_run(l, n, &rq, &reply, out);
     char message[320];
-    int pass = ppl_compare_i32(s.out, h_expected, n, message, sizeof message) &&
-               ppl_check_guard_i32(s.out, n, n, message, sizeof message) &&
-               ppl_check_input_unchanged_i32(s.in_after, h_in, n, message, sizeof message);
+    int pass = ppl_compare_i32(out, h_expected, n, message, sizeof message) &&
+               ppl_check_guard_i32(out, n, n, message, sizeof message) &&
+               ppl_check_input_unchanged_i32(in_after, h_in, n, message, sizeof message);
+    free(out);
     if (pass)
         snprintf(message, sizeof message, "all %zu elements right", n);
     if (!o->common.quiet || !pass)
@@ -344,12 +200,10 @@ static int check_case(const options *o, ppl_isolate *iso, const int *h_in, const
 
 /* Checks every selected algorithm and kind on h_in[0..n) (the checker's own copy). Returns the number of failed
  * cases. */
-static int check_input(const options *o, ppl_isolate *iso, const int *h_in, size_t n, const char *data)
+static int check_input(const options *o, ppl_link *l, const int *h_in, size_t n, const char *data)
 {
-    int *h_expected = (int *)malloc(n * sizeof(int));
-    if (!h_expected)
-        ppl_results_fatal("out of host memory for the expected output", PPL_EXIT_USAGE);
-    memcpy(ppl_i32_slots_of(ppl_region(iso, ppl_i32_region_bytes(n)), n).in, h_in, n * sizeof(int));
+    int *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    ppl_load(l, h_in, n);
     int failures = 0;
     for (int exclusive = 0; exclusive < 2; exclusive++) {
         if (!(o->kinds & (1 << exclusive)))
@@ -357,13 +211,13 @@ static int check_input(const options *o, ppl_isolate *iso, const int *h_in, size
         scan_cpu(h_in, h_expected, n, exclusive);
         for (int a = 0; a < 2; a++)
             if (o->algorithms & (1 << a))
-                failures += !check_case(o, iso, h_in, h_expected, n, exclusive, (scan_algorithm)a, data);
+                failures += !check_case(o, l, h_in, h_expected, n, exclusive, (scan_algorithm)a, data);
     }
     free(h_expected);
     return failures;
 }
 
-static int run_generated_cases(const options *o, ppl_isolate *iso)
+static int run_generated_cases(const options *o, ppl_link *l)
 {
     for (int k = 0; k < o->common.num_sizes; k++)
         plan_input(o, o->common.sizes[k], "random");
@@ -375,13 +229,13 @@ static int run_generated_cases(const options *o, ppl_isolate *iso)
         if (!h_in)
             ppl_results_fatal("out of host memory for the input", PPL_EXIT_USAGE);
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
-        failures += check_input(o, iso, h_in, n, "random");
+        failures += check_input(o, l, h_in, n, "random");
         free(h_in);
     }
     return failures;
 }
 
-static int run_dataset_case(const options *o, ppl_isolate *iso)
+static int run_dataset_case(const options *o, ppl_link *l)
 {
     ppl_dataset in = {PPL_I32, 0, NULL}, want = {PPL_I32, 0, NULL};
     char err[512];
@@ -416,7 +270,7 @@ static int run_dataset_case(const options *o, ppl_isolate *iso)
     }
     plan_input(o, in.count, "dataset");
     ppl_plan_write();
-    const int failures = check_input(o, iso, (const int *)in.data, in.count, "dataset");
+    const int failures = check_input(o, l, (const int *)in.data, in.count, "dataset");
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);
     return failures;
@@ -477,7 +331,7 @@ static int judge_scan(void *ctx, const ppl_run_record *rec)
     return rec->value[0] == out && rec->value[2] == in && (rec->contender != 0 || rec->value[1] == t->guard_sum);
 }
 
-static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *dev)
+static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
 {
     const size_t n = o->common.bench_n;
     char name[64];
@@ -486,18 +340,16 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
     ppl_plan_write();
     ppl_results_begin_case(name);
     const int count = o->with_copy ? 3 : 2;
-    bench_request rq;
+    ppl_bench_request rq;
     memset(&rq, 0, sizeof rq);
-    rq.n = n;
+    rq.exclusive = 1;
     rq.algorithm = (int32_t)o->bench_algorithm;
+    rq.extra = o->with_copy;
     rq.min_samples = o->common.min_samples;
     rq.max_samples = o->common.max_samples;
     rq.key = ppl_secret_below(o->common.seed, UINT64_MAX, UINT64_MAX);
-    rq.layout = ppl_bench_layout_of(n * sizeof(int), count, o->common.max_samples);
-    int *h_in = (int *)malloc(n * sizeof(int)), *h_expected = (int *)malloc(n * sizeof(int));
-    bench_truth *truth = (bench_truth *)malloc(sizeof *truth);
-    if (!h_in || !h_expected || !truth)
-        ppl_results_fatal("out of host memory for the benchmark's input", PPL_EXIT_USAGE);
+    int *h_in = (int *)ppl_alloc(n * sizeof(int)), *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     fill_input(h_in, n, o->common.seed);
     scan_cpu(h_in, h_expected, n, 1);
     truth->n = n;
@@ -508,67 +360,49 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
     truth->guard_sum = ppl_checksum_fill((uint32_t)PPL_POISON_I32, PPL_GUARD_ELEMS, 0, rq.key);
     truth->in_sum = ppl_checksum_u32(h_in, n, 0, rq.key);
     make_table(truth, o->common.seed);
-    char *region = (char *)ppl_region(iso, rq.layout.total);
-    memcpy(region + rq.layout.input, h_in, n * sizeof(int));
-    memcpy(region + rq.layout.table, truth->table, sizeof truth->table);
+    ppl_load(l, h_in, n);
 
-    bench_reply reply;
-    ppl_call(iso, MSG_BENCH, &rq, sizeof rq, &reply, sizeof reply);
-    ppl_contender all[3];
-    memset(all, 0, sizeof all);
-    const char *names[3] = {"student", "CUB", "copy"};
-    for (int c = 0; c < 3; c++) {
-        all[c].name = names[c];
-        all[c].check = c < 2 ? bench_record : NULL; /* marks the contenders whose runs are judged */
+    ppl_bench_contender all[3] = {{.name = "student", .checked = 1}, {.name = "CUB", .checked = 1},
+                                  {.name = "copy"}};
+    ppl_bench_outcome outcome;
+    const int code = ppl_checker_bench(l, &rq, all, count, 0, truth->table, judge_scan, truth, &outcome);
+    if (code != 0)
+        ppl_link_fail(l, code);
+    /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
+    const int pass = ppl_bench_report(name, n, &all[0], &all[1], &outcome, "scan", dev);
+    const double student_ms = ppl_median(all[0].ms, (size_t)outcome.samples);
+    ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)outcome.samples));
+    ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
+    if (o->with_copy) {
+        const double copy_ms = ppl_median(all[2].ms, (size_t)outcome.samples);
+        ppl_results_num("copy_ms", copy_ms);
+        /* a scan reads n and writes n ints, as the copy does */
+        ppl_results_num("copy_gbps", 2.0 * n * sizeof(int) / (copy_ms * 1e6));
+        printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
+               100.0 * copy_ms / student_ms);
     }
-    const int samples = reply.samples;
-    int pass = 0;
-    if (samples < 1 || samples > o->common.max_samples) {
-        ppl_results_start("error", "fail");
-        ppl_results_str("message", "the process running the lab's code reported an impossible number of samples");
-        ppl_results_end();
-    } else {
-        ppl_bench_unpack(iso->region, &rq.layout, all);
-        ppl_bench_judge(iso->region, &rq.layout, reply.overflow ? 0 : reply.records, all, samples, 0, judge_scan,
-                        truth);
-        /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
-        pass = ppl_bench_report(name, n, &all[0], &all[1], samples, "scan", dev);
-        const double student_ms = ppl_median(all[0].ms, (size_t)samples);
-        ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
-        ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
-        if (o->with_copy) {
-            const double copy_ms = ppl_median(all[2].ms, (size_t)samples);
-            ppl_results_num("copy_ms", copy_ms);
-            /* a scan reads n and writes n ints, as the copy does */
-            ppl_results_num("copy_gbps", 2.0 * n * sizeof(int) / (copy_ms * 1e6));
-            printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
-                   100.0 * copy_ms / student_ms);
-        }
-        ppl_results_end();
-        ppl_bench_free(all, count);
-    }
+    ppl_results_end();
+    ppl_bench_contenders_free(all, count);
     free(h_in);
     free(h_expected);
     free(truth);
     return pass ? 0 : 1;
 }
 
-static int check_all(ppl_isolate *iso, const ppl_device_info *dev, void *ctx)
+static int check_all(ppl_link *l, const ppl_device_info *dev, ppl_options *common)
 {
-    const options *o = (const options *)ctx;
+    const options *o = (const options *)common;
     if (o->common.bench_n)
-        return run_bench(o, iso, dev);
+        return run_bench(o, l, dev);
     if (o->common.dataset)
-        return run_dataset_case(o, iso);
-    return run_generated_cases(o, iso);
+        return run_dataset_case(o, l);
+    return run_generated_cases(o, l);
 }
 
-int main(int argc, char **argv)
+static ppl_options *parse(int argc, char **argv)
 {
-    options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        usage(stderr);
-        return PPL_EXIT_USAGE;
-    }
-    return ppl_lab_main(&o.common, serve, check_all, &o);
+    static options o;
+    return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
+
+const ppl_checker_pattern ppl_pattern_scan = {"scan", parse, check_all, usage};

@@ -1,6 +1,6 @@
 /* device.cu - device discovery, CUDA error reporting, L2 flush and the SM clock of a timed run (see device.h). */
 #include "device.h"
-#include "results.h"
+#include "runner.h"
 #include "stats.h"
 
 #include <stdio.h>
@@ -22,7 +22,7 @@ void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int lin
     snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
              cudaGetErrorString(err), cudaGetErrorName(err), hint);
     fprintf(stderr, "%s\n", message);
-    ppl_results_fatal(message, PPL_EXIT_CUDA); /* in the runner process (isolate.h), the checker writes the line */
+    ppl_runner_fatal(message, PPL_EXIT_CUDA); /* the checker writes the case's error line */
 }
 
 int ppl_device_open(ppl_device_info *info)
@@ -59,22 +59,6 @@ int ppl_device_open(ppl_device_info *info)
         info->pci_bus_id[0] = '\0';
     cudaGetLastError(); /* an attribute the driver lacks is not an error of the run */
     return 0;
-}
-
-void ppl_results_device(const ppl_device_info *info)
-{
-    char sm[16];
-    snprintf(sm, sizeof sm, "%d.%d", info->cc_major, info->cc_minor);
-    ppl_results_str("device", info->name);
-    ppl_results_str("sm", sm);
-    ppl_results_int("sm_count", info->sm_count);
-    ppl_results_int("driver", info->driver_version);
-    ppl_results_int("runtime", info->runtime_version);
-    ppl_results_str("pci_bus_id", info->pci_bus_id);
-    if (info->sm_clock_max_mhz > 0)
-        ppl_results_num("sm_clock_max_mhz", info->sm_clock_max_mhz);
-    if (info->mem_clock_max_mhz > 0)
-        ppl_results_num("mem_clock_max_mhz", info->mem_clock_max_mhz);
 }
 
 size_t ppl_device_free_bytes(void)

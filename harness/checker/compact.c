@@ -1,11 +1,7 @@
 /*
- * compact_main.cu - the trusted main program of the stream-compaction lab (do not modify: the grader builds it
- * from the kit's own copy).
- *
- * It generates or loads int32 input, runs the lab's compact() for each threshold, checks the count and every kept
+ * compact.c - the checker's side of the stream-compaction lab (pattern.h). It generates or loads int32 input, runs the lab's compact() for each threshold, checks the count and every kept
  * element in order against a CPU reference, checks that nothing was written past the kept elements and that the
- * input is unchanged, and times compact() against cub::DeviceSelect::If. The lab's code runs in a process of its
- * own, the runner; the checker makes the inputs and judges what the runner reports (isolate.h, lab_main.h).
+ * input is unchanged, and times compact() against cub::DeviceSelect::If.
  * `compact_lab --help` prints the options; docs/DESIGN.md describes the result lines and exit codes.
  */
 #include <getopt.h>
@@ -18,11 +14,9 @@
 #include "check_i32.h"
 #include "checksum.h"
 #include "cli.h"
-#include "compact.h"
-#include "compact_baseline.h"
 #include "dataset.h"
-#include "device.h"
-#include "lab_main.h"
+#include "exit_codes.h"
+#include "pattern.h"
 #include "results.h"
 #include "rng.h"
 #include "stats.h"
@@ -36,29 +30,6 @@ typedef struct {
     int num_thresholds;
     int with_copy; /* --copy */
 } options;
-
-/* The runner's requests (isolate.h). */
-enum { MSG_CHECK = PPL_MSG_FIRST_USER, MSG_BENCH };
-
-/* Check: compact the region's input slot (ppl_i32_slots); the output and the input after the run go in their slots. */
-typedef struct {
-    uint64_t n;
-    int32_t threshold;
-} check_request;
-
-typedef struct {
-    uint64_t count;
-} check_reply;
-
-typedef struct {
-    uint64_t n, key, expected_count;
-    int32_t min_samples, max_samples;
-    ppl_bench_layout layout;
-} bench_request;
-
-typedef struct {
-    int32_t samples, records, overflow;
-} bench_reply;
 
 static void usage(FILE *f)
 {
@@ -122,37 +93,6 @@ static int parse_options(int argc, char **argv, options *o)
     return ppl_options_check(&o->common, argc, argv, 0, ((size_t)1 << 31) - 1);
 }
 
-/* The runner's device buffers, reused from case to case: the output has PPL_GUARD_ELEMS guard elements past n. */
-typedef struct {
-    size_t capacity;
-    int *d_in, *d_out;
-    size_t *d_count;
-    void *d_work;
-} buffers;
-
-static void buffers_reserve(buffers *b, size_t n)
-{
-    if (n <= b->capacity)
-        return;
-    if (b->capacity) {
-        CUDA_CHECK(cudaFree(b->d_in));
-        CUDA_CHECK(cudaFree(b->d_out));
-        CUDA_CHECK(cudaFree(b->d_work));
-    } else {
-        CUDA_CHECK(cudaMalloc(&b->d_count, sizeof(size_t)));
-    }
-    const size_t need = (2 * n + PPL_GUARD_ELEMS) * sizeof(int) + compact_work_bytes(n);
-    if (need > ppl_device_free_bytes()) {
-        fprintf(stderr, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free\n", n,
-                need / 1073741824.0, ppl_device_free_bytes() / 1073741824.0);
-        ppl_results_fatal("not enough device memory for this size", PPL_EXIT_CUDA);
-    }
-    CUDA_CHECK(cudaMalloc(&b->d_in, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&b->d_work, compact_work_bytes(n)));
-    b->capacity = n;
-}
-
 static void fill_input(int *h_in, size_t n, uint64_t seed)
 {
 #pragma omp parallel for schedule(static)
@@ -167,19 +107,6 @@ static size_t compact_cpu(const int *in, int *out, size_t n, int threshold)
     for (size_t i = 0; i < n; i++)
         if (in[i] > threshold)
             out[count++] = in[i];
-    return count;
-}
-
-static void poison(buffers *b, size_t n)
-{
-    ppl_poison_i32(b->d_out, n + PPL_GUARD_ELEMS);
-    CUDA_CHECK(cudaMemsetAsync(b->d_count, PPL_POISON_BYTE, sizeof(size_t)));
-}
-
-static size_t fetch_count(const buffers *b)
-{
-    size_t count;
-    CUDA_CHECK(cudaMemcpy(&count, b->d_count, sizeof count, cudaMemcpyDeviceToHost));
     return count;
 }
 
@@ -198,131 +125,39 @@ static void plan_input(const options *o, size_t n, const char *data)
     }
 }
 
-/* ---- the runner: runs compact() as the checker asks ---- */
-
-static buffers runner_buffers;
-
-/* Check: compact the region's input slot; the output (with its guard) and d_in go in their slots, the count in the
- * reply. */
-static size_t serve_check(const check_request *rq, void *region, size_t region_bytes, check_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    ppl_runner_need(region_bytes, ppl_i32_region_bytes(n));
-    const ppl_i32_slots s = ppl_i32_slots_of(region, n);
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_in, s.in, n * sizeof(int), cudaMemcpyHostToDevice));
-    poison(b, n);
-    compact(b->d_in, b->d_out, b->d_count, n, rq->threshold, b->d_work);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    reply->count = fetch_count(b);
-    CUDA_CHECK(cudaMemcpy(s.out, b->d_out, (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(s.in_after, b->d_in, n * sizeof(int), cudaMemcpyDeviceToHost));
-    return sizeof *reply;
-}
-
-typedef struct {
-    buffers *b;
-    size_t n, expected_count;
-    ppl_bench_tape *tape;
-    uint64_t key;
-    uint32_t id; /* 0 student, 1 CUB, 2 copy */
-} bench_ctx;
-
-static void bench_prepare(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    poison(x->b, x->n);
-    ppl_tape_perturb(x->tape, x->b->d_in);
-}
-
-static void bench_call(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    if (x->id == 0)
-        compact(x->b->d_in, x->b->d_out, x->b->d_count, x->n, 0, x->b->d_work);
-    else if (x->id == 1)
-        compact_cub(x->b->d_in, x->b->d_out, x->b->d_count, x->n, 0);
-    else /* the bytes a compaction must move: n read, about n/2 written */
-        CUDA_CHECK(cudaMemcpyAsync(x->b->d_out, x->b->d_in, x->n * sizeof(int) * 3 / 4, cudaMemcpyDeviceToDevice));
-}
-
-/* Keeps the checksums of the kept elements, of everything past them, of the input, and the count, for the checker.
- * The split is where the checker expects it (expected_count): a wrong count fails on the count itself. */
-static int bench_record(void *ctx)
-{
-    const bench_ctx *x = (const bench_ctx *)ctx;
-    const buffers *b = x->b;
-    const size_t kept = x->expected_count;
-    ppl_tape_record(x->tape, x->id, ppl_checksum_device(b->d_out, kept, x->key),
-                    ppl_checksum_device(b->d_out + kept, x->n + PPL_GUARD_ELEMS - kept, x->key),
-                    ppl_checksum_device(b->d_in, x->n, x->key), fetch_count(b));
-    return 1;
-}
-
-static size_t serve_bench(const bench_request *rq, void *region, size_t region_bytes, bench_reply *reply)
-{
-    buffers *b = &runner_buffers;
-    const size_t n = rq->n;
-    const ppl_bench_layout *l = &rq->layout;
-    ppl_runner_need(region_bytes, l->total);
-    if (rq->expected_count > n)
-        ppl_results_fatal("the expected count is larger than n (a kit bug)", PPL_EXIT_USAGE);
-    buffers_reserve(b, n);
-    CUDA_CHECK(cudaMemcpy(b->d_in, (char *)region + l->input, n * sizeof(int), cudaMemcpyHostToDevice));
-    ppl_bench_tape tape;
-    ppl_tape_init(&tape, region, l);
-    bench_ctx ctx[3] = {{b, n, rq->expected_count, &tape, rq->key, 0}, {b, n, rq->expected_count, &tape, rq->key, 1},
-                        {b, n, rq->expected_count, &tape, rq->key, 2}};
-    const char *const names[3] = {"student", "CUB", "copy"};
-    ppl_contender all[3];
-    ppl_contenders_init(all, 3, names, bench_call, bench_record, 2, ctx, sizeof ctx[0]);
-    reply->samples = ppl_runner_bench(region, l, all, bench_prepare, &ctx[0], rq->min_samples, rq->max_samples);
-    reply->records = tape.num_records;
-    reply->overflow = tape.overflow;
-    return sizeof *reply;
-}
-
-static size_t serve(uint32_t type, const void *request, size_t request_bytes, void *region, size_t region_bytes,
-                    void *reply)
-{
-    if (type == MSG_CHECK && request_bytes == sizeof(check_request))
-        return serve_check((const check_request *)request, region, region_bytes, (check_reply *)reply);
-    if (type == MSG_BENCH && request_bytes == sizeof(bench_request))
-        return serve_bench((const bench_request *)request, region, region_bytes, (bench_reply *)reply);
-    ppl_results_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
-}
-
 /* ---- the checker: makes the inputs, asks the runner, judges ---- */
 
-/* Has the runner compact the input already in the region's input slot and checks it against h_in (the checker's
- * own copy). Returns 1 if right. */
-static int check_case(const options *o, ppl_isolate *iso, const int *h_in, int *h_expected, size_t n, int threshold,
+/* Has the runner compact the input it has loaded and checks it against h_in (the checker's own copy). Returns 1 if
+ * right. */
+static int check_case(const options *o, ppl_link *l, const int *h_in, int *h_expected, size_t n, int threshold,
                       const char *data)
 {
     char name[96];
     case_name(name, sizeof name, n, data, threshold);
     ppl_results_begin_case(name);
     const size_t want = compact_cpu(h_in, h_expected, n, threshold);
-    const check_request rq = {n, threshold};
-    check_reply reply;
-    ppl_call(iso, MSG_CHECK, &rq, sizeof rq, &reply, sizeof reply);
-    const size_t got = (size_t)reply.count;
-    const ppl_i32_slots s = ppl_i32_slots_of(iso->region, n);
+    ppl_run_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.threshold = threshold;
+    rq.want_output = rq.want_input = 1;
+    ppl_run_reply reply;
+    int *out = (int *)ppl_alloc(4 * ppl_run_bulk_words(n, &rq)), *in_after = out + n + PPL_GUARD_ELEMS;
+    ppl_run(l, n, &rq, &reply, out);
+    const size_t got = (size_t)reply.value;
     char message[320];
     int pass = 1;
     if (got != want) {
         snprintf(message, sizeof message, "count: got %zu, expected %zu of %zu elements%s", got, want, n,
                  got == (size_t)0xA5A5A5A5A5A5A5A5ull ? " (*d_count was never written)" : "");
         pass = 0;
-    } else if (!ppl_compare_i32(s.out, h_expected, want, message, sizeof message)) {
+    } else if (!ppl_compare_i32(out, h_expected, want, message, sizeof message)) {
         strncat(message, "; the kept elements must stay in input order", sizeof message - strlen(message) - 1);
         pass = 0;
     } else {
-        pass = ppl_check_guard_i32(s.out, want, n, message, sizeof message) &&
-               ppl_check_input_unchanged_i32(s.in_after, h_in, n, message, sizeof message);
+        pass = ppl_check_guard_i32(out, want, n, message, sizeof message) &&
+               ppl_check_input_unchanged_i32(in_after, h_in, n, message, sizeof message);
     }
+    free(out);
     if (pass)
         snprintf(message, sizeof message, "kept %zu of %zu, all in order", want, n);
     if (!o->common.quiet || !pass)
@@ -339,20 +174,18 @@ static int check_case(const options *o, ppl_isolate *iso, const int *h_in, int *
     return pass;
 }
 
-static int check_input(const options *o, ppl_isolate *iso, const int *h_in, size_t n, const char *data)
+static int check_input(const options *o, ppl_link *l, const int *h_in, size_t n, const char *data)
 {
-    int *h_expected = (int *)malloc(n * sizeof(int));
-    if (!h_expected)
-        ppl_results_fatal("out of host memory for the expected output", PPL_EXIT_USAGE);
-    memcpy(ppl_i32_slots_of(ppl_region(iso, ppl_i32_region_bytes(n)), n).in, h_in, n * sizeof(int));
+    int *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    ppl_load(l, h_in, n);
     int failures = 0;
     for (int k = 0; k < o->num_thresholds; k++)
-        failures += !check_case(o, iso, h_in, h_expected, n, o->thresholds[k], data);
+        failures += !check_case(o, l, h_in, h_expected, n, o->thresholds[k], data);
     free(h_expected);
     return failures;
 }
 
-static int run_generated_cases(const options *o, ppl_isolate *iso)
+static int run_generated_cases(const options *o, ppl_link *l)
 {
     for (int k = 0; k < o->common.num_sizes; k++)
         plan_input(o, o->common.sizes[k], "random");
@@ -364,13 +197,13 @@ static int run_generated_cases(const options *o, ppl_isolate *iso)
         if (!h_in)
             ppl_results_fatal("out of host memory for the input", PPL_EXIT_USAGE);
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
-        failures += check_input(o, iso, h_in, n, "random");
+        failures += check_input(o, l, h_in, n, "random");
         free(h_in);
     }
     return failures;
 }
 
-static int run_dataset_case(const options *o, ppl_isolate *iso)
+static int run_dataset_case(const options *o, ppl_link *l)
 {
     ppl_dataset in = {PPL_I32, 0, NULL};
     char err[512];
@@ -390,7 +223,7 @@ static int run_dataset_case(const options *o, ppl_isolate *iso)
     }
     plan_input(o, in.count, "dataset");
     ppl_plan_write();
-    const int failures = check_input(o, iso, (const int *)in.data, in.count, "dataset");
+    const int failures = check_input(o, l, (const int *)in.data, in.count, "dataset");
     ppl_dataset_free(&in);
     return failures;
 }
@@ -463,7 +296,7 @@ static int judge_compact(void *ctx, const ppl_run_record *rec)
            (rec->contender != 0 || rec->value[1] == t->tail_sum);
 }
 
-static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *dev)
+static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
 {
     const size_t n = o->common.bench_n;
     char name[64];
@@ -472,52 +305,38 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
     ppl_plan_write();
     ppl_results_begin_case(name);
     const int count = o->with_copy ? 3 : 2;
-    int *h_in = (int *)malloc(n * sizeof(int)), *h_expected = (int *)malloc(n * sizeof(int));
-    bench_truth *truth = (bench_truth *)malloc(sizeof *truth);
-    if (!h_in || !h_expected || !truth)
-        ppl_results_fatal("out of host memory for the benchmark's input", PPL_EXIT_USAGE);
+    int *h_in = (int *)ppl_alloc(n * sizeof(int)), *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     fill_input(h_in, n, o->common.seed);
-    bench_request rq;
+    ppl_bench_request rq;
     memset(&rq, 0, sizeof rq);
-    rq.n = n;
+    rq.threshold = 0;
+    rq.extra = o->with_copy;
     rq.min_samples = o->common.min_samples;
     rq.max_samples = o->common.max_samples;
     rq.key = ppl_secret_below(o->common.seed, UINT64_MAX, UINT64_MAX);
-    rq.expected_count = compact_cpu(h_in, h_expected, n, 0);
-    rq.layout = ppl_bench_layout_of(n * sizeof(int), count, o->common.max_samples);
     truth->n = n;
-    truth->expected_count = rq.expected_count;
+    truth->expected_count = compact_cpu(h_in, h_expected, n, 0);
     truth->key = rq.key;
     truth->expected = h_expected;
-    truth->kept_sum = ppl_checksum_u32(h_expected, rq.expected_count, 0, rq.key);
-    truth->tail_sum = ppl_checksum_fill((uint32_t)PPL_POISON_I32, n + PPL_GUARD_ELEMS - rq.expected_count, 0, rq.key);
+    truth->kept_sum = ppl_checksum_u32(h_expected, truth->expected_count, 0, rq.key);
+    truth->tail_sum = ppl_checksum_fill((uint32_t)PPL_POISON_I32, n + PPL_GUARD_ELEMS - truth->expected_count, 0,
+                                        rq.key);
     truth->in_sum = ppl_checksum_u32(h_in, n, 0, rq.key);
     make_table(truth, h_in, o->common.seed);
-    char *region = (char *)ppl_region(iso, rq.layout.total);
-    memcpy(region + rq.layout.input, h_in, n * sizeof(int));
-    memcpy(region + rq.layout.table, truth->table, sizeof truth->table);
+    ppl_load(l, h_in, n);
 
-    bench_reply reply;
-    ppl_call(iso, MSG_BENCH, &rq, sizeof rq, &reply, sizeof reply);
-    ppl_contender all[3];
-    memset(all, 0, sizeof all);
-    const char *names[3] = {"student", "CUB", "copy"};
-    for (int c = 0; c < 3; c++) {
-        all[c].name = names[c];
-        all[c].check = c < 2 ? bench_record : NULL; /* marks the contenders whose runs are judged */
-    }
-    const int samples = reply.samples;
+    ppl_bench_contender all[3] = {{.name = "student", .checked = 1}, {.name = "CUB", .checked = 1},
+                                  {.name = "copy"}};
+    ppl_bench_outcome outcome;
+    const int code = ppl_checker_bench(l, &rq, all, count, 0, truth->table, judge_compact, truth, &outcome);
+    if (code != 0)
+        ppl_link_fail(l, code);
+    const int samples = outcome.samples;
     int pass = 0;
-    if (samples < 1 || samples > o->common.max_samples) {
-        ppl_results_start("error", "fail");
-        ppl_results_str("message", "the process running the lab's code reported an impossible number of samples");
-        ppl_results_end();
-    } else {
-        ppl_bench_unpack(iso->region, &rq.layout, all);
-        ppl_bench_judge(iso->region, &rq.layout, reply.overflow ? 0 : reply.records, all, samples, 0, judge_compact,
-                        truth);
+    {
         /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */
-        pass = ppl_bench_report(name, n, &all[0], &all[1], samples, "compaction", dev);
+        pass = ppl_bench_report(name, n, &all[0], &all[1], &outcome, "compaction", dev);
         const double student_ms = ppl_median(all[0].ms, (size_t)samples);
         ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
         if (o->with_copy) {
@@ -529,7 +348,7 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
                    100.0 * copy_ms / student_ms);
         }
         ppl_results_end();
-        ppl_bench_free(all, count);
+        ppl_bench_contenders_free(all, count);
     }
     free(h_in);
     free(h_expected);
@@ -537,22 +356,20 @@ static int run_bench(const options *o, ppl_isolate *iso, const ppl_device_info *
     return pass ? 0 : 1;
 }
 
-static int check_all(ppl_isolate *iso, const ppl_device_info *dev, void *ctx)
+static int check_all(ppl_link *l, const ppl_device_info *dev, ppl_options *common)
 {
-    const options *o = (const options *)ctx;
+    const options *o = (const options *)common;
     if (o->common.bench_n)
-        return run_bench(o, iso, dev);
+        return run_bench(o, l, dev);
     if (o->common.dataset)
-        return run_dataset_case(o, iso);
-    return run_generated_cases(o, iso);
+        return run_dataset_case(o, l);
+    return run_generated_cases(o, l);
 }
 
-int main(int argc, char **argv)
+static ppl_options *parse(int argc, char **argv)
 {
-    options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        usage(stderr);
-        return PPL_EXIT_USAGE;
-    }
-    return ppl_lab_main(&o.common, serve, check_all, &o);
+    static options o;
+    return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
+
+const ppl_checker_pattern ppl_pattern_compact = {"compact", parse, check_all, usage};

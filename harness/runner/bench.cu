@@ -1,11 +1,12 @@
 /* bench.cu - interleaved, cold, checked timing of contenders, throttled samples left out (see bench.h). */
 #include "bench.h"
-#include "results.h"
+#include "runner.h"
 #include "stats.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double wall_seconds(void)
@@ -25,21 +26,27 @@ static void pause_seconds(double s)
 
 /* One run of c: prepared and L2-flushed outside the timed region, the SM clock stamped around the timed region.
  * Stores the time in ms[sample] (sample >= 0) and returns the measured clock (MHz, NAN if unmeasured). */
-static double run_once(ppl_contender *c, const ppl_bench_plan *plan, ppl_l2_flusher *flusher, ppl_sm_clock *clock,
+static double run_once(ppl_contender *c, ppl_bench_plan *plan, ppl_l2_flusher *flusher, ppl_sm_clock *clock,
                        int sample, cudaEvent_t start, cudaEvent_t stop)
 {
     plan->prepare(plan->ctx);
     ppl_l2_flush(flusher);
+    CUDA_CHECK(cudaDeviceSynchronize()); /* an idle device: the wall clock below then times the run alone */
     ppl_sm_clock_start(clock);
+    const double wall_start = wall_seconds();
     CUDA_CHECK(cudaEventRecord(start));
     c->run(c->ctx);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(stop));
     ppl_sm_clock_stop(clock);
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    CUDA_CHECK(cudaDeviceSynchronize()); /* the stop stamp too */
+    CUDA_CHECK(cudaDeviceSynchronize()); /* every stream, the stop stamp too */
+    const double wall_ms = 1e3 * (wall_seconds() - wall_start);
     float ms;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    /* Work the run left running past its stop event (a non-blocking stream, a graph) shows as a device busy long
+     * after the event: the wall clock then exceeds the event's time by more than a launch and a sync cost. */
+    if (wall_ms > 1.2 * ms + PPL_BENCH_SYNC_SLACK_MS)
+        plan->outside++;
     const double mhz = ppl_sm_clock_mhz(clock);
     if (sample >= 0) {
         c->ms[sample] = ms;
@@ -50,14 +57,13 @@ static double run_once(ppl_contender *c, const ppl_bench_plan *plan, ppl_l2_flus
     return mhz;
 }
 
-int ppl_bench_run(ppl_contender *contenders, int count, const ppl_bench_plan *plan, ppl_l2_flusher *flusher)
+int ppl_bench_run(ppl_contender *contenders, int count, ppl_bench_plan *plan, ppl_l2_flusher *flusher)
 {
     for (int c = 0; c < count; c++) {
         contenders[c].ms = (double *)calloc((size_t)plan->max_samples, sizeof(double));
         contenders[c].mhz = (double *)calloc((size_t)plan->max_samples, sizeof(double));
         if (!contenders[c].ms || !contenders[c].mhz) {
-            fprintf(stderr, "out of host memory for %d samples\n", plan->max_samples);
-            exit(PPL_EXIT_USAGE);
+            ppl_runner_fatal("out of host memory for the samples", PPL_EXIT_USAGE);
         }
         contenders[c].wrong_runs = 0;
     }
@@ -113,69 +119,6 @@ int ppl_bench_run(ppl_contender *contenders, int count, const ppl_bench_plan *pl
     return samples;
 }
 
-int ppl_bench_report(const char *name, size_t n, const ppl_contender *student, const ppl_contender *yardstick,
-                     int samples, const char *what, const ppl_device_info *dev)
-{
-    const size_t k = (size_t)samples;
-    const double student_ms = ppl_median(student->ms, k);
-    const double yardstick_ms = ppl_median(yardstick->ms, k);
-    const double spread = ppl_relative_spread(student->ms, k);
-    double *ratios = (double *)malloc((k ? k : 1) * sizeof(double));
-    double *mhz = (double *)malloc((k ? 2 * k : 1) * sizeof(double));
-    if (!ratios || !mhz) {
-        fprintf(stderr, "out of host memory\n");
-        exit(PPL_EXIT_USAGE);
-    }
-    double mhz_min = INFINITY;
-    for (size_t i = 0; i < k; i++) {
-        ratios[i] = yardstick->ms[i] / student->ms[i]; /* both ran in the same round: drift cancels */
-        mhz[i] = student->mhz[i];
-        mhz[k + i] = yardstick->mhz[i];
-    }
-    for (size_t i = 0; i < 2 * k; i++)
-        if (isfinite(mhz[i]) && mhz[i] < mhz_min)
-            mhz_min = mhz[i];
-    const double clock_mhz = ppl_median_finite(mhz, 2 * k);
-    const int runs = samples + student->warmups + student->throttled;
-    const int pass = student->wrong_runs == 0 && yardstick->wrong_runs == 0;
-    char message[256];
-    if (student->wrong_runs)
-        snprintf(message, sizeof message, "%d of %d timed runs gave a wrong %s", student->wrong_runs, runs, what);
-    else if (yardstick->wrong_runs)
-        snprintf(message, sizeof message, "the yardstick (%s) gave a wrong %s: the harness or the GPU is broken",
-                 yardstick->name, what);
-    else
-        snprintf(message, sizeof message, "%.4f ms vs %s %.4f ms: %.2fx (spread %.1f%%, %d samples%s)", student_ms,
-                 yardstick->name, yardstick_ms, yardstick_ms / student_ms, 100 * spread, samples,
-                 student->throttled ? ", some discarded for a throttled clock" : "");
-    printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
-    if (student->clock_low)
-        printf("      the SM clock stayed under %.0f%% of its maximum (%.0f of %.0f MHz): throttled, or locked low\n",
-               100 * PPL_THROTTLE_THRESHOLD, clock_mhz, dev->sm_clock_max_mhz);
-    ppl_results_start("bench", pass ? "pass" : "fail");
-    ppl_results_int("n", (long long)n);
-    ppl_results_num("student_ms", student_ms);
-    ppl_results_num("baseline_ms", yardstick_ms);
-    ppl_results_num("speedup", yardstick_ms / student_ms);
-    ppl_results_num("spread", spread);
-    ppl_results_num("baseline_spread", ppl_relative_spread(yardstick->ms, k));
-    ppl_results_num("speedup_spread", ppl_relative_spread(ratios, k));
-    ppl_results_int("samples", samples);
-    ppl_results_int("warmups", student->warmups);
-    ppl_results_int("throttled", student->throttled);
-    ppl_results_int("clock_low", student->clock_low);
-    ppl_results_num("throttle_threshold", PPL_THROTTLE_THRESHOLD);
-    if (isfinite(clock_mhz)) {
-        ppl_results_num("sm_clock_mhz", clock_mhz);
-        ppl_results_num("sm_clock_min_mhz", mhz_min);
-    }
-    ppl_results_device(dev);
-    ppl_results_str("message", message);
-    free(ratios);
-    free(mhz);
-    return pass;
-}
-
 void ppl_bench_free(ppl_contender *contenders, int count)
 {
     for (int c = 0; c < count; c++) {
@@ -183,4 +126,73 @@ void ppl_bench_free(ppl_contender *contenders, int count)
         free(contenders[c].mhz);
         contenders[c].ms = contenders[c].mhz = NULL;
     }
+}
+
+/* ---- the runner's side of a benchmark ---- */
+
+void ppl_tape_perturb(ppl_bench_tape *t, void *d_in)
+{
+    uint32_t *words = (uint32_t *)d_in;
+    if (t->last.count) /* undo first: the two may overlap */
+        CUDA_CHECK(cudaMemcpy(words + t->last.index, t->last.original, t->last.count * sizeof(uint32_t),
+                              cudaMemcpyHostToDevice));
+    ppl_perturbation p = ppl_runner_perturbation(t->run);
+    if (p.count > 2)
+        ppl_runner_fatal("a perturbation of more than two words (a kit bug)", PPL_EXIT_USAGE);
+    if (p.count)
+        CUDA_CHECK(cudaMemcpy(words + p.index, p.value, p.count * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    memset(p.value, 0, sizeof p.value); /* the new values live on the device only */
+    t->last = p;
+    t->run++;
+}
+
+void ppl_tape_record(const ppl_bench_tape *t, uint32_t contender, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    ppl_run_record r;
+    r.contender = contender;
+    r.run = t->run - 1;
+    r.value[0] = a;
+    r.value[1] = b;
+    r.value[2] = c;
+    r.value[3] = d;
+    ppl_runner_record(&r);
+}
+
+void ppl_contenders_init(ppl_contender *contenders, int count, const char *const *names, void (*run)(void *ctx),
+                         int (*check)(void *ctx), int checked, void *ctxs, size_t ctx_size)
+{
+    memset(contenders, 0, (size_t)count * sizeof *contenders);
+    for (int c = 0; c < count; c++) {
+        contenders[c].name = names[c];
+        contenders[c].run = run;
+        contenders[c].check = c < checked ? check : NULL;
+        contenders[c].ctx = (char *)ctxs + (size_t)c * ctx_size;
+    }
+}
+
+#define BENCH_TARGET_SPREAD 0.02
+#define BENCH_WALL_LIMIT_S 60.0
+
+void ppl_runner_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx), void *prepare_ctx,
+                      const ppl_bench_request *rq, ppl_bench_reply *reply)
+{
+    if (count > PPL_MAX_CONTENDERS)
+        ppl_runner_fatal("too many contenders (a kit bug)", PPL_EXIT_USAGE);
+    ppl_bench_plan plan = {prepare, prepare_ctx, rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
+                           BENCH_WALL_LIMIT_S, 0};
+    ppl_l2_flusher flusher;
+    ppl_l2_flusher_init(&flusher, ppl_runner_device());
+    const int samples = ppl_bench_run(contenders, count, &plan, &flusher);
+    ppl_l2_flusher_free(&flusher);
+    const size_t row = (size_t)rq->max_samples * sizeof(double);
+    for (int c = 0; c < count; c++) {
+        ppl_contender_wire w = {contenders[c].warmups, contenders[c].throttled, contenders[c].clock_low, 0};
+        memcpy(ppl_reply_bulk(sizeof w), &w, sizeof w);
+        memcpy(ppl_reply_bulk(row), contenders[c].ms, row);
+        memcpy(ppl_reply_bulk(row), contenders[c].mhz, row);
+    }
+    ppl_bench_free(contenders, count);
+    reply->samples = samples;
+    reply->count = count;
+    reply->outside = plan.outside;
 }

@@ -1,5 +1,6 @@
 /* cli.c - command-line pieces shared by the harness programs (see cli.h). */
 #include "cli.h"
+#include "sandbox.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -113,7 +114,44 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         *(code == PPL_OPT_SEED_FD ? &o->seed_fd : &o->result_fd) = fd;
         return 1;
     }
-    case PPL_OPT_IN_PROCESS: o->in_process = 1; return 1;
+    case PPL_OPT_IN_PROCESS: o->sandbox_mode = PPL_SANDBOX_OFF; return 1;
+    case PPL_OPT_PATTERN: o->pattern = arg; return 1;
+    case PPL_OPT_RUNNER: o->runner = arg; return 1;
+    case PPL_OPT_RUNNER_WRAP:
+        if (o->num_wrap >= 16) {
+            fputs("--runner-wrap: at most 16 arguments\n", stderr);
+            return -1;
+        }
+        o->wrap[o->num_wrap++] = arg;
+        return 1;
+    case PPL_OPT_RUNNER_RW:
+        if (o->num_rw >= 4) {
+            fputs("--runner-rw: at most 4 folders\n", stderr);
+            return -1;
+        }
+        o->rw_paths[o->num_rw++] = arg;
+        return 1;
+    case PPL_OPT_SANDBOX:
+        if (strcmp(arg, "auto") == 0)
+            o->sandbox_mode = PPL_SANDBOX_AUTO;
+        else if (strcmp(arg, "require") == 0)
+            o->sandbox_mode = PPL_SANDBOX_REQUIRE;
+        else if (strcmp(arg, "off") == 0)
+            o->sandbox_mode = PPL_SANDBOX_OFF;
+        else {
+            fprintf(stderr, "--sandbox %s: expected auto, require or off\n", arg);
+            return -1;
+        }
+        return 1;
+    case PPL_OPT_CPU_SECONDS: {
+        char *end;
+        o->cpu_seconds = strtod(arg, &end);
+        if (*end || !(o->cpu_seconds >= 0)) {
+            fprintf(stderr, "--cpu-seconds %s: expected a number of seconds\n", arg);
+            return -1;
+        }
+        return 1;
+    }
     case PPL_OPT_DATASET: o->dataset = arg; return 1;
     case PPL_OPT_EXPECTED: o->expected = arg; return 1;
     case PPL_OPT_BENCH:

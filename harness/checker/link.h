@@ -1,0 +1,100 @@
+/*
+ * link.h - the checker's side of protocol.h: starting the runner program in the sandbox (sandbox.h), and talking to
+ * it over two pipes (plain C, no CUDA).
+ *
+ * The runner is another program, built from the runner harness and the student's one file; the checker never links
+ * or loads it. The checker alone holds the seed, the inputs' generator, the references, the perturbation plan and
+ * the result channel; it sends the runner each input when the runner must load it and each timed run's
+ * perturbation when the runner asks for it. Anything the runner says can only make a case fail: a runner that dies,
+ * exits, or answers with something malformed is reported as the fault of the case in progress (ppl_link_fail).
+ */
+#ifndef PPL_LINK_H
+#define PPL_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "protocol.h"
+#include "sandbox.h"
+
+/* How a call ended, when it did not get its reply (negative results of the calls below). */
+enum {
+    PPL_LINK_ERROR = -1,   /* the runner reported a fatal error: message, error_status */
+    PPL_LINK_GONE = -2,    /* the runner died or exited: wait_status */
+    PPL_LINK_GARBAGE = -3, /* the reply was malformed (wrong type or length, bad header): message */
+    PPL_LINK_SYSTEM = -4   /* the checker could not talk to the runner, or start it: message */
+};
+
+typedef struct {
+    const char *runner;           /* the runner program's path */
+    const char *const *wrap;      /* a tool that starts the runner (compute-sanitizer and its options), or NULL */
+    int num_wrap;
+    const char *const *rw_paths;  /* folders the wrapped tool may write (its log) */
+    int num_rw;
+    ppl_sandbox_mode mode;
+    double cpu_seconds;           /* the runner's CPU time limit (0: none) */
+} ppl_link_options;
+
+typedef struct {
+    pid_t runner;          /* the sandboxed program's pid (0 once reaped) */
+    int to_runner;         /* the checker's ends of the two pipes (-1: closed) */
+    int from_runner;
+    ppl_sandbox_report sandbox; /* the layers in force */
+    char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
+    /* about the last failed call */
+    int wait_status;       /* PPL_LINK_GONE: as the runner's own wait status would read */
+    int error_status;      /* PPL_LINK_ERROR: the exit status the runner asked for (2 or 3) */
+    char message[1024];
+} ppl_link;
+
+/* Starts the runner (in the sandbox o->mode asks for). Returns 0, or PPL_LINK_SYSTEM with the reason in
+ * l->message (REQUIRE and a layer is missing, a bad path, ...). */
+int ppl_link_start(ppl_link *l, const ppl_link_options *o);
+
+/* Sends a message of type: a, then b (either may be empty). Returns 0 or a negative PPL_LINK_* code. */
+int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes);
+
+/*
+ * Waits for the reply of type `type`, which must be exactly fixed_bytes + bulk_bytes long (the fixed struct into
+ * fixed, the rest into bulk). While waiting, a PPL_MSG_PERTURB or PPL_MSG_RECORD from the runner (a benchmark's) goes
+ * to on_message(ctx, type, payload, bytes), which returns 0 to go on or a negative code to stop. Returns 0 or a
+ * negative PPL_LINK_* code.
+ */
+int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
+                  int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx);
+
+/* ppl_link_send then ppl_link_wait for the same type, with no messages in between. */
+int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,
+                  size_t bulk_in_bytes, void *reply, size_t reply_bytes, void *bulk_out, uint64_t bulk_out_bytes);
+
+/* Ends the runner: closes the request pipe (it exits on end of file) and reaps it. Returns 0 if it exited with
+ * status 0, -1 otherwise. */
+int ppl_link_stop(ppl_link *l);
+
+/*
+ * After a failed call, for the case in progress (ppl_results_begin_case): writes its result line and returns what
+ * the checker must do: an exit status (>= 0), or -SIGNAL to die of that signal as the runner did. PPL_LINK_ERROR: an
+ * "error" line with the runner's message, exit with its status (3 for a CUDA error). PPL_LINK_GONE: a runner killed
+ * by a signal gives an "error" line and -SIGNAL; one that exited gives a "fail" line ("does it call exit()?") and
+ * exit status 1. PPL_LINK_GARBAGE: a "fail" line, exit status 1. PPL_LINK_SYSTEM: an "error" line, exit status 2.
+ */
+int ppl_link_report(const ppl_link *l, int code);
+
+/* ppl_link_report, then kills the runner, and exits or dies of the runner's signal. Never returns. */
+void ppl_link_fail(ppl_link *l, int code)
+#ifdef __GNUC__
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Describes a wait status in words: "died of SIGSEGV (signal 11)", "exited with status 0". */
+void ppl_describe_wait_status(int status, char *buf, size_t len);
+
+/*
+ * Reads a seed, written as a whole number (decimal, or 0x hex) with an optional newline, from fd to its end, then
+ * closes fd. Returns 0, or -1 with a message on stderr (not a number, nothing written, fd not open).
+ */
+int ppl_read_seed_fd(int fd, uint64_t *seed);
+
+#endif

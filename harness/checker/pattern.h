@@ -1,0 +1,39 @@
+/*
+ * pattern.h - what the checker's main (checker/main.c) needs of each pattern (checker/reduce.c, scan.c, compact.c):
+ * one table entry per pattern. A pattern parses its own options (its struct starts with the common ppl_options),
+ * then runs its cases through the link: it makes the inputs, loads them into the runner, asks for runs and judges.
+ */
+#ifndef PPL_PATTERN_H
+#define PPL_PATTERN_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "link.h"
+
+typedef struct {
+    const char *name; /* --pattern NAME */
+    /* Parses argv (getopt_long over the common options and the pattern's own). Returns the options (the struct's
+     * first member is the ppl_options), or NULL after a message on stderr; exits 0 after --help. */
+    ppl_options *(*parse)(int argc, char **argv);
+    /* Runs the cases the options ask for; returns the number that failed, or -1 for a bad dataset (exit 2). */
+    int (*check)(ppl_link *l, const ppl_device_info *dev, ppl_options *o);
+    void (*usage)(FILE *f);
+} ppl_checker_pattern;
+
+extern const ppl_checker_pattern ppl_pattern_reduce, ppl_pattern_scan, ppl_pattern_compact;
+
+/* Helpers the patterns share (checker/main.c). */
+
+/* Loads n elements of 4 bytes into the runner as the input of the runs that follow; on failure reports it for the
+ * case in progress and exits (ppl_link_fail). */
+void ppl_load(ppl_link *l, const void *input, uint64_t n);
+
+/* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(n, rq)
+ * 32-bit words; NULL when none); on failure reports it for the case in progress and exits. */
+void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk);
+
+/* Allocates or exits with an "out of host memory" error line (exit status 2). */
+void *ppl_alloc(size_t bytes);
+
+#endif

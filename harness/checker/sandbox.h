@@ -1,0 +1,107 @@
+/*
+ * sandbox.h - starting the runner (the program that holds the student's code) in an OS sandbox (plain C, no CUDA).
+ *
+ * The checker starts the runner, or a tool that wraps it, through ppl_sandbox_start. Layers, strongest first
+ * (sandbox.c has the details, the seccomp rules, and what each layer costs):
+ *
+ *   namespaces       bubblewrap: new user, pid, ipc, uts, net and cgroup namespaces; a read-only view of /usr and
+ *                    the few files a CUDA program needs, the GPU's device nodes, a private /tmp; no /home, /root,
+ *                    /work, no kit, no other students (the idea: Flatpak's bubblewrap, the Chromium sandbox's
+ *                    "the renderer holds nothing")
+ *   uid              the program runs as nobody (65534), never as root outside the sandbox
+ *   seccomp          a seccomp-bpf filter (libseccomp) loaded by a trusted stage before any of the program's code
+ *                    runs: no exec after the program's own, no fork, no sockets, no signals to other processes, no
+ *                    closing of the protected descriptors, ...; a denied call fails with EPERM
+ *   rlimits          CPU seconds, file size, open files, processes; no core files
+ *   no-new-privs     PR_SET_NO_NEW_PRIVS: no set-uid program can give privileges back
+ *   die-with-parent  the program (and, under bubblewrap, everything it started) dies with the checker
+ *
+ * Without bubblewrap (not installed, or user namespaces disabled) the forked child applies the others itself.
+ *
+ * The checker's main must begin with
+ *     if (argc > 1 && strcmp(argv[1], PPL_SANDBOX_STAGE_FLAG) == 0)
+ *         return ppl_sandbox_stage_main(argc, argv);
+ * because under bubblewrap the checker's own binary, run again in that hidden mode inside the sandbox, is the
+ * trusted stage that loads the filter and then executes the program.
+ *
+ * Environment: PPL_BWRAP names the bubblewrap binary (default: bwrap on PATH, then /usr/bin/bwrap);
+ * PPL_SANDBOX_NO_BWRAP=1 skips bubblewrap (tests, debugging).
+ */
+#ifndef PPL_SANDBOX_H
+#define PPL_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PPL_SANDBOX_STAGE_FLAG "--sandbox-stage"
+
+typedef enum {
+    PPL_SANDBOX_AUTO,    /* the strongest layers that work here; the report says which */
+    PPL_SANDBOX_REQUIRE, /* fail unless namespaces, uid, seccomp and rlimits are all in force */
+    PPL_SANDBOX_OFF      /* plain fork and exec (debuggers): layers "none" */
+} ppl_sandbox_mode;
+
+typedef enum {
+    PPL_PROFILE_RUNNER, /* the runner itself: one exec (its own), threads but no processes, no sockets */
+    PPL_PROFILE_TOOL    /* a tool (compute-sanitizer) that starts the runner: fork, exec and AF_UNIX sockets
+                           allowed, the whole environment passed */
+} ppl_sandbox_profile;
+
+typedef struct {
+    const char *const *argv; /* NULL-terminated; argv[0]: absolute path of the program (bound read-only itself) */
+    const int *keep_fds;     /* descriptors the program keeps (the pipes); every other one is closed, stdin is
+                                /dev/null, stdout and stderr are kept */
+    const int *child_fds;    /* where keep_fds[i] appears in the program (>= 3); NULL: at the same numbers */
+    int num_keep;
+    const int *protect_fds;  /* descriptors (the program's numbers, >= 3) it may not close or replace: a channel
+                                its code must not cut or forge */
+    int num_protect;
+    const char *const *ro_paths; /* files or folders bound read-only at the same path (a tool's folder) */
+    int num_ro;
+    const char *const *rw_paths; /* folders bound writable (a sanitizer's log folder; writable by 65534) */
+    int num_rw;
+    ppl_sandbox_profile profile;
+    ppl_sandbox_mode mode;
+    double cpu_seconds; /* RLIMIT_CPU, rounded up to whole seconds (SIGXCPU, then SIGKILL a second later); 0: none */
+} ppl_sandbox_spec;
+
+typedef struct {
+    char layers[256];  /* comma-separated names of the layers in force: "namespaces,uid,seccomp,rlimits,
+                          no-new-privs,die-with-parent", or "none" */
+    char missing[256]; /* the layers not in force ("" when none is missing) */
+    int wrapped;       /* the pid is bubblewrap's: the program's death by a signal N shows as exit status 128+N
+                          (ppl_sandbox_wait_status undoes that) */
+} ppl_sandbox_report;
+
+/*
+ * Starts s->argv in the sandbox that s->mode and what this machine allows give. Returns the pid to wait for (>0;
+ * bubblewrap's when r->wrapped), or -1 with a message in err: REQUIRE and a layer is missing (the message names it
+ * and what to install or allow), a bad spec, fork or pipe failed, the stage could not set a layer up. On success err
+ * holds why a stronger layer was not used ("" when none is missing). r is filled in either case. Call it from the
+ * thread that will live as long as the program: the parent-death signal follows the thread that forked.
+ */
+pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *err, size_t err_len);
+
+/* Kills the program and, in every mode but OFF, whatever it started (its process group; under bubblewrap its pid
+ * namespace dies with it). Does not reap it. */
+void ppl_sandbox_kill(pid_t pid);
+
+/* A wait status of the pid ppl_sandbox_start returned, as the program's own would read: when r->wrapped, an exit
+ * status 129..192 becomes death by the signal (status - 128). */
+int ppl_sandbox_wait_status(const ppl_sandbox_report *r, int status);
+
+/*
+ * The hidden stage mode (argv[1] == PPL_SANDBOX_STAGE_FLAG): sets no-new-privs and the rlimits, closes stray
+ * descriptors, loads the seccomp filter, then executes the program. Returns (an exit status, 127) only on failure,
+ * with a message on the status descriptor. Only ppl_sandbox_start's command line is meant to reach it.
+ */
+int ppl_sandbox_stage_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,234 @@
+/*
+ * main.cu - the runner program's main: serves the checker's requests (protocol.h) on two descriptors, one at a
+ * time, with the pattern file's functions (runner.h). Built with the student's one file by mk/lab.mk; started by the
+ * checker in its sandbox as `PATTERN_runner --fds R,W`. It never judges anything and holds no secret.
+ */
+#include "bench.h"
+#include "device.h"
+#include "runner.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int from_checker = -1, to_checker = -1;
+static ppl_device_info runner_device;
+
+const ppl_device_info *ppl_runner_device(void) { return &runner_device; }
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = (const char *)buf;
+    while (len > 0) {
+        const ssize_t done = write(fd, p, len);
+        if (done < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    char *p = (char *)buf;
+    while (len > 0) {
+        const ssize_t done = read(fd, p, len);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done <= 0)
+            return -1;
+        p += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+void ppl_runner_fatal(const char *message, int status)
+{
+    size_t len = strlen(message);
+    if (len > PPL_MSG_SMALL_MAX)
+        len = PPL_MSG_SMALL_MAX;
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_ERROR, len, (uint32_t)status, 0};
+    fflush(stdout);
+    fflush(stderr);
+    if (to_checker >= 0 && write_all(to_checker, &h, sizeof h) == 0)
+        write_all(to_checker, message, len);
+    _exit(status);
+}
+
+/* The harness's fatal errors (CUDA_CHECK's ppl_cuda_check, the yardsticks) end here too. */
+extern "C" void ppl_results_fatal(const char *message, int status) { ppl_runner_fatal(message, status); }
+
+/* ---- the reply being built: the fixed struct, then bulk ---- */
+
+static char *reply_buf;
+static size_t reply_len, reply_cap, reply_limit;
+
+static void reply_begin(size_t limit)
+{
+    reply_len = 0;
+    reply_limit = limit;
+}
+
+static void *reply_room(size_t bytes)
+{
+    if (reply_len + bytes > reply_limit)
+        ppl_runner_fatal("the runner's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
+    if (reply_len + bytes > reply_cap) {
+        size_t cap = reply_cap ? reply_cap : 4096;
+        while (cap < reply_len + bytes)
+            cap *= 2;
+        char *p = (char *)realloc(reply_buf, cap);
+        if (!p)
+            ppl_runner_fatal("out of host memory for a reply", PPL_EXIT_CUDA);
+        reply_buf = p;
+        reply_cap = cap;
+    }
+    void *p = reply_buf + reply_len;
+    reply_len += bytes;
+    return p;
+}
+
+void *ppl_reply_bulk(size_t bytes) { return reply_room(bytes); }
+
+static void reply_send(uint32_t type)
+{
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len, 0, 0};
+    fflush(stdout); /* what the lab's code printed comes before the checker's verdict */
+    if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, reply_buf, reply_len) != 0)
+        _exit(PPL_EXIT_USAGE); /* the checker is gone */
+}
+
+/* ---- messages the runner starts during a benchmark ---- */
+
+ppl_perturbation ppl_runner_perturbation(uint64_t run)
+{
+    const ppl_msg_header ask = {PPL_PROTO_MAGIC, PPL_MSG_PERTURB, sizeof run, 0, 0};
+    if (write_all(to_checker, &ask, sizeof ask) != 0 || write_all(to_checker, &run, sizeof run) != 0)
+        _exit(PPL_EXIT_USAGE);
+    ppl_msg_header h;
+    ppl_perturbation p;
+    if (read_all(from_checker, &h, sizeof h) != 0 || h.magic != PPL_PROTO_MAGIC || h.type != PPL_MSG_PERTURB ||
+        h.bytes != sizeof p || read_all(from_checker, &p, sizeof p) != 0)
+        ppl_runner_fatal("the runner got no perturbation for a timed run (a kit bug)", PPL_EXIT_USAGE);
+    return p;
+}
+
+void ppl_runner_record(const ppl_run_record *r)
+{
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_RECORD, sizeof *r, 0, 0};
+    if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, r, sizeof *r) != 0)
+        _exit(PPL_EXIT_USAGE);
+}
+
+/* ---- requests ---- */
+
+static uint64_t loaded_n; /* elements of the input loaded last (0: none) */
+
+/* The payload of a LOAD, read into pages of its own, so that unmapping them leaves no copy of the input behind. */
+static void serve_load(const ppl_msg_header *h)
+{
+    ppl_load_request rq;
+    if (h->bytes < sizeof rq || read_all(from_checker, &rq, sizeof rq) != 0)
+        ppl_runner_fatal("the runner got a malformed LOAD (a kit bug)", PPL_EXIT_USAGE);
+    const uint64_t bytes = h->bytes - sizeof rq;
+    if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes)
+        ppl_runner_fatal("the runner got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
+    void *input = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (input == MAP_FAILED)
+        ppl_runner_fatal("out of host memory for the input", PPL_EXIT_CUDA);
+    if (read_all(from_checker, input, bytes) != 0)
+        _exit(PPL_EXIT_USAGE);
+    ppl_pattern_load(input, rq.n, rq.elem_bytes);
+    munmap(input, bytes);
+    loaded_n = rq.n;
+    reply_begin(sizeof(ppl_load_reply));
+    ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
+    reply_send(PPL_MSG_LOAD);
+}
+
+static void serve(const ppl_msg_header *h, uint64_t n)
+{
+    union {
+        ppl_run_request run;
+        ppl_bench_request bench;
+        char bytes[256];
+    } rq;
+    if (h->bytes > sizeof rq)
+        ppl_runner_fatal("the runner got a request too long for its type (a kit bug)", PPL_EXIT_USAGE);
+    if (h->bytes && read_all(from_checker, &rq, h->bytes) != 0)
+        _exit(PPL_EXIT_USAGE);
+    switch (h->type) {
+    case PPL_MSG_HELLO: {
+        reply_begin(sizeof(ppl_hello_reply));
+        ppl_hello_reply *r = (ppl_hello_reply *)reply_room(sizeof *r);
+        memset(r, 0, sizeof *r);
+        r->status = ppl_device_open(&runner_device);
+        r->dev = runner_device;
+        break;
+    }
+    case PPL_MSG_RUN: {
+        if (h->bytes != sizeof rq.run || n == 0)
+            ppl_runner_fatal("the runner got a RUN it cannot serve (a kit bug)", PPL_EXIT_USAGE);
+        reply_begin(sizeof(ppl_run_reply) + 4 * ppl_run_bulk_words(n, &rq.run));
+        ppl_run_reply *r = (ppl_run_reply *)reply_room(sizeof *r);
+        memset(r, 0, sizeof *r);
+        ppl_run_reply value;
+        ppl_pattern_run(&rq.run, &value);
+        memcpy(reply_buf, &value, sizeof value); /* the bulk may have moved the buffer */
+        break;
+    }
+    case PPL_MSG_BENCH: {
+        if (h->bytes != sizeof rq.bench || n == 0 || rq.bench.max_samples < 1 || rq.bench.max_samples > 100000)
+            ppl_runner_fatal("the runner got a BENCH it cannot serve (a kit bug)", PPL_EXIT_USAGE);
+        reply_begin(sizeof(ppl_bench_reply) + ppl_bench_bulk_bytes(PPL_MAX_CONTENDERS, rq.bench.max_samples));
+        ppl_bench_reply *r = (ppl_bench_reply *)reply_room(sizeof *r);
+        memset(r, 0, sizeof *r);
+        ppl_bench_reply value;
+        memset(&value, 0, sizeof value);
+        ppl_pattern_bench(&rq.bench, &value);
+        memcpy(reply_buf, &value, sizeof value);
+        break;
+    }
+    default:
+        ppl_runner_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
+    }
+    reply_send(h->type);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || strcmp(argv[1], "--fds") != 0 || sscanf(argv[2], "%d,%d", &from_checker, &to_checker) != 2) {
+        fprintf(stderr, "usage: %s --fds R,W\n"
+                        "The runner of a lab: the kit's checker starts it (run the lab with PATTERN_lab, or\n"
+                        "ppl_checker --pattern P --runner %s); it serves the checker's requests on R and W.\n",
+                argv[0], argv[0]);
+        return PPL_EXIT_USAGE;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a gone checker makes write() fail instead */
+    for (;;) {
+        ppl_msg_header h;
+        char first;
+        const ssize_t got = read(from_checker, &first, 1);
+        if (got == 0)
+            return PPL_EXIT_PASS; /* the checker is done */
+        if (got < 0 && errno == EINTR)
+            continue;
+        memcpy(&h, &first, 1);
+        if (got < 0 || read_all(from_checker, (char *)&h + 1, sizeof h - 1) != 0 || h.magic != PPL_PROTO_MAGIC)
+            ppl_runner_fatal("the runner got a malformed request (a kit bug)", PPL_EXIT_USAGE);
+        if (h.type == PPL_MSG_LOAD) {
+            serve_load(&h);
+            continue;
+        }
+        serve(&h, loaded_n);
+    }
+}

@@ -1,0 +1,29 @@
+# harness.mk - the harness's sources, the one place every build reads them from (mk/lab.mk, mk/checker.mk,
+# mk/sim.mk, tests/harness/Makefile, tools/Makefile).
+#
+#   harness/include/  what a student's file may include (its only include path)
+#   harness/checker/  the checker program: plain C, never links student code (mk/checker.mk)
+#   harness/runner/   the runner program's harness, linked with the student's one file (mk/lab.mk)
+#   harness/common/   the wire format (protocol.h) and what both programs use
+
+HARNESS := $(KIT)/harness
+
+# The checker, one program for every pattern (checker/main.c's table). checker/sandbox.c needs libseccomp.
+CHECKER_SRCS := main.c link.c sandbox.c bench.c reduce.c scan.c compact.c cli.c dataset.c reference.c results.c \
+                rng.c checksum.c check_i32.c
+COMMON_SRCS := stats.c
+CHECKER_INCLUDES := -I$(HARNESS)/checker -I$(HARNESS)/common -I$(HARNESS)/include
+
+# The runner of one pattern: the shared main and timing, the pattern's own serving and yardsticks.
+RUNNER_CU := main.cu device.cu bench.cu check_i32.cu cub_scan.cu
+RUNNER_CU_reduce := reduce_serve.cu reduce_baseline.cu reduce_support.cu
+RUNNER_CU_scan := scan_serve.cu scan_support.cu
+RUNNER_CU_compact := compact_serve.cu compact_baseline.cu compact_support.cu
+RUNNER_INCLUDES := -I$(HARNESS)/runner -I$(HARNESS)/common -I$(HARNESS)/include
+STUDENT_INCLUDES := -I$(HARNESS)/include
+
+# libseccomp, static where the archive is there (the checker then runs on machines without the library).
+PKG_CONFIG ?= pkg-config
+SECCOMP_LIBS ?= $(or $(firstword $(wildcard /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null)/libseccomp.a)),\
+                     $(shell $(PKG_CONFIG) --libs libseccomp 2>/dev/null),-lseccomp)
+SECCOMP_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libseccomp 2>/dev/null)
