@@ -31,7 +31,7 @@ from grader import sanitize as sanitize_mod  # noqa: E402
 from grader import static_check  # noqa: E402
 from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
 from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
-from grader.run import NO_DEVICE_MESSAGE, run_harness  # noqa: E402
+from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs  # noqa: E402
 from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, no_device, not_run, score_group,  # noqa: E402
                           score_performance, score_static_check)
 
@@ -48,6 +48,9 @@ class Grader:
     build(kit, pattern, source, folder, timeout=, harness_build=) -> build.BuildResult
     build_harness(kit, pattern, timeout=, harness_build=) -> build.BuildResult
     run(program, args, timeout=, workdir=, cwd=, source=) -> run.Outcome   (source: the lab's file name)
+    run_many(program, runs, timeouts=, workdir=, cwd=, source=) -> [run.Outcome]: every correctness run of a lab
+        through one lab program and one runner (run.run_harness_runs); None (the default when `run` is replaced):
+        one `run` per argument list
     check(object, pattern) -> static_check.Verdict   (raises static_check.ToolError when it cannot check at all)
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
@@ -59,7 +62,7 @@ class Grader:
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
                  build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
-                 check=static_check.check_object):
+                 run_many=None, check=static_check.check_object, sandbox="auto"):
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
         self.build_dir = Path(build_dir).resolve()
@@ -68,6 +71,9 @@ class Grader:
         self.harness_build = harness_build
         self.log = log or (lambda message: None)
         self.build, self.build_harness, self.run, self.check = build, build_harness, run, check
+        self.run_many = run_many if run_many is not None else (run_harness_runs if run is run_harness else None)
+        self.sandbox = sandbox  # "auto", or "require": a run fails unless every layer of the sandbox is in force
+        self.sandbox_layers = {}  # lab -> the checker's sandbox line (layers, missing) of its first run
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
 
@@ -100,6 +106,12 @@ class Grader:
                 break
             report.results.extend(self._mark(lab, results))
         report.no_device = self.no_device
+        report.sandbox = dict(self.sandbox_layers)
+        missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
+                          if m})
+        if missing:
+            report.notes.append(f"Sandbox: the lab's code ran without {', '.join(missing)} on this machine "
+                                f"(results.json extra_data.sandbox; --require-sandbox refuses to grade so)")
         if self.no_device:
             report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
             report.notes.append("Without a GPU, `make grade SIM=1` (grade.py --simulator) runs the correctness tests "
@@ -145,7 +157,7 @@ class Grader:
             first.detail = "\n".join(built.message.splitlines()[1:])
             self.log(f"{lab.name}: {headline}")
             return [checked, *results]
-        results = [checked, *(self.grade_group(lab, k, group, built.program) for k, group in enumerate(lab.groups))]
+        results = [checked, *self.grade_groups(lab, built.program)]
         if lab.sanitizers:  # a finding in the student's file stops performance, as a failed group does
             results.append(self.grade_sanitizers(lab, built.program))
         if lab.performance:
@@ -159,15 +171,67 @@ class Grader:
             return not_run(lab.name, STATIC_CHECKS, 0.0, f"not run: {why}")
         return score_static_check(lab.name, self.check(built.object, lab.pattern), lab.source)
 
-    def _run(self, lab, tag: str, program, args, timeout):
-        workdir = self.build_dir / lab.name / "runs" / tag
-        outcome = self.run(program, args, timeout=timeout, workdir=workdir, cwd=self.kit, source=lab.source)
+    def _args(self, args) -> list:
+        """A run's arguments with the grader's sandbox demand."""
+        return [*args, "--sandbox", self.sandbox] if self.sandbox != "auto" else list(args)
+
+    def _seen(self, lab, outcome):
+        """What every run's outcome tells the grader: no device, a hang, the sandbox's layers."""
         outcome.message = outcome.message.replace(f"{self.kit}/", "")  # harness paths, shown relative to the kit
         if outcome.status == "no-device":
             self.no_device = True
         elif outcome.status == "timeout":
             self.hung.add(lab.name)
+        if getattr(outcome, "sandbox", None):
+            self.sandbox_layers.setdefault(lab.name, outcome.sandbox)
         return outcome
+
+    def _run(self, lab, tag: str, program, args, timeout):
+        workdir = self.build_dir / lab.name / "runs" / tag
+        outcome = self.run(program, self._args(args), timeout=timeout, workdir=workdir, cwd=self.kit,
+                           source=lab.source)
+        return self._seen(lab, outcome)
+
+    def grade_groups(self, lab, program) -> list:
+        """Every correctness group of a lab: through run_many, all their runs in one lab program (one runner, one
+        CUDA context), each group scored on its own runs up to the first that does not pass; else group by group."""
+        if self.run_many is None:
+            return [self.grade_group(lab, k, group, program) for k, group in enumerate(lab.groups)]
+        plans, flat, timeouts = [], [], []
+        for group in lab.groups:
+            try:
+                runs = self.group_runs(group, lab.args)
+            except ValueError as e:
+                plans.append((group, None, str(e)))
+                continue
+            plans.append((group, (len(flat), len(flat) + len(runs)), None))
+            flat += [self._args(args) for args in runs]
+            timeouts += [max(group.timeout or 0, self.timeout)] * len(runs)
+        outcomes = []
+        if flat and not self._skip(lab, "", 0):
+            outcomes = self.run_many(program, flat, timeouts=timeouts, workdir=self.build_dir / lab.name / "runs" /
+                                     "correctness", cwd=self.kit, source=lab.source)
+            outcomes = [self._seen(lab, o) for o in outcomes]
+        results = []
+        for group, span, error in plans:
+            if error is not None:
+                results.append(TestResult(lab.name, group.name, group.points, 0.0, "ERROR", error))
+                continue
+            mine = outcomes[span[0]:span[1]] if outcomes else []
+            if not mine or mine[0].status in ("not-run", "no-device"):
+                results.append(self._skip(lab, group.name, group.points) or
+                               not_run(lab.name, group.name, group.points,
+                                       mine[0].message if mine else "not run"))
+                continue
+            done = []
+            for args, outcome in zip(flat[span[0]:span[1]], mine):
+                done.append((args, outcome))
+                if not outcome.passed:
+                    break
+            result = score_group(lab.name, group, done, program=Path(program).name)
+            self.log(f"{lab.name}: {group.name}: {result.summary}")
+            results.append(result)
+        return results
 
     def _skip(self, lab, name: str, points: float) -> TestResult | None:
         """The not-run result of a test that cannot run now (no device, or a hang earlier in this lab), else None."""
@@ -280,6 +344,9 @@ def parse_args(argv):
     p.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, no details under failed tests")
     p.add_argument("--json-only", action="store_true", help="print results.json to stdout and nothing else")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run a lab's code unless every layer of the sandbox is in force (namespaces, an "
+                        "unprivileged uid, seccomp, rlimits): a run where one is missing fails as a kit problem")
     p.add_argument("--simulator", action="store_true",
                    help="no GPU needed: run the kernels on the kit's CPU simulator (correctness of small sizes only; "
                         "built in build/grade-sim unless --build-dir)")
@@ -308,7 +375,8 @@ def main(argv=None, **hooks) -> int:
         if args.build_dir == "build/grade":
             args.build_dir = "build/grade-sim"
     grader = grader_class(config, submission, build_dir=args.build_dir, timeout=args.timeout,
-                          build_timeout=args.build_timeout, seed=args.seed, log=log, **hooks)
+                          build_timeout=args.build_timeout, seed=args.seed, log=log,
+                          sandbox="require" if args.require_sandbox else "auto", **hooks)
     report = grader.grade(labs)
     calibration = config.calibration
     report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")

@@ -24,6 +24,7 @@ class Report:
     no_device: bool = False
     kit_error: str = ""
     device: str = ""
+    sandbox: dict = field(default_factory=dict)  # lab -> {"layers": ..., "missing": ...}: what held its runner
 
     @property
     def score(self) -> float:
@@ -125,7 +126,7 @@ def gradescope_results(report: Report) -> dict:
         "extra_data": {"max_score": report.max_score, "bonus_max_score": report.bonus_max_score,
                        "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
                        "no_device": report.no_device, "kit_error": report.kit_error,
-                       "static_check_findings": static_check_findings(report),
+                       "static_check_findings": static_check_findings(report), "sandbox": report.sandbox,
                        "performance_environment": performance_environment(report)},
     }
 

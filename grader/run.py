@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CUDA, EXIT_NO_DEVICE = 0, 1, 2, 3, 77
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CUDA, EXIT_NO_DEVICE, EXIT_TIMEOUT = 0, 1, 2, 3, 77, 124
 NO_DEVICE_MESSAGE = "not run: this machine has no CUDA device; grading needs an NVIDIA GPU"
 TAIL_LINES = 15
 OUTPUT_KEEP = 64 << 10  # bytes of a program's output (stdout and stderr together) kept at each end
@@ -265,6 +265,7 @@ class Outcome:
     lines: list = field(default_factory=list)  # the result lines (dicts) the run left, without its plan line
     cases: list = field(default_factory=list)  # the case names the run planned (empty: it wrote no plan)
     seconds: float = 0.0
+    sandbox: dict = field(default_factory=dict)  # the checker's "sandbox" line: the layers that held the runner
 
     @property
     def passed(self) -> bool:
@@ -314,6 +315,8 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
     lines are all the result lines the run left, its plan line included: every planned case needs a passing line.
     source is the student's file name, for the messages.
     """
+    sandbox = next((ln for ln in lines if ln.get("kind") == "sandbox"), {})
+    lines = [ln for ln in lines if ln.get("kind") not in ("sandbox", "run-end")]
     cases, lines = split_plan(lines)
     planned = cases is not None
     cases = cases or []
@@ -322,7 +325,8 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
         by_case.setdefault(line.get("case"), []).append(line)
     pending = next((c for c in cases if c not in by_case), None)  # the first case with no result line
     errors = [ln for ln in lines if ln.get("status") == "error"]
-    outcome = Outcome("fail", lines=lines, cases=cases, seconds=proc.seconds)
+    outcome = Outcome("fail", lines=lines, cases=cases, seconds=proc.seconds,
+                      sandbox={k: sandbox[k] for k in ("layers", "missing") if k in sandbox})
     rc = proc.returncode
     unplanned = "" if planned else " before it planned its cases"
 
@@ -340,6 +344,10 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
             name = f"signal {-rc}"
         # the checker names the case whose runner crashed (an error line) and then dies of the same signal
         return done("crash", f"crashed with signal {name}{unplanned}", errors[-1].get("case") if errors else pending)
+    if rc == EXIT_TIMEOUT:  # the checker stopped the runner at the run's --timeout
+        stopped = next((ln for ln in lines if ln.get("status") == "timeout"), {})
+        return done("timeout", f"timed out after {timeout:g} s (the kernel may loop forever or deadlock at a barrier, "
+                               f"or a host loop never ends)", stopped.get("case") or pending)
     if rc == EXIT_NO_DEVICE:
         return done("no-device", NO_DEVICE_MESSAGE)
     if rc in (EXIT_CUDA, EXIT_USAGE):
@@ -425,3 +433,92 @@ def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str
             os.close(seed_read)
         drain.join(timeout=30)
     return interpret(proc, read_result_lines(result), timeout, source)
+
+
+def _runs_payload(runs) -> bytes:
+    """--runs-fd's format: each argument ended by a NUL byte, each list by an empty argument."""
+    return b"".join(b"".join(str(a).encode() + b"\0" for a in run) + b"\0" for run in runs)
+
+
+class _Feed(threading.Thread):
+    """Writes bytes into a pipe and closes it (a payload larger than the pipe must not block the grader)."""
+
+    def __init__(self, fd: int, data: bytes):
+        super().__init__(daemon=True)
+        self.fd, self.data = fd, data
+
+    def run(self):
+        try:
+            with open(self.fd, "wb", buffering=0) as sink:
+                sink.write(self.data)
+        except OSError:
+            pass
+
+
+def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
+                     slack: float = 60.0) -> list:
+    """Runs several argument lists through one lab program and one runner (the checker's --runs-fd: one CUDA
+    context for all of them) and returns an Outcome per list, in order.
+
+    Each list gets `--timeout T` from timeouts (its own seconds): the checker stops a run that takes longer and runs
+    no later list, so a hung kernel costs one run's timeout, as it would alone. The whole program gets the sum of
+    them plus slack. A list after a timeout, or after the program itself died, gets an Outcome "not-run". The seed
+    travels as in run_harness; result lines are kept in workdir/result.jsonl, the output in workdir/output.log.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = workdir / "result.jsonl"
+    result.unlink(missing_ok=True)
+    seed, lists = None, []
+    for args, limit in zip(runs, timeouts):
+        args, found = secret_args(args)
+        seed = seed if found is None else found
+        lists.append([*args, "--timeout", f"{limit:g}"])
+    result_read, result_write = os.pipe()
+    runs_read, runs_write = os.pipe()
+    fds = [result_write, runs_read]
+    argv = [str(program), "--runs-fd", str(runs_read), "--result-fd", str(result_write), "--quiet"]
+    seed_read = None
+    if seed is not None:
+        seed_read, seed_write = os.pipe()
+        os.write(seed_write, f"{seed}\n".encode())
+        os.close(seed_write)
+        fds.append(seed_read)
+        argv += ["--seed-fd", str(seed_read)]
+    feed = _Feed(runs_write, _runs_payload(lists))
+    feed.start()
+    drain = _Drain(result_read, result)
+    drain.start()
+    total = sum(timeouts) + slack
+    try:
+        proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
+    finally:
+        os.close(result_write)
+        os.close(runs_read)
+        if seed_read is not None:
+            os.close(seed_read)
+        drain.join(timeout=30)
+        feed.join(timeout=5)
+    lines = read_result_lines(result)
+    common = [ln for ln in lines if "run" not in ln]
+    outcomes, stopped = [], None
+    for k, limit in enumerate(timeouts):
+        mine = [ln for ln in lines if ln.get("run") == k]
+        end = next((ln for ln in mine if ln.get("kind") == "run-end"), None)
+        if stopped is not None:
+            outcomes.append(Outcome("not-run", stopped))
+            continue
+        if end is not None and isinstance(end.get("exit"), int):
+            rc = end["exit"]
+        elif proc.returncode == EXIT_NO_DEVICE and not mine:
+            rc = EXIT_NO_DEVICE
+        else:
+            rc = proc.returncode if proc.returncode is not None else None  # the program died or hung in this run
+        outcome = interpret(Process(rc, proc.output, proc.seconds), common + mine, limit, source)
+        outcomes.append(outcome)
+        if outcome.status in ("timeout", "no-device") or end is None:
+            stopped = ("not run: an earlier run of this lab timed out (a hung kernel would hang again; fix it first)"
+                       if outcome.status == "timeout" else
+                       NO_DEVICE_MESSAGE if outcome.status == "no-device" else
+                       "not run: the lab program stopped during an earlier run")
+    return outcomes

@@ -70,7 +70,7 @@ void ppl_options_init(ppl_options *o, const char *default_sizes)
 {
     memset(o, 0, sizeof *o);
     o->seed = ppl_default_seed();
-    o->seed_fd = o->result_fd = -1;
+    o->seed_fd = o->result_fd = o->runs_fd = -1;
     o->min_samples = 10;
     o->max_samples = 100;
     o->num_sizes = ppl_parse_sizes(default_sizes, o->sizes, PPL_MAX_SIZES);
@@ -104,14 +104,15 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         return 1;
     }
     case PPL_OPT_SEED_FD:
-    case PPL_OPT_RESULT_FD: {
+    case PPL_OPT_RESULT_FD:
+    case PPL_OPT_RUNS_FD: {
         const int fd = parse_count(arg, 1 << 20);
         if (fd < 3) { /* 0, 1 and 2 are the standard streams, which the lab's code shares */
             fprintf(stderr, "--%s %s: expected a descriptor number of 3 or more\n",
-                    code == PPL_OPT_SEED_FD ? "seed-fd" : "result-fd", arg);
+                    code == PPL_OPT_SEED_FD ? "seed-fd" : code == PPL_OPT_RUNS_FD ? "runs-fd" : "result-fd", arg);
             return -1;
         }
-        *(code == PPL_OPT_SEED_FD ? &o->seed_fd : &o->result_fd) = fd;
+        *(code == PPL_OPT_SEED_FD ? &o->seed_fd : code == PPL_OPT_RUNS_FD ? &o->runs_fd : &o->result_fd) = fd;
         return 1;
     }
     case PPL_OPT_IN_PROCESS: o->sandbox_mode = PPL_SANDBOX_OFF; return 1;
@@ -143,13 +144,25 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
             return -1;
         }
         return 1;
-    case PPL_OPT_CPU_SECONDS: {
-        char *end;
-        o->cpu_seconds = strtod(arg, &end);
-        if (*end || !(o->cpu_seconds >= 0)) {
-            fprintf(stderr, "--cpu-seconds %s: expected a number of seconds\n", arg);
+    case PPL_OPT_RUNNER_FD: {
+        const int fd = parse_count(arg, 1 << 20);
+        if (fd < 5 || o->num_runner_fds >= 4) { /* 3 and 4 are the runner's pipes */
+            fprintf(stderr, "--runner-fd %s: expected a descriptor number of 5 or more (at most 4 of them)\n", arg);
             return -1;
         }
+        o->runner_fds[o->num_runner_fds++] = fd;
+        return 1;
+    }
+    case PPL_OPT_CPU_SECONDS:
+    case PPL_OPT_TIMEOUT: {
+        char *end;
+        const double s = strtod(arg, &end);
+        if (*end || !(s >= 0)) {
+            fprintf(stderr, "--%s %s: expected a number of seconds\n",
+                    code == PPL_OPT_TIMEOUT ? "timeout" : "cpu-seconds", arg);
+            return -1;
+        }
+        *(code == PPL_OPT_TIMEOUT ? &o->timeout_s : &o->cpu_seconds) = s;
         return 1;
     }
     case PPL_OPT_DATASET: o->dataset = arg; return 1;

@@ -6,12 +6,15 @@
 #include "results.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The runner's descriptors for requests and replies (runner/main.cu's --fds). */
@@ -74,14 +77,19 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     argv[argc++] = "--fds";
     argv[argc++] = fds;
     argv[argc] = NULL;
-    const int keep[2] = {requests[0], replies[1]}, child[2] = {RUNNER_REQUEST_FD, RUNNER_REPLY_FD};
+    int keep[6] = {requests[0], replies[1]}, child[6] = {RUNNER_REQUEST_FD, RUNNER_REPLY_FD};
+    const int num_fds = o->num_fds < 4 ? o->num_fds : 4;
+    for (int k = 0; k < num_fds; k++)
+        keep[2 + k] = child[2 + k] = o->fds[k];
     const char *ro[1] = {o->runner};
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
     spec.keep_fds = keep;
     spec.child_fds = child;
-    spec.num_keep = 2;
+    spec.num_keep = 2 + num_fds;
+    spec.protect_fds = o->fds;
+    spec.num_protect = num_fds;
     spec.ro_paths = ro;
     spec.num_ro = o->num_wrap ? 1 : 0; /* the program itself is bound; a wrapped runner must be too */
     spec.rw_paths = o->rw_paths;
@@ -162,10 +170,45 @@ static void skip(int fd, uint64_t bytes)
     }
 }
 
+double ppl_link_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits until the runner has something to say or the deadline passes (then kills it). */
+static int wait_readable(ppl_link *l)
+{
+    if (l->deadline <= 0)
+        return 0;
+    for (;;) {
+        const double left = l->deadline - ppl_link_now();
+        struct pollfd p = {l->from_runner, POLLIN, 0};
+        const int ready = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+        if (ready > 0)
+            return 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0 && ppl_link_now() < l->deadline)
+            continue;
+        if (l->runner > 0) {
+            ppl_sandbox_kill(l->runner);
+            reap(l);
+        }
+        snprintf(l->message, sizeof l->message,
+                 "timed out (the kernel may loop forever or deadlock at a barrier, or a host loop never ends)");
+        return PPL_LINK_TIMEOUT;
+    }
+}
+
 int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
                   int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx)
 {
     for (;;) {
+        const int waited = wait_readable(l);
+        if (waited != 0)
+            return waited;
         ppl_msg_header r;
         const ssize_t got = read_all(l->from_runner, &r, sizeof r);
         if (got == 0)
@@ -182,7 +225,7 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
                 return gone(l);
             l->message[keep] = '\0';
             skip(l->from_runner, r.bytes - keep);
-            l->error_status = r.status == PPL_EXIT_USAGE ? PPL_EXIT_USAGE : PPL_EXIT_CUDA;
+            l->error_status = PPL_EXIT_CUDA; /* whatever it asks: the runner's word never blames the kit */
             return PPL_LINK_ERROR;
         }
         if (on_message && (r.type == PPL_MSG_PERTURB || r.type == PPL_MSG_RECORD) && r.bytes <= 256) {
@@ -295,6 +338,11 @@ int ppl_link_report(const ppl_link *l, int code)
         }
         break;
     }
+    case PPL_LINK_TIMEOUT:
+        snprintf(message, sizeof message, "%s", l->message);
+        status = "timeout";
+        result = PPL_EXIT_TIMEOUT;
+        break;
     case PPL_LINK_GARBAGE:
         snprintf(message, sizeof message,
                  "the runner (the program running the lab's code) sent %s: only the lab's code could have written it there",
@@ -314,6 +362,13 @@ int ppl_link_report(const ppl_link *l, int code)
     return result;
 }
 
+static jmp_buf *recovery;
+static int recovered_result;
+
+void ppl_link_set_recovery(jmp_buf *env) { recovery = env; }
+
+int ppl_link_recovered_result(void) { return recovered_result; }
+
 void ppl_link_fail(ppl_link *l, int code)
 {
     const int result = ppl_link_report(l, code);
@@ -321,9 +376,18 @@ void ppl_link_fail(ppl_link *l, int code)
         ppl_sandbox_kill(l->runner);
         reap(l);
     }
+    if (l->to_runner >= 0)
+        close(l->to_runner);
+    if (l->from_runner >= 0)
+        close(l->from_runner);
+    l->to_runner = l->from_runner = -1;
+    if (recovery) { /* several runs: this one ends here, the next starts a fresh runner */
+        recovered_result = result;
+        longjmp(*recovery, 1);
+    }
     ppl_results_close();
     fflush(NULL);
-    if (result < 0) { /* die as the runner did, so the exit status says "crash" as it did before the split */
+    if (result < 0) { /* die as the runner did, so the exit status says "crash" */
         signal(-result, SIG_DFL);
         raise(-result);
         _exit(PPL_EXIT_CUDA);

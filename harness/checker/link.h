@@ -11,6 +11,7 @@
 #ifndef PPL_LINK_H
 #define PPL_LINK_H
 
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,7 +24,8 @@ enum {
     PPL_LINK_ERROR = -1,   /* the runner reported a fatal error: message, error_status */
     PPL_LINK_GONE = -2,    /* the runner died or exited: wait_status */
     PPL_LINK_GARBAGE = -3, /* the reply was malformed (wrong type or length, bad header): message */
-    PPL_LINK_SYSTEM = -4   /* the checker could not talk to the runner, or start it: message */
+    PPL_LINK_SYSTEM = -4,  /* the checker could not talk to the runner, or start it: message */
+    PPL_LINK_TIMEOUT = -5  /* the runner did not answer before the deadline (it is killed): message */
 };
 
 typedef struct {
@@ -32,6 +34,8 @@ typedef struct {
     int num_wrap;
     const char *const *rw_paths;  /* folders the wrapped tool may write (its log) */
     int num_rw;
+    const int *fds;               /* descriptors the runner keeps at the same numbers and may not close (>= 5) */
+    int num_fds;
     ppl_sandbox_mode mode;
     double cpu_seconds;           /* the runner's CPU time limit (0: none) */
 } ppl_link_options;
@@ -40,6 +44,7 @@ typedef struct {
     pid_t runner;          /* the sandboxed program's pid (0 once reaped) */
     int to_runner;         /* the checker's ends of the two pipes (-1: closed) */
     int from_runner;
+    double deadline;       /* CLOCK_MONOTONIC seconds by which the runner must answer (0: none) */
     ppl_sandbox_report sandbox; /* the layers in force */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */
@@ -64,6 +69,12 @@ int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, con
 int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
                   int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx);
 
+/* The exit status of a run stopped at its deadline (as timeout(1) gives). */
+#define PPL_EXIT_TIMEOUT 124
+
+/* Seconds on CLOCK_MONOTONIC, for deadlines. */
+double ppl_link_now(void);
+
 /* ppl_link_send then ppl_link_wait for the same type, with no messages in between. */
 int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,
                   size_t bulk_in_bytes, void *reply, size_t reply_bytes, void *bulk_out, uint64_t bulk_out_bytes);
@@ -78,15 +89,23 @@ int ppl_link_stop(ppl_link *l);
  * "error" line with the runner's message, exit with its status (3 for a CUDA error). PPL_LINK_GONE: a runner killed
  * by a signal gives an "error" line and -SIGNAL; one that exited gives a "fail" line ("does it call exit()?") and
  * exit status 1. PPL_LINK_GARBAGE: a "fail" line, exit status 1. PPL_LINK_SYSTEM: an "error" line, exit status 2.
+ * PPL_LINK_TIMEOUT: a "timeout" line, exit status PPL_EXIT_TIMEOUT.
  */
 int ppl_link_report(const ppl_link *l, int code);
 
-/* ppl_link_report, then kills the runner, and exits or dies of the runner's signal. Never returns. */
+/* ppl_link_report, then kills the runner, and exits or dies of the runner's signal; with a recovery point set
+ * (ppl_link_set_recovery), jumps there instead, ppl_link_recovered_result() holding what it would have done. Never
+ * returns. */
 void ppl_link_fail(ppl_link *l, int code)
 #ifdef __GNUC__
     __attribute__((noreturn))
 #endif
     ;
+
+/* Where ppl_link_fail jumps instead of ending the checker (NULL: it ends it), for a checker that runs several
+ * argument lists, each with a fresh runner after a failed one. */
+void ppl_link_set_recovery(jmp_buf *env);
+int ppl_link_recovered_result(void);
 
 /* Describes a wait status in words: "died of SIGSEGV (signal 11)", "exited with status 0". */
 void ppl_describe_wait_status(int status, char *buf, size_t len);

@@ -16,9 +16,13 @@
 #include "results.h"
 #include "sandbox.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const ppl_checker_pattern *const patterns[] = {&ppl_pattern_reduce, &ppl_pattern_scan,
                                                       &ppl_pattern_compact};
@@ -78,6 +82,169 @@ static const ppl_checker_pattern *find_pattern(int argc, char **argv)
     return NULL;
 }
 
+/* Starts the runner and opens its device. Returns 0, PPL_EXIT_NO_DEVICE after a "no-device" line, or
+ * PPL_EXIT_USAGE after a "sandbox" error line (the sandbox could not be set up as asked). A runner that fails at
+ * HELLO is reported through ppl_link_fail. */
+static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *dev, int announce)
+{
+    const ppl_link_options lo = {o->runner,       o->wrap,           o->num_wrap,
+                                 o->rw_paths,     o->num_rw,         o->runner_fds,
+                                 o->num_runner_fds, (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds};
+    if (ppl_link_start(link, &lo) != 0) {
+        ppl_results_begin_case("sandbox");
+        fprintf(stderr, "%s\n", link->message);
+        ppl_results_start("sandbox", "error");
+        ppl_results_str("message", link->message);
+        ppl_results_end();
+        return PPL_EXIT_USAGE;
+    }
+    if (announce)
+        report_sandbox(link);
+    ppl_results_begin_case("device");
+    ppl_hello_reply hello;
+    const int code = ppl_link_call(link, PPL_MSG_HELLO, NULL, 0, NULL, 0, &hello, sizeof hello, NULL, 0);
+    if (code != 0)
+        ppl_link_fail(link, code);
+    if (hello.status != 0) {
+        ppl_results_start("device", "no-device");
+        ppl_results_str("message", "no CUDA device here");
+        ppl_results_end();
+        ppl_link_stop(link);
+        return PPL_EXIT_NO_DEVICE;
+    }
+    hello.dev.name[sizeof hello.dev.name - 1] = '\0'; /* the runner's text, shown as text */
+    hello.dev.pci_bus_id[sizeof hello.dev.pci_bus_id - 1] = '\0';
+    *dev = hello.dev;
+    if (announce && !o->quiet) {
+        char seed[64];
+        if (o->seed_fd >= 0)
+            snprintf(seed, sizeof seed, "from --seed-fd");
+        else
+            snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+        printf("device: %s (sm_%d%d, %d SMs), seed %s, sandbox: %s\n", dev->name, dev->cc_major, dev->cc_minor,
+               dev->sm_count, seed, link->sandbox.layers);
+    }
+    return 0;
+}
+
+/* The argument lists of --runs-fd: arguments ended by NUL bytes, each list by an empty argument. */
+typedef struct {
+    char *text;
+    char **args; /* all lists, each followed by NULL */
+    int count;   /* lists */
+} run_lists;
+
+static int read_runs(int fd, run_lists *r)
+{
+    size_t len = 0, cap = 1 << 16;
+    r->text = (char *)ppl_alloc(cap);
+    for (;;) {
+        if (len == cap)
+            r->text = (char *)realloc(r->text, cap *= 2);
+        if (!r->text)
+            return -1;
+        const ssize_t got = read(fd, r->text + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            fprintf(stderr, "--runs-fd %d: %s\n", fd, strerror(errno));
+            return -1;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (len == 0 || r->text[len - 1] != '\0') {
+        fprintf(stderr, "--runs-fd %d: expected arguments ended by NUL bytes\n", fd);
+        return -1;
+    }
+    r->args = (char **)ppl_alloc((len + 2) * sizeof(char *));
+    size_t n = 0;
+    r->count = 0;
+    for (size_t at = 0; at < len; at += strlen(r->text + at) + 1) {
+        if (r->text[at] == '\0') {
+            r->args[n++] = NULL;
+            r->count++;
+        } else {
+            r->args[n++] = r->text + at;
+        }
+    }
+    if (n == 0 || r->args[n - 1] != NULL) { /* the last list needs its end too */
+        r->args[n++] = NULL;
+        r->count++;
+    }
+    return 0;
+}
+
+/* The line that ends run k of --runs-fd: its exit status as the program's own would be (-SIGNAL: died of it). */
+static void end_run(long k, int status)
+{
+    ppl_results_begin_case("run");
+    ppl_results_start("run-end", status == 0 ? "pass" : "fail");
+    ppl_results_int("exit", status);
+    ppl_results_end();
+    (void)k;
+}
+
+/* Runs every list of --runs-fd in turn with one runner, and a fresh one after a run that lost it. */
+static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, ppl_options *base)
+{
+    run_lists lists;
+    if (read_runs(base->runs_fd, &lists) != 0)
+        return PPL_EXIT_USAGE;
+    const ppl_options saved = *base; /* the pattern's parse reuses its options for every list */
+    ppl_link link;
+    ppl_device_info dev;
+    int started = start_runner(&link, &saved, &dev, 1);
+    if (started != 0)
+        return started;
+    static jmp_buf env;
+    int worst = 0;
+    char **args = lists.args;
+    for (volatile long k = 0; k < lists.count; k++) {
+        char *run_argv[96];
+        int run_argc = 0;
+        run_argv[run_argc++] = argv[0];
+        for (; *args && run_argc < 94; args++)
+            run_argv[run_argc++] = *args;
+        args++;
+        run_argv[run_argc] = NULL;
+        ppl_results_set_run(k);
+        if (link.runner <= 0 && (started = start_runner(&link, &saved, &dev, 0)) != 0) {
+            end_run(k, started);
+            return started;
+        }
+        optind = 0;
+        ppl_options *o = pattern->parse(run_argc, run_argv);
+        if (!o) {
+            end_run(k, PPL_EXIT_USAGE);
+            worst = PPL_EXIT_USAGE;
+            continue;
+        }
+        o->seed = saved.seed;
+        o->quiet = saved.quiet;
+        link.deadline = o->timeout_s > 0 ? ppl_link_now() + o->timeout_s : 0;
+        volatile int status;
+        if (setjmp(env) == 0) {
+            ppl_link_set_recovery(&env);
+            const int failures = pattern->check(&link, &dev, o);
+            status = failures < 0 ? PPL_EXIT_USAGE : failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;
+        } else {
+            status = ppl_link_recovered_result(); /* the runner is gone: a fresh one for the next run */
+        }
+        ppl_link_set_recovery(NULL);
+        end_run(k, status);
+        if (status == PPL_EXIT_TIMEOUT) /* a hung lab would hang again: no later list runs */
+            return PPL_EXIT_TIMEOUT;
+        if (status != 0 && (worst == 0 || status == PPL_EXIT_USAGE))
+            worst = status < 0 ? PPL_EXIT_CUDA : status;
+    }
+    (void)argc;
+    ppl_link_stop(&link);
+    return worst;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], PPL_SANDBOX_STAGE_FLAG) == 0)
@@ -98,43 +265,17 @@ int main(int argc, char **argv)
         return PPL_EXIT_USAGE;
     if ((o->result_fd >= 0 ? ppl_results_open_fd(o->result_fd) : ppl_results_open(o->result_path)) != 0)
         return PPL_EXIT_USAGE;
-    const ppl_link_options lo = {o->runner, o->wrap, o->num_wrap, o->rw_paths, o->num_rw,
-                                 (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds};
+    if (o->runs_fd >= 0)
+        return run_many(pattern, argc, argv, o);
     ppl_link link;
-    const int started = ppl_link_start(&link, &lo);
-    if (started != 0) {
-        ppl_results_begin_case("sandbox");
-        fprintf(stderr, "%s\n", link.message);
-        ppl_results_start("sandbox", "error");
-        ppl_results_str("message", link.message);
-        ppl_results_end();
-        return PPL_EXIT_USAGE;
-    }
-    report_sandbox(&link);
-    ppl_results_begin_case("device");
-    ppl_hello_reply hello;
-    const int code = ppl_link_call(&link, PPL_MSG_HELLO, NULL, 0, NULL, 0, &hello, sizeof hello, NULL, 0);
-    if (code != 0)
-        ppl_link_fail(&link, code);
-    if (hello.status != 0) {
-        ppl_results_start("device", "no-device");
-        ppl_results_str("message", "no CUDA device here");
-        ppl_results_end();
-        ppl_link_stop(&link);
-        return PPL_EXIT_NO_DEVICE;
-    }
-    hello.dev.name[sizeof hello.dev.name - 1] = '\0'; /* the runner's text, shown as text */
-    hello.dev.pci_bus_id[sizeof hello.dev.pci_bus_id - 1] = '\0';
-    if (!o->quiet) {
-        char seed[64];
-        if (o->seed_fd >= 0)
-            snprintf(seed, sizeof seed, "from --seed-fd");
-        else
-            snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-        printf("device: %s (sm_%d%d, %d SMs), seed %s, sandbox: %s\n", hello.dev.name, hello.dev.cc_major,
-               hello.dev.cc_minor, hello.dev.sm_count, seed, link.sandbox.layers);
-    }
-    const int failures = pattern->check(&link, &hello.dev, o);
+    ppl_device_info dev;
+    link.deadline = 0;
+    const double deadline = o->timeout_s > 0 ? ppl_link_now() + o->timeout_s : 0;
+    const int started = start_runner(&link, o, &dev, 1);
+    if (started != 0)
+        return started;
+    link.deadline = deadline;
+    const int failures = pattern->check(&link, &dev, o);
     ppl_link_stop(&link);
     if (failures < 0)
         return PPL_EXIT_USAGE;

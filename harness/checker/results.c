@@ -10,6 +10,7 @@ static FILE *results_file;
 static char **plan_names;
 static size_t plan_count, plan_capacity;
 static char current_case[256] = "startup";
+static long current_run = -1; /* ppl_results_set_run: the run every line names, -1 for none */
 static void (*fatal_sink)(const char *message, int status);
 
 int ppl_results_open(const char *path)
@@ -64,7 +65,10 @@ void ppl_plan_add(const char *name)
 void ppl_plan_write(void)
 {
     if (results_file) {
-        fputs("{\"case\": \"plan\", \"kind\": \"plan\", \"cases\": [", results_file);
+        fputs("{\"case\": \"plan\", ", results_file);
+        if (current_run >= 0)
+            fprintf(results_file, "\"run\": %ld, ", current_run);
+        fputs("\"kind\": \"plan\", \"cases\": [", results_file);
         for (size_t k = 0; k < plan_count; k++) {
             if (k)
                 fputs(", ", results_file);
@@ -79,6 +83,8 @@ void ppl_plan_write(void)
     plan_names = NULL;
     plan_count = plan_capacity = 0;
 }
+
+void ppl_results_set_run(long run) { current_run = run; }
 
 void ppl_results_begin_case(const char *name)
 {
@@ -111,6 +117,8 @@ void ppl_results_start(const char *kind, const char *status)
         return;
     fputs("{\"case\": ", results_file);
     ppl_json_string(results_file, current_case);
+    if (current_run >= 0)
+        ppl_results_int("run", current_run);
     ppl_results_str("kind", kind);
     ppl_results_str("status", status);
 }

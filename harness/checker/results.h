@@ -3,8 +3,7 @@
  *
  * Each line is written and flushed when its case ends, so a program that is killed mid-run leaves the finished
  * cases behind. A fatal CUDA error (cuda_check.h) writes an "error" line for the case in progress before exiting.
- * docs/DESIGN.md lists the fields. Only the checker process writes here (isolate.h): in the runner no channel is
- * open, and a fatal error goes to the checker through the sink isolate.c sets.
+ * docs/DESIGN.md lists the fields. Only the checker writes here; the runner, another program, has no channel (link.h).
  */
 #ifndef PPL_RESULTS_H
 #define PPL_RESULTS_H
@@ -33,6 +32,10 @@ void ppl_results_close(void);
  */
 void ppl_plan_add(const char *name);
 void ppl_plan_write(void);
+
+/* In a program that runs several argument lists (the checker's --runs-fd), the list every line and plan belongs to:
+ * each line gets "run": run (-1: none, the default). */
+void ppl_results_set_run(long run);
 
 /* Names the case now running, for the error line a fatal CUDA error writes. */
 void ppl_results_begin_case(const char *name);

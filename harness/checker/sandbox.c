@@ -276,53 +276,32 @@ static int parse_fds(const char *s, int *fds, int max)
 
 int ppl_sandbox_stage_main(int argc, char **argv)
 {
-    stage_args a = {0};
-    if (argc < 11 || strcmp(argv[9], "--") != 0) {
-        fprintf(stderr, "%s: only the sandbox calls this mode\n", argv[0]);
-        return 127;
-    }
+    stage_args a = {.argv = argv + 10, .envp = environ};
+    if (argc < 11 || strcmp(argv[9], "--") != 0)
+        return fprintf(stderr, "%s: only the sandbox calls this mode\n", argv[0]), 127;
     a.profile = strcmp(argv[2], "tool") == 0 ? PPL_PROFILE_TOOL : PPL_PROFILE_RUNNER;
-    a.strict = atoi(argv[3]);
-    a.cpu = atol(argv[4]);
-    a.status_fd = atoi(argv[5]);
-    a.stderr_fd = atoi(argv[6]);
+    a.strict = atoi(argv[3]), a.cpu = atol(argv[4]), a.status_fd = atoi(argv[5]), a.stderr_fd = atoi(argv[6]);
     a.num_keep = parse_fds(argv[7], a.keep, MAX_FDS + 1);
     a.num_protect = parse_fds(argv[8], a.protect, MAX_FDS);
-    a.argv = argv + 10;
-    a.envp = environ;
-    if (a.num_keep < 0 || a.num_protect < 0) {
-        dprintf(a.status_fd, FAILED "bad descriptor list\n");
-        return 127;
-    }
+    if (a.num_keep < 0 || a.num_protect < 0)
+        return dprintf(a.status_fd, FAILED "bad descriptor list\n"), 127;
     return stage(&a);
 }
 
 /* ---- the checker's side ---- */
 
+/* A command line; v has room for every argument and the NULL after them (launch sizes it). */
 typedef struct {
     char **v;
-    int n, cap, failed;
+    int n, failed;
 } argvec;
 
-static void push(argvec *a, const char *s)
+/* Appends x, then y and z unless NULL. */
+static void push3(argvec *a, const char *x, const char *y, const char *z)
 {
-    if (a->n == a->cap) {
-        char **v = realloc(a->v, (size_t)(a->cap = a->cap ? 2 * a->cap : 64) * sizeof *v);
-        if (!v) {
-            a->failed = 1, a->n = 0;
-            return;
-        }
-        a->v = v;
-    }
-    if (!(a->v[a->n++] = s ? strdup(s) : NULL) && s)
-        a->failed = 1;
-}
-
-static void push3(argvec *a, const char *opt, const char *x, const char *y)
-{
-    push(a, opt), push(a, x);
-    if (y)
-        push(a, y);
+    const char *const three[] = {x, y, z};
+    for (int i = 0; i < 3 && three[i]; i++)
+        a->failed |= !(a->v[a->n++] = strdup(three[i]));
 }
 
 static const char *find_bwrap(char *buf, size_t len)
@@ -389,8 +368,7 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
     static const char *const etc[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"};
     static const char *const nvidia[] = {"ctl", "-uvm", "-uvm-tools", "-modeset", "-caps"};
     char buf[4096];
-    push(a, bwrap);
-    push(a, "--unshare-all"), push(a, "--unshare-user"), push(a, "--die-with-parent"), push(a, "--new-session");
+    push3(a, bwrap, "--unshare-all", "--unshare-user"), push3(a, "--die-with-parent", "--new-session", NULL);
     push3(a, "--uid", "65534", NULL), push3(a, "--gid", "65534", NULL), push3(a, "--ro-bind", "/usr", "/usr");
     for (size_t i = 0; i < sizeof usr_links / sizeof *usr_links; i++) {
         const ssize_t len = readlink(usr_links[i], buf, sizeof buf - 1);
@@ -421,12 +399,11 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
     push3(a, exe, PPL_SANDBOX_STAGE_FLAG, s->profile == PPL_PROFILE_TOOL ? "tool" : "runner");
     const long nums[] = {st->strict, st->cpu, st->status_fd, st->stderr_fd};
     for (int i = 0; i < 4; i++)
-        snprintf(buf, sizeof buf, "%ld", nums[i]), push(a, buf);
-    fds_text(buf, sizeof buf, st->keep, st->num_keep), push(a, buf);
+        snprintf(buf, sizeof buf, "%ld", nums[i]), push3(a, buf, NULL, NULL);
+    fds_text(buf, sizeof buf, st->keep, st->num_keep), push3(a, buf, NULL, NULL);
     fds_text(buf, sizeof buf, st->protect, st->num_protect), push3(a, buf, "--", NULL);
     for (int i = 0; s->argv[i]; i++)
-        push(a, s->argv[i]);
-    push(a, NULL);
+        push3(a, s->argv[i], NULL, NULL);
 }
 
 /* In the child: stdin from /dev/null, keep_fds at their numbers, the status pipe at st->status_fd (and, under
@@ -494,13 +471,16 @@ static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int 
     memcpy(st.protect, s->protect_fds, (size_t)s->num_protect * sizeof(int));
     char **envp = s->profile == PPL_PROFILE_RUNNER && !st.off ? allowed_env() : NULL;
     st.envp = envp ? envp : environ;
-    argvec args = {0};
+    int argc = 0;
+    while (s->argv[argc])
+        argc++;
+    argvec args = {calloc((size_t)(128 + 3 * (s->num_ro + s->num_rw) + argc), sizeof(char *)), 0, 0};
     const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (bwrap && exe_len > 0)
+    if (bwrap && exe_len > 0 && args.v)
         bwrap_args(&args, bwrap, exe, s, &st);
     const pid_t parent = getpid();
     pid_t pid = -1;
-    if ((s->profile == PPL_PROFILE_RUNNER && !st.off && !envp) || (bwrap && (exe_len <= 0 || args.failed)))
+    if ((s->profile == PPL_PROFILE_RUNNER && !st.off && !envp) || (bwrap && (exe_len <= 0 || !args.v || args.failed)))
         snprintf(msg, len, "cannot build the command line or the environment (out of memory?)");
     else if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
         snprintf(msg, len, "cannot start the program: %s", strerror(errno));
@@ -542,16 +522,14 @@ static void names(char *buf, size_t len, int set)
             snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", layer_names[i]);
 }
 
-static const char userns_help[] = "allow user namespaces (sysctl user.max_user_namespaces=10000; Debian 11: "
-                                  "kernel.unprivileged_userns_clone=1; Ubuntu 24.04: "
-                                  "kernel.apparmor_restrict_unprivileged_userns=0)";
+static const char bwrap_help[] = "the checker, the program and their folders must be readable by nobody (65534), "
+                                 "and user namespaces allowed (sysctl user.max_user_namespaces=10000; Debian 11: "
+                                 "kernel.unprivileged_userns_clone=1; Ubuntu 24.04: "
+                                 "kernel.apparmor_restrict_unprivileged_userns=0)";
 
-pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *err, size_t err_len)
+/* 0 if the spec can be started, or -1 with a message in err. */
+static int check_spec(const ppl_sandbox_spec *s, char *err, size_t len)
 {
-    char buf[1024], why[1536] = "";
-    int got = 0, have = 0, refused = 0;
-    memset(r, 0, sizeof *r);
-    err[0] = '\0';
     int bad = !s->argv || !s->argv[0] || s->argv[0][0] != '/' || s->num_keep < 0 || s->num_keep > MAX_FDS ||
               s->num_protect < 0 || s->num_protect > MAX_FDS;
     for (int i = 0; !bad && i < s->num_keep; i++)
@@ -559,41 +537,58 @@ pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *
     for (int i = 0; !bad && i < s->num_protect; i++)
         bad = s->protect_fds[i] < 3;
     if (bad)
-        return snprintf(err, err_len, "sandbox: bad spec (argv[0] must be an absolute path; at most %d kept and %d "
+        return snprintf(err, len, "sandbox: bad spec (argv[0] must be an absolute path; at most %d kept and %d "
                         "protected descriptors, all >= 3)", MAX_FDS, MAX_FDS), -1;
-    const char *absent = access(s->argv[0], X_OK) != 0 ? s->argv[0] : NULL;
-    for (int i = 0; !absent && i < s->num_ro + s->num_rw; i++)
-        absent = access(i < s->num_ro ? s->ro_paths[i] : s->rw_paths[i - s->num_ro], F_OK) != 0
-                     ? (i < s->num_ro ? s->ro_paths[i] : s->rw_paths[i - s->num_ro]) : NULL;
-    if (absent)
-        return snprintf(err, err_len, "sandbox: %s: %s", absent, strerror(errno)), -1;
+    for (int i = -1; i < s->num_ro + s->num_rw; i++) {
+        const char *path = i < 0 ? s->argv[0] : i < s->num_ro ? s->ro_paths[i] : s->rw_paths[i - s->num_ro];
+        if (access(path, i < 0 ? X_OK : F_OK) != 0)
+            return snprintf(err, len, "sandbox: %s: %s", path, strerror(errno)), -1;
+    }
+    return 0;
+}
+
+/* Starts under bubblewrap: the pid, or -1 with why (and *refused when the stage, not bubblewrap, said no). *have
+ * gets the layers the checker's side gives, *got the stage's. */
+static pid_t try_bwrap(const ppl_sandbox_spec *s, const char *bwrap, int *have, int *got, char *why, size_t len,
+                       int *refused)
+{
+    char msg[1024];
+    const int root = geteuid() == 0, drop = root && nobody_has_userns();
+    *have = L_NS | L_DWP | (drop || !root ? L_UID : 0);
+    if (s->mode == PPL_SANDBOX_REQUIRE && !(*have & L_UID))
+        return snprintf(why, len, "as root, the sandbox would be root outside its namespaces: %s", bwrap_help), -1;
+    const pid_t pid = launch(s, bwrap, drop, got, msg, sizeof msg, refused);
+    if (pid < 0 && *refused)
+        snprintf(why, len, "%s", msg);
+    else if (pid < 0)
+        snprintf(why, len, "bubblewrap failed (%s): %s", msg, bwrap_help);
+    return pid;
+}
+
+pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *err, size_t err_len)
+{
+    char buf[1024], why[1536] = "";
+    int got = 0, have = 0, refused = 0;
+    memset(r, 0, sizeof *r);
+    snprintf(r->layers, sizeof r->layers, "none");
+    if (check_spec(s, err, err_len) != 0)
+        return -1;
     const char *no_bwrap = getenv("PPL_SANDBOX_NO_BWRAP");
     const int skip = s->mode == PPL_SANDBOX_OFF || (no_bwrap && strcmp(no_bwrap, "1") == 0);
     const char *bwrap = skip ? NULL : find_bwrap(buf, sizeof buf);
-    pid_t pid = -1;
+    pid_t pid = bwrap ? try_bwrap(s, bwrap, &have, &got, why, sizeof why, &refused) : -1;
     if (!bwrap && s->mode != PPL_SANDBOX_OFF)
         snprintf(why, sizeof why, "%s", skip ? "PPL_SANDBOX_NO_BWRAP=1 is set"
                                              : "bubblewrap not found (apt-get install bubblewrap, or set PPL_BWRAP)");
-    if (bwrap) {
-        const int root = geteuid() == 0, drop = root && nobody_has_userns();
-        have = L_NS | L_DWP | (drop || !root ? L_UID : 0);
-        if (s->mode == PPL_SANDBOX_REQUIRE && !(have & L_UID))
-            snprintf(why, sizeof why, "the sandbox would be root outside its namespaces: %s", userns_help);
-        else if ((pid = launch(s, bwrap, drop, &got, buf, sizeof buf, &refused)) < 0)
-            snprintf(why, sizeof why, refused ? "%s" : "bubblewrap failed (%s): %s", buf, userns_help);
-        if (pid < 0)
-            have = 0;
-    }
-    if (pid < 0 && !refused && !(s->mode == PPL_SANDBOX_REQUIRE)) {
+    if (pid < 0 && !refused && s->mode != PPL_SANDBOX_REQUIRE) { /* the child sets the layers up itself */
         have = s->mode == PPL_SANDBOX_OFF ? 0 : L_DWP | (geteuid() == 0 ? L_UID : 0);
         if ((pid = launch(s, NULL, have & L_UID, &got, buf, sizeof buf, &refused)) < 0)
             snprintf(why, sizeof why, "%s", buf);
     }
     have = pid > 0 ? have | got : 0;
-    names(r->layers, sizeof r->layers, have);
+    if (have)
+        names(r->layers, sizeof r->layers, have);
     names(r->missing, sizeof r->missing, L_ALL & ~have);
-    if (!r->layers[0])
-        snprintf(r->layers, sizeof r->layers, "none");
     r->wrapped = pid > 0 && (have & L_NS);
     if (pid < 0 && s->mode == PPL_SANDBOX_REQUIRE && !refused)
         snprintf(err, err_len, "sandbox required, but it cannot have namespaces and uid nobody here: %s", why);

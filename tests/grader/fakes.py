@@ -32,8 +32,41 @@ def write_raw(text):
     else:
         with open(RESULT, "a") as f:
             f.write(text)
+RUN = int(opt("--ppl-run")) if "--ppl-run" in ARGS else None
 def write(obj):
+    if RUN is not None:
+        obj = {{"run": RUN, **obj}}
     write_raw(json.dumps(obj) + "\\n")
+if "--runs-fd" in ARGS:  # the checker's --runs-fd: each list run as a fake of its own, as the real one runs each
+    import subprocess
+    data = b""
+    while chunk := os.read(int(opt("--runs-fd")), 65536):
+        data += chunk
+    lists, current = [], []
+    for arg in data.split(b"\\0")[:-1]:
+        if arg:
+            current.append(arg.decode())
+        else:
+            lists.append(current)
+            current = []
+    for k, args in enumerate(lists):
+        limit = float(args[args.index("--timeout") + 1]) if "--timeout" in args else None
+        child = subprocess.Popen([sys.argv[0], *args, "--ppl-run", str(k), "--result-fd", str(RESULT_FD),
+                                  *(["--seed", SEED] if SEED else [])], pass_fds=[RESULT_FD])
+        try:
+            rc = child.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            RUN = k
+            write({{"case": "?", "kind": "error", "status": "timeout", "message": "timed out"}})
+            rc = 124
+        RUN = k
+        write({{"case": "run", "kind": "run-end", "status": "pass" if rc == 0 else "fail", "exit": rc}})
+        RUN = None
+        if rc in (124, 77):
+            sys.exit(rc)
+    sys.exit(0)
 def plan(cases=None):
     write({{"case": "plan", "kind": "plan", "cases": CASES if cases is None else cases}})
 def emit(case, status="pass", kind="check", **fields):

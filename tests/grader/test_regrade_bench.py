@@ -164,7 +164,7 @@ class NearKernels(unittest.TestCase):
                 source = near.submission(lab, 1.5, tmp) / lab / near.VARIANTS[lab][0]
                 proc = subprocess.run([os.environ.get("NVCC", "nvcc"), "-std=c++17", "-gencode",
                                        "arch=compute_75,code=sm_75", "-Xcompiler", "-Wall,-Werror",
-                                       "-I", str(KIT / "harness"), "-c", str(source), "-o", str(Path(tmp) / "x.o")],
+                                       "-I", str(KIT / "harness" / "include"), "-c", str(source), "-o", str(Path(tmp) / "x.o")],
                                       capture_output=True, text=True)
                 self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
