@@ -9,7 +9,10 @@
  * stage sets no-new-privs and the rlimits, loads the seccomp filter, writes READY and the layers it set up on the
  * status pipe, and executes the program: the filter is in force before any of the program's code runs, constructors
  * and IFUNC resolvers included. Under bubblewrap the status pipe is fd 2 until then, so that bubblewrap's own
- * complaints reach the checker, which falls back (AUTO) or fails (REQUIRE) with them.
+ * complaints reach the checker, which falls back (AUTO) or fails (REQUIRE) with them; and the stage is the pid
+ * namespace's pid 1 (--as-pid-1): it forks, and stays behind as a minimal init (become_init), so that no process
+ * without the filter is left where the program could reach it (bubblewrap's own init would be: same uid, dumpable,
+ * its /proc/1/mem writable). /proc cannot be read-only instead: the CUDA driver fails on a read-only /proc.
  *
  * Exec once. A seccomp filter sees a syscall's arguments, never the memory they point to, so it cannot allow
  * "execve of this path". It can allow "execve whose filename pointer is this number": the stage maps a page at a
@@ -27,7 +30,10 @@
  *     low 32 bits, as the kernel reads an int); close_range -> ENOSYS (callers fall back to close); clone3 -> ENOSYS
  *     (glibc falls back to clone, whose flags the filter can read). memfd_create stays allowed (CUDA may use it).
  *   RUNNER: execve but with the stage's pointer, execveat, fork, vfork, clone without CLONE_THREAD (threads are fine:
- *     CUDA starts some), socket and socketpair (every family), and kill, tkill, tgkill, rt_sigqueueinfo,
+ *     CUDA starts some); socket but AF_UNIX stream and seqpacket, socketpair, connect (the CUDA driver needs an
+ *     AF_UNIX socket it binds to an abstract name and listens on, and takes a refused connect to the MPS server
+ *     in its stride: seen on an H100, driver 580, CUDA 13.0; so nothing can be reached, and under bubblewrap
+ *     abstract names are private to the sandbox's network namespace); kill, tkill, tgkill, rt_sigqueueinfo,
  *     rt_tgsigqueueinfo but to its own pid (the stage's, kept across exec; so kill(0) and kill(-1) are denied).
  *   TOOL: exec, fork allowed; socket and socketpair for AF_UNIX only; kill and rt_sigqueueinfo to a negative pid
  *     (a group, -1) denied, and every signal to the stage's parent.
@@ -35,9 +41,9 @@
  * Found on the development machine (Debian 12, kernel 6.18, bwrap 0.8.0, 2 cores, root):
  *   - bubblewrap works unprivileged: `setpriv --reuid=65534 --regid=65534 --clear-groups bwrap --unshare-all
  *     --uid 65534 ...` runs (user.max_user_namespaces = 96365), so as root the child drops to nobody before bwrap.
- *   - bubblewrap's pid 1 (its reaper) runs without the filter and the program could open /proc/1/mem for writing
- *     and run code there: /proc is remounted read-only, which refuses that (EROFS) and keeps normal signals
- *     (--as-pid-1 would too, but a pid 1 ignores its own default-action signals: abort() turns into SIGSEGV).
+ *   - bubblewrap's pid 1 (its reaper) runs without the filter, and the program could open its /proc/1/mem for
+ *     writing and run code there: hence become_init. (The program itself as pid 1 would not do: a pid 1 ignores
+ *     signals it sends itself with no handler; abort() ends as SIGSEGV, SIGXCPU does nothing.)
  *   - a start of /bin/true, fork to reaped (test_sandbox --time 100): OFF 0.8 ms; fallback 1.1 ms (+0.3: the
  *     filter, the rlimits); AUTO 6.7-7.1 ms: user namespace +2.0, pid +0.05, net +0.4, ipc/uts/cgroup +0.3, the
  *     view (/proc, /dev, /sys, /tmp) +2.3, the stage's second exec +1.0. As nobody: the same.
@@ -178,8 +184,7 @@ static int load_filter(const stage_args *a, const char *exec_ptr)
         SCMP_SYS(swapoff), SCMP_SYS(acct), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime), SCMP_SYS(adjtimex),
         SCMP_SYS(clock_adjtime), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(quotactl), SCMP_SYS(quotactl_fd),
         SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd), SCMP_SYS(pidfd_send_signal), SCMP_SYS(vhangup)};
-    static const int runner_denied[] = {SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(socket),
-                                        SCMP_SYS(socketpair)};
+    static const int runner_denied[] = {SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(socketpair)};
     static const int signals[] = {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
                                   SCMP_SYS(rt_tgsigqueueinfo)};
     static const unsigned long new_ns[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC,
@@ -211,6 +216,14 @@ static int load_filter(const stage_args *a, const char *exec_ptr)
         rule(ctx, &rc, deny, SCMP_SYS(clone), 0, masked, CLONE_THREAD, 0);
         for (size_t i = 0; i < sizeof runner_denied / sizeof *runner_denied; i++)
             rule(ctx, &rc, deny, runner_denied[i], -1, 0, 0, 0);
+        /* The CUDA driver makes an AF_UNIX SOCK_SEQPACKET socket of its own (an abstract "cuda-uvmfd-..." listener)
+         * and fails to start without it (seen on an H100, driver 580); it also connects to
+         * /tmp/nvidia-mps/control, where ENOENT means "no MPS server", as it does when there is none. So connect
+         * always answers ENOENT: nothing outside can be reached, and the driver carries on. */
+        rule(ctx, &rc, SCMP_ACT_ERRNO(ENOENT), SCMP_SYS(connect), -1, 0, 0, 0);
+        rule(ctx, &rc, deny, SCMP_SYS(socket), 0, ne, AF_UNIX, 0);
+        rule(ctx, &rc, deny, SCMP_SYS(socket), 1, masked, 0xf, SOCK_DGRAM); /* and SOCK_RAW, which AF_UNIX takes */
+        rule(ctx, &rc, deny, SCMP_SYS(socket), 1, masked, 0xf, SOCK_RAW);   /* for SOCK_DGRAM */
         for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
             rule(ctx, &rc, deny, signals[i], 0, ne, pid, 0);
     } else {
@@ -226,6 +239,27 @@ static int load_filter(const stage_args *a, const char *exec_ptr)
     return rc;
 }
 
+/* As the pid namespace's pid 1 (bubblewrap --as-pid-1): forks; the parent stays behind as its init, holding no
+ * descriptor, non-dumpable (the program, same uid, cannot open /proc/1/mem), reaping orphans, and ends with the
+ * program (its exit status, or 128 + the signal that killed it); only the child returns. */
+static void become_init(void)
+{
+    const pid_t child = getpid() == 1 ? fork() : 0;
+    if (child <= 0)
+        return;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (close_range(0, ~0u, 0) != 0)
+        for (int fd = 0; fd < 65536; fd++)
+            close(fd);
+    for (int status;;) {
+        const pid_t pid = wait(&status);
+        if (pid == child)
+            _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (pid < 0 && errno != EINTR)
+            _exit(127);
+    }
+}
+
 /* Sets up the layers and executes a->argv; returns only on failure (127), after saying why on the status pipe
  * (before READY) or on stderr (after). */
 static int stage(const stage_args *a)
@@ -233,6 +267,7 @@ static int stage(const stage_args *a)
     int got = 0;
     const char *path = a->argv[0];
     close_except(a->keep, a->num_keep);
+    become_init();
     if (!a->off) {
         got |= prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? L_NNP : 0;
         got |= set_limits(a->cpu) == 0 ? L_RLIMITS : 0;
@@ -368,7 +403,7 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
     static const char *const etc[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"};
     static const char *const nvidia[] = {"ctl", "-uvm", "-uvm-tools", "-modeset", "-caps"};
     char buf[4096];
-    push3(a, bwrap, "--unshare-all", "--unshare-user"), push3(a, "--die-with-parent", "--new-session", NULL);
+    push3(a, bwrap, "--unshare-all", "--unshare-user"), push3(a, "--die-with-parent", "--new-session", "--as-pid-1");
     push3(a, "--uid", "65534", NULL), push3(a, "--gid", "65534", NULL), push3(a, "--ro-bind", "/usr", "/usr");
     for (size_t i = 0; i < sizeof usr_links / sizeof *usr_links; i++) {
         const ssize_t len = readlink(usr_links[i], buf, sizeof buf - 1);
@@ -379,8 +414,7 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
     }
     for (size_t i = 0; i < sizeof etc / sizeof *etc; i++)
         push3(a, "--ro-bind-try", etc[i], etc[i]);
-    /* Read-only /proc: bubblewrap's own pid 1 runs without the filter, and /proc/1/mem must not be writable. */
-    push3(a, "--proc", "/proc", NULL), push3(a, "--remount-ro", "/proc", NULL), push3(a, "--dev", "/dev", NULL);
+    push3(a, "--proc", "/proc", NULL), push3(a, "--dev", "/dev", NULL);
     for (int i = 0; i < 5 + 32; i++) {
         if (i < 5)
             snprintf(buf, sizeof buf, "/dev/nvidia%s", nvidia[i]);
