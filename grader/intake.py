@@ -7,56 +7,42 @@ lab's one file out of it, by the rules the Gradescope autograder uses for a sing
 of the kit, one top-level folder inside an archive), loose files named after their lab (03-sequential.cu), nested
 archives one level deep.
 
-Unpacking is safe: only regular files are written (no links, devices or folders named by the archive), no member
-may leave the folder it is unpacked into (absolute paths, `..`), and sizes are capped (Limits) by the bytes
-actually read, not by what an archive's headers claim. An upload that cannot be read at all raises IntakeError,
-whose message is the reason the gradebook shows.
+Unpacking is safe (grader/unpack.py, which the Gradescope autograder uses too): only regular files are written (no
+links, devices or folders named by the archive), no member may leave the folder it is unpacked into (absolute
+paths, `..`), and sizes and entries are capped (Limits) by the bytes actually read, not by what an archive's
+headers claim. An upload that cannot be read at all raises IntakeError, whose message is the reason the gradebook
+shows.
+
+Student ids are the uploads' names cleaned to a safe folder name (clean_id), made unique (unique_ids): two uploads
+never share a folder, and no upload's name can reach the grader's own files (classroom.py keeps students in
+OUT/students/).
 """
 import hashlib
 import importlib.util
 import os
 import re
 import shutil
-import stat
-import tarfile
-import zipfile
-import zlib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.unpack import Budget, Limits, UnpackError, archive_suffix, copy_capped
+from grader.unpack import extract as unpack_archive
+
 KIT = Path(__file__).resolve().parent.parent
 AUTOGRADE = KIT / "tools" / "gradescope" / "autograde.py"
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}  # as autograde.walk skips them
 GRADESCOPE_METADATA = "submission_metadata.yml"
-CHUNK = 1 << 16
+MAX_ID = 64  # characters of a student id (a folder name)
 
-
-class IntakeError(Exception):
-    """A student's upload cannot be read at all (a broken archive, over a size limit); the message says why."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one student's upload may hold. Bytes are counted as they are read, so a lying header does not help."""
-
-    max_members: int = 20000  # entries listed in one archive
-    max_file_bytes: int = 50 << 20  # one file written (a .cu file or a nested archive)
-    max_total_bytes: int = 200 << 20  # everything written for one student
-    max_scanned_bytes: int = 2 << 30  # the sizes a tar's headers declare, all members together (read through)
-
-
-@dataclass
-class Budget:
-    """The bytes one student's upload may still write."""
-
-    left: int
+IntakeError = UnpackError  # a student's upload cannot be read at all (a broken archive, over a size limit)
 
 
 @dataclass(frozen=True)
 class Entry:
     """One student's upload in an export: a folder or an archive. name, sid and email come from Gradescope's
-    submission_metadata.yml when the export has one."""
+    submission_metadata.yml when the export has one; note says why the id is not the upload's cleaned name (two
+    uploads that clean to the same id)."""
 
     student: str
     path: str
@@ -64,6 +50,7 @@ class Entry:
     name: str = ""
     sid: str = ""
     email: str = ""
+    note: str = ""
 
 
 @dataclass
@@ -79,22 +66,49 @@ class Intake:
 
 # ---- the students of an export ----
 
-def archive_suffix(name: str) -> str:
-    """The archive suffix name ends with (".tar.gz"), or "" when it is not an archive's name."""
-    lower = name.lower()
-    return next((s for s in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True) if lower.endswith(s)), "")
+def clean_id(text: str) -> str:
+    """A safe folder name from text: accents dropped (José: Jose), every character but ASCII letters, digits and
+    ._@+- replaced by _, no leading ., -, + or @ (no hidden folder, nothing a command takes for an option), at most
+    MAX_ID characters; "student" when no letter or digit is left."""
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = re.sub(r"[^A-Za-z0-9._@+-]", "_", text).lstrip(".-+@")[:MAX_ID]
+    return text if re.search(r"[A-Za-z0-9]", text) else "student"
 
 
 def student_id(name: str, strip_prefix: str = "") -> str:
     """A student's id from their upload's name: the archive suffix and strip_prefix (GitHub Classroom's
-    "assignment-" before each user name) removed, and every character but letters, digits and ._@+- replaced by _,
-    so that it is a safe folder name."""
+    "assignment-" before each user name) removed, then clean_id. Two uploads may get the same: see unique_ids."""
     suffix = archive_suffix(name)
     stem = name[:len(name) - len(suffix)] if suffix else name
     if strip_prefix and stem.startswith(strip_prefix) and len(stem) > len(strip_prefix):
         stem = stem[len(strip_prefix):]
-    stem = re.sub(r"[^A-Za-z0-9._@+-]", "_", stem).lstrip(".") or "student"
-    return stem
+    return clean_id(stem)
+
+
+def unique_ids(uploads: list, ids: list) -> list:
+    """(id, note) for each upload, given each one's cleaned id: of the uploads whose ids are the same (ignoring case,
+    as some file systems do) the first keeps its id and the others get -2, -3, ... after theirs (an id no other
+    upload has), each with a note naming them all; never one folder for two students."""
+    groups = {}
+    for k, sid in enumerate(ids):
+        groups.setdefault(sid.casefold(), []).append(k)
+    taken = set(groups)
+    result = [(sid, "") for sid in ids]
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        n = 1
+        for k in members[1:]:
+            n += 1
+            while f"{ids[k]}-{n}".casefold() in taken:
+                n += 1
+            taken.add(f"{ids[k]}-{n}".casefold())
+            result[k] = (f"{ids[k]}-{n}", "")
+        names = ", ".join(uploads[k] for k in members)
+        for k in members:
+            result[k] = (result[k][0], f"uploads {names} would share the id {ids[members[0]]}: this one "
+                                       f"({uploads[k]}) is {result[k][0]}")
+    return result
 
 
 def read_gradescope_metadata(path) -> dict:
@@ -124,8 +138,8 @@ def find_entries(folder, strip_prefix: str = "") -> tuple:
     """(entries, notes): one Entry per folder or archive at the top of an export folder, sorted by student id.
 
     A single folder holding everything (an export zip's one top-level folder) is looked into. Hidden files,
-    submission_metadata.yml and other loose files are left out, each named in notes. Two uploads that would get
-    the same id keep their whole names instead.
+    submission_metadata.yml and other loose files are left out, each named in notes. Ids are the uploads' cleaned
+    names (student_id), made unique by unique_ids.
     """
     folder = Path(folder)
     items = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
@@ -142,13 +156,12 @@ def find_entries(folder, strip_prefix: str = "") -> tuple:
             chosen.append((path, "archive"))
         elif path.name != GRADESCOPE_METADATA:
             notes.append(f"left out {path.name}: neither a folder nor an archive")
-    ids = [student_id(p.name, strip_prefix) for p, _ in chosen]
+    ids = unique_ids([p.name for p, _ in chosen], [student_id(p.name, strip_prefix) for p, _ in chosen])
     entries = []
-    for (path, kind), sid in zip(chosen, ids):
-        if ids.count(sid) > 1:
-            sid = re.sub(r"[^A-Za-z0-9._@+-]", "_", path.name)
+    for (path, kind), (sid, note) in zip(chosen, ids):
         meta = metadata.get(path.name) or metadata.get(student_id(path.name)) or {}
-        entries.append(Entry(sid, str(path), kind, meta.get("name", ""), meta.get("sid", ""), meta.get("email", "")))
+        entries.append(Entry(sid, str(path), kind, meta.get("name", ""), meta.get("sid", ""), meta.get("email", ""),
+                             note))
     return sorted(entries, key=lambda e: e.student), notes
 
 
@@ -161,143 +174,19 @@ def _is_export(folder: Path) -> bool:
     return len(inside) >= 2 and not any(looks_like_lab.match(p.name) or p.suffix == ".cu" for p in inside)
 
 
-# ---- safe unpacking ----
-
-def safe_relpath(name: str) -> Path | None:
-    """An archive member's path if it stays inside the folder it is unpacked into, else None."""
-    if "\0" in name or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
-        return None
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        return None
-    return Path(*parts)
-
+# ---- unpacking an upload (grader/unpack.py does it safely) ----
 
 def _wanted(rel: Path, nested: bool) -> bool:
     """Only a lab's file can be graded: .cu files, and archives that may hold them (not inside a nested one)."""
     return rel.name.endswith(".cu") or (not nested and bool(archive_suffix(rel.name)))
 
 
-def _copy_capped(src, target: Path, limits: Limits, budget: Budget, what: str) -> None:
-    """Copies the stream src to target, stopping with IntakeError once the file or the student's budget is
-    exceeded (a partial file is removed)."""
-    written = 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(target, "wb") as out:
-            while True:
-                chunk = src.read(CHUNK)
-                if not chunk:
-                    break
-                written += len(chunk)
-                if written > limits.max_file_bytes:
-                    raise IntakeError(f"{what} is larger than {limits.max_file_bytes >> 20} MiB")
-                if written > budget.left:
-                    raise IntakeError(f"the upload unpacks to more than {limits.max_total_bytes >> 20} MiB")
-                out.write(chunk)
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    budget.left -= written
-
-
-def _place(dest: Path, rel: Path) -> Path | None:
-    """Where a member goes under dest, or None when a file or folder of that name is already in the way."""
-    target = dest / rel
-    for parent in list(target.parents)[:len(rel.parts) - 1]:
-        if parent.exists() and not parent.is_dir():
-            return None
-    return None if target.exists() else target
-
-
 def extract(archive, dest, limits: Limits, budget: Budget, label: str = "", nested: bool = False,
             keep=None) -> list:
-    """Unpacks the .cu files and archives of archive (zip or tar, told apart by content) into dest; those of
-    keep(relative path) when given; no archives when nested (an archive inside an upload's archive).
-
-    Returns notes on what was left out (unsafe paths, links, oversized files); raises IntakeError when the archive
-    cannot be read or passes a limit. label names the archive in messages.
-    """
-    keep = keep or (lambda rel: _wanted(rel, nested))
-    archive, dest = Path(archive), Path(dest)
-    label = label or archive.name
-    dest.mkdir(parents=True, exist_ok=True)
-    skipped = {"unsafe path": [], "link or special file": [], "too large": [], "name clash": []}
-    try:
-        if zipfile.is_zipfile(archive):
-            _extract_zip(archive, dest, limits, budget, label, keep, skipped)
-        elif tarfile.is_tarfile(archive):
-            _extract_tar(archive, dest, limits, budget, label, keep, skipped)
-        else:
-            raise IntakeError(f"{label} is not a zip or tar archive (or it is damaged)")
-    except IntakeError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, zlib.error, EOFError, OSError,
-            NotImplementedError, RuntimeError, ValueError) as e:
-        raise IntakeError(f"cannot unpack {label}: {type(e).__name__}: {e}") from None
-    notes = []
-    for why, names in skipped.items():
-        if names:
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            notes.append(f"{label}: left out ({why}): {shown}")
-    return notes
-
-
-def _extract_zip(archive, dest, limits, budget, label, keep, skipped):
-    with zipfile.ZipFile(archive) as z:
-        infos = z.infolist()
-        if len(infos) > limits.max_members:
-            raise IntakeError(f"{label} lists {len(infos)} entries, more than {limits.max_members}")
-        for info in infos:
-            if info.is_dir():
-                continue
-            rel = safe_relpath(info.filename)
-            mode = info.external_attr >> 16
-            if rel is None:
-                skipped["unsafe path"].append(info.filename)
-            elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: made on Windows, or by zipfile.writestr
-                skipped["link or special file"].append(info.filename)
-            elif keep(rel):
-                if info.file_size > limits.max_file_bytes:
-                    skipped["too large"].append(info.filename)
-                    continue
-                target = _place(dest, rel)
-                if target is None:
-                    skipped["name clash"].append(info.filename)
-                    continue
-                with z.open(info) as src:
-                    _copy_capped(src, target, limits, budget, f"{label}: {info.filename}")
-
-
-def _extract_tar(archive, dest, limits, budget, label, keep, skipped):
-    scanned, count = 0, 0
-    with tarfile.open(archive, "r:*") as tar:
-        for member in tar:
-            count += 1
-            scanned += max(member.size, 0)
-            if count > limits.max_members:
-                raise IntakeError(f"{label} holds more than {limits.max_members} entries")
-            if scanned > limits.max_scanned_bytes:
-                raise IntakeError(f"{label} declares more than {limits.max_scanned_bytes >> 30} GiB of files")
-            if member.isdir():
-                continue
-            rel = safe_relpath(member.name)
-            if rel is None:
-                skipped["unsafe path"].append(member.name)
-            elif not member.isreg():
-                skipped["link or special file"].append(member.name)
-            elif keep(rel):
-                if member.size > limits.max_file_bytes:
-                    skipped["too large"].append(member.name)
-                    continue
-                target = _place(dest, rel)
-                if target is None:
-                    skipped["name clash"].append(member.name)
-                    continue
-                src = tar.extractfile(member)
-                if src is not None:
-                    with src:
-                        _copy_capped(src, target, limits, budget, f"{label}: {member.name}")
+    """Unpacks the .cu files and archives of archive into dest (grader/unpack.py: safe, capped); those of
+    keep(relative path) when given; no archives when nested (an archive inside an upload's archive). Returns notes
+    on what was left out; IntakeError when the archive cannot be read or passes a limit."""
+    return unpack_archive(archive, dest, limits, budget, keep or (lambda rel: _wanted(rel, nested)), label)
 
 
 def _walk(root: Path):
@@ -313,23 +202,31 @@ def _walk(root: Path):
 
 def stage(entry: Entry, dest: Path, limits: Limits = Limits()) -> list:
     """Copies what may hold a lab's file out of an upload into dest: from a folder its .cu files and archives
-    (links refused), from an archive the same, unpacked safely; then each archive found is unpacked in its place
-    (a folder of the archive's name), one level deep. Returns notes; IntakeError when the upload is unreadable."""
+    (links refused; at most limits.max_members files looked at), from an archive the same, unpacked safely; then
+    each archive found is unpacked in its place (a folder of the archive's name), one level deep, into the same
+    budget. Returns notes; IntakeError when the upload is unreadable."""
     budget, notes = Budget(limits.max_total_bytes), []
     src = Path(entry.path)
     dest.mkdir(parents=True, exist_ok=True)
     if entry.kind == "archive":
         notes += extract(src, dest, limits, budget, label=src.name)
     else:
-        links = []
+        links, seen = [], 0
         for path, rel in _walk(src):
+            seen += 1
+            if seen > limits.max_members:
+                raise IntakeError(f"{src.name} holds more than {limits.max_members} files")
             if not _wanted(rel, False):
                 continue
             if path.is_symlink() or not path.is_file():
                 links.append(str(rel))
                 continue
-            with open(path, "rb") as f:
-                _copy_capped(f, dest / rel, limits, budget, str(rel))
+            try:
+                f = open(path, "rb")
+            except OSError as e:  # the upload's own file: a problem of the upload (not of the grader's disk)
+                raise IntakeError(f"cannot read {src.name}/{rel}: {e.strerror}") from None
+            with f:
+                copy_capped(f, dest / rel, limits, budget, str(rel))
         if links:
             notes.append(f"left out (link or special file): {', '.join(links[:3])}")
     for path, rel in list(_walk(dest)):
@@ -364,12 +261,12 @@ def autograde_module():
 _collect = None
 
 
-def collect(staged: Path, labs, dest: Path, scratch: Path) -> list:
+def collect(staged: Path, labs, dest: Path, scratch: Path, limits: Limits = Limits()) -> list:
     """autograde.collect: copies each lab's file from staged into dest/LAB/SOURCE and says what went where."""
     global _collect
     if _collect is None:
         _collect = autograde_module().collect
-    return _collect(staged, labs, dest, scratch)
+    return _collect(staged, labs, dest, scratch, limits)
 
 
 def gather(entry: Entry, labs, folder, limits: Limits = Limits()) -> Intake:
@@ -382,7 +279,7 @@ def gather(entry: Entry, labs, folder, limits: Limits = Limits()) -> Intake:
     submission.mkdir(parents=True)
     try:
         notes = stage(entry, staged, limits)
-        lines = collect(staged, labs, submission, folder / "unpacked")
+        lines = collect(staged, labs, submission, folder / "unpacked", limits)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
         shutil.rmtree(folder / "unpacked", ignore_errors=True)

@@ -1,4 +1,6 @@
-"""grader/intake.py: the students of an export, safe unpacking, each lab's file picked out of an upload."""
+"""grader/intake.py and grader/unpack.py: the students of an export and their ids, safe unpacking (hostile
+archives: traversal, links, bombs, lying or huge headers), each lab's file picked out of an upload."""
+import functools
 import io
 import tarfile
 import tempfile
@@ -6,9 +8,32 @@ import unittest
 import zipfile
 from pathlib import Path
 
-from grader import intake
+from grader import intake, unpack
 from grader.config import load_config
 from tests.grader.fakes import SMALL_TOML, write_file
+
+BOMB_FILES, BOMB_FILE_BYTES = 25, 40 << 20  # inside the nested zip bomb: 1000 MiB of zeros, each file under the cap
+
+
+@functools.cache
+def nested_bomb() -> tuple:
+    """(outer, inner): inner.zip holds BOMB_FILES .cu files of BOMB_FILE_BYTES zeros (1000 MiB in all, each file
+    under the per-file cap, so that only the upload's total cap stops it) in about 1 MB; outer.zip holds inner.zip
+    and a lab file: a nested zip bomb of about 1 MB."""
+    zeros, inner = bytes(BOMB_FILE_BYTES), io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for k in range(BOMB_FILES):
+            z.writestr(f"pad/{k:02d}.cu", zeros)
+    outer = io.BytesIO()
+    with zipfile.ZipFile(outer, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("inner.zip", inner.getvalue())
+        z.writestr("01-first/reduce.cu", "the real file")
+    return outer.getvalue(), inner.getvalue()
+
+
+def disk_bytes(folder) -> int:
+    """The bytes of the files under folder (links not followed)."""
+    return sum(p.lstat().st_size for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def make_zip(path, files: dict, links: dict = None) -> Path:
@@ -100,11 +125,47 @@ submission_102:
         entries, _ = intake.find_entries(self.dir / "dl")
         self.assertEqual([e.student for e in entries], ["alice"])
 
-    def test_clashing_ids_keep_their_whole_names(self):
+    def test_clashing_ids_get_a_number_and_a_note(self):
         write_file(self.dir, "up/alice/01-first.cu", "x")
         make_zip(self.dir / "up/alice.zip", {"01-first.cu": "y"})
+        make_zip(self.dir / "up/Alice.tar.gz", {"01-first.cu": "z"})
+        write_file(self.dir, "up/alice-2/01-first.cu", "taken already")
         entries, _ = intake.find_entries(self.dir / "up")
-        self.assertEqual(sorted(e.student for e in entries), ["alice", "alice.zip"])
+        got = {Path(e.path).name: e.student for e in entries}
+        self.assertEqual(got, {"Alice.tar.gz": "Alice", "alice": "alice-3", "alice.zip": "alice-4",
+                               "alice-2": "alice-2"})
+        by_upload = {Path(e.path).name: e.note for e in entries}
+        self.assertEqual(by_upload["alice.zip"], "uploads Alice.tar.gz, alice, alice.zip would share the id Alice: "
+                                                 "this one (alice.zip) is alice-4")
+        self.assertIn("this one (Alice.tar.gz) is Alice", by_upload["Alice.tar.gz"])
+        self.assertEqual(by_upload["alice-2"], "")
+
+    def test_ids_are_safe_folder_names(self):
+        cases = {".": "student", "..": "student", "-rf": "rf", "--help.zip": "help", "_slurm": "_slurm",
+                 "gradebook.csv.tmp": "gradebook.csv.tmp", "José Ñúñez.zip": "Jose_Nunez", "李雷.tar.gz": "student",
+                 "a/b": "a_b", "@x": "x", "=HYPERLINK(1).zip": "_HYPERLINK_1_", "x" * 300: "x" * intake.MAX_ID}
+        for name, expected in cases.items():
+            with self.subTest(name=name):
+                self.assertEqual(intake.student_id(name), expected)
+                self.assertRegex(intake.student_id(name), r"^[A-Za-z0-9_][A-Za-z0-9._@+-]*$")
+
+    def test_hostile_upload_names_are_students_like_any_other(self):
+        names = ["_slurm", "_slurm-student", "gradebook.csv.tmp", "gradebook.csv", "class.json", "-rf", "..zip",
+                 "x" * 250, "Zoë", "Zoe", "李雷", "王芳"]
+        for name in names:
+            if name.startswith("."):
+                continue
+            write_file(self.dir / "up", f"{name}/01-first.cu", name)
+        entries, notes = intake.find_entries(self.dir / "up")
+        ids = [e.student for e in entries]
+        self.assertEqual(len(ids), len(names) - 1)
+        self.assertEqual(len({i.casefold() for i in ids}), len(ids))
+        self.assertIn("rf", ids)
+        self.assertIn("x" * intake.MAX_ID, ids)
+        self.assertEqual(sorted(i for i in ids if i.startswith(("student", "Zo"))), ["Zoe", "Zoe-2", "student",
+                                                                                      "student-2"])
+        for e in entries:
+            self.assertRegex(e.student, r"^[A-Za-z0-9_][A-Za-z0-9._@+-]{0,70}$")
 
 
 class SafeUnpacking(Temp):
@@ -157,9 +218,9 @@ class SafeUnpacking(Temp):
             self.gather(many, limits=limits)
         self.assertEqual([p for p in (self.dir / "out/many").rglob("*.cu")], [])
 
-    def test_a_tar_that_declares_too_much_is_refused_before_reading_it(self):
+    def test_a_tar_is_read_through_up_to_a_limit(self):
         t = make_tar(self.dir / "huge.tar", {"a.txt": "x" * 5000, "01-first/reduce.cu": "x"}, mode="w")
-        with self.assertRaisesRegex(intake.IntakeError, "declares more than"):
+        with self.assertRaisesRegex(intake.IntakeError, "huge.tar holds more than 4000 bytes of data"):
             self.gather(t, limits=intake.Limits(max_scanned_bytes=4000))
 
     def test_too_many_members(self):
@@ -183,6 +244,103 @@ class SafeUnpacking(Temp):
     def test_an_archive_told_by_its_content_not_its_name(self):
         t = make_tar(self.dir / "alice.zip", {"01-first/reduce.cu": "tar inside"})
         self.assertEqual(self.gather(t).found, ["01-first"])
+        for mode in ("w", "w:bz2", "w:xz"):
+            t = make_tar(self.dir / f"bob-{mode[-2:]}.tgz", {"02-second/reduce.cu": mode})
+            self.assertEqual(self.gather(t).found, ["02-second"], mode)
+        (self.dir / "text.tar.gz").write_bytes(__import__("gzip").compress(b"not a tar, only gzip"))
+        with self.assertRaisesRegex(intake.IntakeError, "text.tar.gz is not a zip or tar archive"):
+            self.gather(self.dir / "text.tar.gz")
+
+    def test_a_nested_zip_bomb_stops_at_the_cap(self):
+        """About 1 MB that would unpack to 1000 MiB: stopped at the upload's 200 MiB with a clear note; the rest of
+        the upload is graded, and what is left on disk is far below the cap."""
+        outer, _ = nested_bomb()
+        self.assertLess(len(outer), 2 << 20)
+        (self.dir / "bomb.zip").write_bytes(outer)
+        got = self.gather(self.dir / "bomb.zip")
+        self.assertEqual(got.found, ["01-first"])
+        self.assertIn("could not unpack inner.zip: the upload unpacks to more than 200 MiB (the limit for one upload, "
+                      "archives inside it included): unpacking stopped at inner.zip: pad/04.cu", got.problems)
+        self.assertLess(disk_bytes(self.dir / "out"), 1 << 20)
+
+    def test_zip_members_compressed_other_than_by_deflate_or_encrypted_are_left_out(self):
+        path = self.dir / "odd.zip"
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("01-first/reduce.cu", "bz2", compress_type=zipfile.ZIP_BZIP2)
+            z.writestr("02-second/reduce.cu", "lzma", compress_type=zipfile.ZIP_LZMA)
+        data = bytearray(path.read_bytes())
+        got = self.gather(path)
+        self.assertEqual(got.found, [])
+        self.assertIn("odd.zip: left out (compressed other than by deflate): 01-first/reduce.cu, 02-second/reduce.cu",
+                      got.problems)
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("01-first/reduce.cu", "x")
+        data = bytearray(path.read_bytes())
+        for at in (6, data.rfind(b"PK\x01\x02") + 8):  # the encryption flag, in the local and the central header
+            data[at] |= 1
+        path.write_bytes(bytes(data))
+        self.assertIn("odd.zip: left out (encrypted): 01-first/reduce.cu", self.gather(path).problems)
+
+    def test_a_zip_directory_is_checked_before_it_is_read(self):
+        """The entry count and the size of a zip's listing come from its end record: a listing too large for
+        max_members is refused before zipfile reads it into memory."""
+        names = {f"{'d' * 900}/{k}.cu": "" for k in range(3)}
+        z = make_zip(self.dir / "long.zip", names)
+        with open(z, "rb") as f:
+            entries, listing = unpack._zip_directory(f)
+        self.assertEqual(entries, 3)
+        self.assertGreater(listing, 3 * unpack.ZIP_DIRECTORY_BYTES)
+        with self.assertRaisesRegex(intake.IntakeError, f"long.zip's list of entries takes {listing} bytes, more than "
+                                                        f"1536 bytes"):
+            self.gather(z, limits=intake.Limits(max_members=3))
+        with self.assertRaisesRegex(intake.IntakeError, "long.zip lists 3 entries, more than 2"):
+            self.gather(z, limits=intake.Limits(max_members=2))
+        many = self.dir / "many.zip"  # more than 65535 entries: a zip64 end record
+        with zipfile.ZipFile(many, "w") as zf:
+            for k in range(65536):
+                zf.writestr(f"{k}", b"")
+        with open(many, "rb") as f:
+            self.assertEqual(unpack._zip_directory(f)[0], 65536)
+        with self.assertRaisesRegex(intake.IntakeError, "many.zip lists 65536 entries, more than 20000"):
+            self.gather(many)
+
+    def test_tar_headers_that_would_fill_memory_are_refused(self):
+        """A pax header or a GNU long name claiming a gigabyte is refused before it is read; sparse files, whose maps
+        tarfile reads whole, are refused."""
+        for kind, fmt in ((tarfile.XHDTYPE, tarfile.PAX_FORMAT), (tarfile.GNUTYPE_LONGNAME, tarfile.GNU_FORMAT)):
+            info = tarfile.TarInfo("././@LongHeader")
+            info.type, info.size = kind, 1 << 30
+            path = self.dir / f"header-{kind.decode()}.tar"
+            path.write_bytes(info.tobuf(fmt) + bytes(4096))
+            with self.subTest(kind=kind), self.assertRaisesRegex(intake.IntakeError, "header is larger than 1 MiB"):
+                self.gather(path)
+        sparse = tarfile.TarInfo("01-first/reduce.cu")
+        sparse.type = tarfile.GNUTYPE_SPARSE
+        (self.dir / "sparse.tar").write_bytes(sparse.tobuf(tarfile.GNU_FORMAT) + bytes(1024))
+        with self.assertRaisesRegex(intake.IntakeError, "sparse.tar holds a sparse file"):
+            self.gather(self.dir / "sparse.tar")
+        pax = tarfile.TarInfo("01-first/reduce.cu")
+        pax.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.realsize": "10"}
+        pax.size = 512
+        (self.dir / "pax-sparse.tar").write_bytes(pax.tobuf(tarfile.PAX_FORMAT) + b"99999999999\n" + bytes(2048))
+        with self.assertRaisesRegex(intake.IntakeError, "pax-sparse.tar holds a sparse file"):
+            self.gather(self.dir / "pax-sparse.tar")
+
+    def test_names_with_control_characters_or_too_deep_are_unsafe(self):
+        deep = "/".join(["d"] * (unpack.MAX_PARTS + 1)) + "/01-first.cu"
+        z = make_zip(self.dir / "names.zip", {"01-first\n=cmd.cu": "x", deep: "x", "02-second.cu": "ok"})
+        got = self.gather(z)
+        self.assertEqual(got.found, ["02-second"])
+        self.assertIn("unsafe path", "\n".join(got.problems))
+        for name in ("a\rb.cu", "x" * (unpack.MAX_PATH + 1), "/etc/x.cu", "a/../../b.cu", "C:\\x.cu"):
+            self.assertIsNone(unpack.safe_relpath(name), name)
+        self.assertEqual(unpack.safe_relpath("./a//b/./c.cu"), Path("a/b/c.cu"))
+
+    def test_a_folder_upload_with_too_many_files(self):
+        for k in range(30):
+            write_file(self.dir, f"up/many/f{k}.txt", "")
+        with self.assertRaisesRegex(intake.IntakeError, "many holds more than 20 files"):
+            self.gather(self.dir / "up/many", limits=intake.Limits(max_members=20))
 
 
 class Layouts(Temp):

@@ -1,7 +1,8 @@
 """make gradescope: the autograder zip, unpacked into a folder shaped like Gradescope's /autograder
 (AUTOGRADER_ROOT), grades a submission and always leaves a valid results.json: without a GPU (the run-time tests
 say they need one), with a compile error, without nvcc, when the grader crashes, when Python is missing. And the
-student's files are found in every shape the README allows."""
+student's files are found in every shape the README allows, archives unpacked by grader/unpack.py within its caps (a
+nested zip bomb stops at the upload's 200 MiB)."""
 import importlib.util
 import io
 import os
@@ -16,6 +17,11 @@ from pathlib import Path
 
 from tests.dist.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run, shared_harness_build,
                                 solution_secrets)
+
+# tests.class is a package whose name is a Python keyword: importlib reaches it where an import statement cannot.
+_intake_tests = importlib.import_module("tests.class.test_intake")
+nested_bomb, disk_bytes = _intake_tests.nested_bomb, _intake_tests.disk_bytes
+BOMB_NOTE = "could not unpack inner.zip: the upload unpacks to more than 200 MiB (the limit for one upload"
 
 _spec = importlib.util.spec_from_file_location("autograde", KIT / "tools" / "gradescope" / "autograde.py")
 autograde = importlib.util.module_from_spec(_spec)
@@ -101,6 +107,32 @@ class Collect(unittest.TestCase):
         got, notes = self.collect({}, archives={"labs.zip": b"not a zip"})
         self.assertEqual(got, {})
         self.assertIn("could not unpack labs.zip", notes)
+
+    def test_a_nested_zip_bomb_stops_at_the_cap(self):
+        """inner.zip, as Gradescope leaves it after unpacking the upload, would unpack to 1000 MiB: it stops at the
+        upload's cap, its partial files are removed, and the lab's own file is still graded."""
+        _, inner = nested_bomb()
+        got, notes = self.collect({"03-sequential/reduce.cu": "mine"}, archives={"inner.zip": inner})
+        self.assertEqual(got, {"03-sequential/reduce.cu": "mine"})
+        self.assertIn(BOMB_NOTE, notes)
+        self.assertLess(disk_bytes(self.root / "scratch"), 1 << 20)
+
+    def test_archives_inside_archives_and_huge_files_are_not_taken(self):
+        inner = io.BytesIO()
+        with zipfile.ZipFile(inner, "w") as z:
+            z.writestr("04-unrolled/reduce.cu", "two levels down")
+        outer = io.BytesIO()
+        with zipfile.ZipFile(outer, "w") as z:
+            z.writestr("inner.zip", inner.getvalue())
+            z.writestr("lab05.cu", "one level down")
+        got, notes = self.collect({"03-sequential.cu": "x" * 2000}, archives={"outer.zip": outer.getvalue()})
+        self.assertEqual(got, {"03-sequential/reduce.cu": "x" * 2000, "05-coarsened/reduce.cu": "one level down"})
+        sub = self.root / "submission"
+        dest = self.root / "dest2"
+        from grader.unpack import Limits
+        notes = autograde.collect(sub, autograde.graded_labs("03"), dest, self.root / "scratch2",
+                                  Limits(max_file_bytes=1000))
+        self.assertIn("ignored 03-sequential.cu: larger than", "\n".join(notes))
 
 
 class Autograder(GradescopeFormat):
@@ -243,6 +275,17 @@ class Autograder(GradescopeFormat):
             self.assertIn(f"the reduce harness for sm_{SM}: built", done.stdout)
         else:
             self.assertIn("no nvcc in this image", done.stderr)
+
+    def test_a_nested_zip_bomb(self):
+        """The upload held a zip bomb, which Gradescope unpacked one level: the autograder stops at the cap, says
+        so in the results, and leaves far less than the cap on disk."""
+        _, inner = nested_bomb()
+        root = self.autograder_root({"reduce.cu": self.blank()})
+        (root / "submission" / "inner.zip").write_bytes(inner)
+        data, _ = self.grade(root, NVCC="/nonexistent/nvcc")
+        self.assertIn(BOMB_NOTE, data["output"])
+        self.assertIn("03-sequential/reduce.cu <- reduce.cu", data["output"])
+        self.assertLess(disk_bytes(root), 5 << 20)
 
     def test_python_is_missing(self):
         source = self.copy_of_source()

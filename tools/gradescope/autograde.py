@@ -6,7 +6,8 @@ runs grader/grade.py on it and always leaves a valid results.json, whatever happ
     autograde.py --prebuild [--lab 03]                  compile the harness once (setup.sh calls this; needs SM)
     autograde.py --collect SUBMISSION DEST [--lab 03]   only gather the files into DEST and say what went where
 
-What students upload, any of (archives .zip, .tar, .tar.gz and .tgz are unpacked first):
+What students upload, any of (archives, .zip or .tar plain or compressed, are unpacked first: safely, by
+grader/unpack.py, the class grader's own routine, with its caps on bytes and entries, one level deep):
   - their labs/ folder, or their whole copy of the kit: labs/03-sequential/reduce.cu, ...
   - lab folders at the top: 03-sequential/reduce.cu
   - loose files named after their lab: 03-sequential.cu, 03.cu, lab03.cu, 03-sequential-reduce.cu
@@ -24,20 +25,14 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import tarfile
-import zipfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent.parent  # the kit: /autograder/source on Gradescope
 if str(SOURCE) not in sys.path:
     sys.path.insert(0, str(SOURCE))
-ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
 SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}
 MAX_DEPTH = 8
-MAX_MEMBER = 50 << 20  # bytes: larger archive members are skipped
 EXIT_NO_DEVICE, EXIT_BROKEN = 77, 2
 STAFF = "This is not your fault: please tell the course staff."
 
@@ -62,40 +57,6 @@ def test_titles(labs) -> list:
 
 
 # ---- gathering the submission ----
-
-def _safe_name(name: str) -> Path | None:
-    """An archive member's path if it stays inside the folder it is unpacked into, else None."""
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts or ".." in parts or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
-        return None
-    return Path(*parts)
-
-
-def unpack(archive: Path, dest: Path) -> int:
-    """Unpacks the regular files of archive (zip or tar) into dest, skipping unsafe paths, links and huge members;
-    returns how many files it wrote."""
-    count = 0
-    if archive.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            for info in z.infolist():
-                rel = _safe_name(info.filename)
-                is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
-                if info.is_dir() or rel is None or is_link or info.file_size > MAX_MEMBER:
-                    continue
-                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                (dest / rel).write_bytes(z.read(info))
-                count += 1
-    else:
-        with tarfile.open(archive) as t:
-            for member in t.getmembers():
-                rel = _safe_name(member.name)
-                if not member.isfile() or rel is None or member.size > MAX_MEMBER:
-                    continue
-                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                (dest / rel).write_bytes(t.extractfile(member).read())
-                count += 1
-    return count
-
 
 def walk(root: Path):
     """(path, parts relative to root) of every file under root, build outputs and hidden folders left out."""
@@ -141,21 +102,32 @@ def place(parts: tuple, labs) -> tuple:
     return None, "no lab in its name or its folder's name"
 
 
-def collect(submission: Path, labs, dest: Path, scratch: Path) -> list:
-    """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where."""
+def collect(submission: Path, labs, dest: Path, scratch: Path, limits=None) -> list:
+    """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where.
+
+    Each archive in submission is unpacked into scratch by grader/unpack.py (safe; its .cu files only, so archives
+    inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
+    grader.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
+    A .cu file over limits.max_file_bytes is not taken."""
+    from grader.unpack import Budget, Limits, UnpackError, archive_suffix, extract
+    limits = limits or Limits()
+    budget = Budget(limits.max_total_bytes)
     roots = [(submission, "")]
     notes = []
     for path, parts in list(walk(submission)):
-        if path.name.lower().endswith(ARCHIVES):
-            into = scratch / "/".join(parts)
+        if archive_suffix(path.name):
+            shown = "/".join(parts)
+            into = scratch / shown
             try:
-                found = unpack(path, into)
-            except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
-                notes.append(f"  could not unpack {'/'.join(parts)}: {e}")
+                notes += [f"  {n}" for n in extract(path, into, limits, budget, lambda rel: rel.name.endswith(".cu"),
+                                                   label=shown)]
+            except UnpackError as e:
+                notes.append(f"  could not unpack {shown}: {e}")
+                shutil.rmtree(into, ignore_errors=True)
                 continue
-            roots.append((into, "/".join(parts) + ": "))
-            if not found:
-                notes.append(f"  {'/'.join(parts)} holds no files")
+            roots.append((into, shown + ": "))
+            if next(walk(into), None) is None:
+                notes.append(f"  {shown} holds no .cu file")
     chosen, ignored = {}, []
     for root, label in roots:
         for path, parts in walk(root):
@@ -165,6 +137,9 @@ def collect(submission: Path, labs, dest: Path, scratch: Path) -> list:
             shown = label + "/".join(parts)
             if lab is None:
                 ignored.append(f"  ignored {shown}: {rank}")
+                continue
+            if path.stat().st_size > limits.max_file_bytes:
+                ignored.append(f"  ignored {shown}: larger than {limits.max_file_bytes >> 20} MiB")
                 continue
             key = (rank, len(parts), "labs" not in parts[:-1], shown)
             chosen.setdefault(lab.name, []).append((key, path, shown))
@@ -223,16 +198,12 @@ def nvcc_missing() -> bool:
 
 
 def run_grader(argv, timeout) -> tuple:
-    """(exit status or None on timeout, output) of grade.py, its process group killed on timeout."""
-    proc = subprocess.Popen(argv, cwd=SOURCE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return None, out
+    """(exit status or None on timeout, output) of grade.py, run by grader.run.run_process: in its own session,
+    killed with its process group at the timeout, its output kept at both ends (64 KiB each), never waited on
+    longer than that."""
+    from grader.run import run_process
+    proc = run_process(argv, timeout=timeout, cwd=SOURCE)
+    return proc.returncode, proc.output
 
 
 def grade(root: Path, lab_filter: str) -> dict:
