@@ -7,14 +7,18 @@ export them), every lab graded as grader/grade.py grades it, into one gradebook.
     python3 grader/classroom.py merge --out DIR                                the gradebook from what is graded
 
 What it writes under OUT:
-  gradebook.csv           one row per student: id, name, sid, email (from Gradescope's submission_metadata.yml),
-                          total, maximum, points per lab, status and notes (why points were lost, or why the
-                          upload could not be graded)
-  STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it
-  STUDENT/feedback.txt    which file was graded for each lab, then the table grade.py prints
-  STUDENT/submission/     the files graded, shaped like labs/
-  STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
-  class.json              the students and the options: what `merge` and the Slurm tasks read
+  gradebook.csv                    one row per student: id, name, sid, email (from Gradescope's
+                                   submission_metadata.yml), total, maximum, points per lab, status and notes (why
+                                   points were lost, or why the upload could not be graded)
+  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it
+  students/STUDENT/feedback.txt    which file was graded for each lab, then the table grade.py prints
+  students/STUDENT/submission/     the files graded, shaped like labs/
+  students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
+  class.json                       the students and the options: what `merge` and the Slurm tasks read
+STUDENT is the upload's name cleaned to a safe folder name (letters, digits and ._@+-), with -2, -3 when two uploads
+clean to the same (the gradebook's notes say so): students/ holds nothing else, so no upload can reach the
+grader's own files. Cells of the gradebook that a spreadsheet would take for a formula (=, +, -, @, tab, carriage
+return first) start with ' instead.
 
 How: the uploads are unpacked (grader/intake.py: safe, size-capped) and each student's labs are built and
 statically checked in a pool of CPU processes (--jobs, default one per CPU); the run-time tests then run one
@@ -65,7 +69,7 @@ from grader.run import NO_DEVICE_MESSAGE, Outcome, run_harness  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 CLASS_FILE, GRADEBOOK, RECORD = "class.json", "gradebook.csv", "record.json"
-RESERVED = {CLASS_FILE, GRADEBOOK, "_slurm", "_harness", "_export"}  # names under OUT that are not students
+STUDENTS = "students"  # OUT/students/ID: one folder per student, apart from the grader's own files in OUT
 EXIT_OK, EXIT_UNGRADED, EXIT_BROKEN, EXIT_NO_DEVICE, EXIT_INTERRUPTED = 0, 1, 2, 77, 130
 STATIC_ONLY_MESSAGE = "not run: this grading ran the static checks only (--static-only)"
 # Row statuses: graded (every test ran), no GPU (run-time tests not run: no CUDA device), static only, no files
@@ -165,8 +169,10 @@ def context_key(options: Options, labs) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
-def student_key(context: str, files: str) -> str:
-    return hashlib.sha256(f"{context}:{files}".encode()).hexdigest()
+def student_key(context: str, upload: str, files: str) -> str:
+    """The key of one student: the class's context, the upload's name (an id handed to another upload when the
+    uploads change is graded again) and the files graded."""
+    return hashlib.sha256(f"{context}:{len(upload)}:{upload}:{files}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def raw_hash(path) -> str:
@@ -212,9 +218,14 @@ def final_record(folder, key: str, options: Options) -> dict | None:
     return record
 
 
-def blank_row(entry: intake.Entry, labs, status: str, notes: str) -> dict:
+def identity(entry: intake.Entry) -> dict:
+    """The fields of a row that say who it is (refreshed from the class's entries when a record is reused)."""
     return {"student": entry.student, "name": entry.name, "sid": entry.sid, "email": entry.email,
-            "upload": Path(entry.path).name, "total": 0.0, "max_score": 0.0, "labs": {lab.name: 0.0 for lab in labs},
+            "upload": Path(entry.path).name, "id_note": entry.note}
+
+
+def blank_row(entry: intake.Entry, labs, status: str, notes: str) -> dict:
+    return {**identity(entry), "total": 0.0, "max_score": 0.0, "labs": {lab.name: 0.0 for lab in labs},
             "status": status, "notes": notes}
 
 
@@ -308,7 +319,8 @@ class _interruptible:
 
 
 def student_folder(options: Options, student: str) -> Path:
-    return Path(options.out) / student
+    """OUT/students/ID: a student's outputs, apart from the grader's own files in OUT."""
+    return Path(options.out) / STUDENTS / student
 
 
 def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
@@ -320,15 +332,15 @@ def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
         try:
             got = intake.gather(entry, labs, folder, options.limits)
         except intake.IntakeError as e:
-            key = student_key(context, "unreadable:" + raw_hash(entry.path))
+            key = student_key(context, Path(entry.path).name, "unreadable:" + raw_hash(entry.path))
             record = final_record(folder, key, options)
             if record:
-                return Prepared(entry.student, row=record["row"], unchanged=True)
+                return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
             return Prepared(entry.student, row=write_unreadable(options, entry, labs, folder, key, str(e)))
-        key = student_key(context, intake.files_hash(got.submission, labs))
+        key = student_key(context, Path(entry.path).name, intake.files_hash(got.submission, labs))
         record = final_record(folder, key, options)
         if record:
-            return Prepared(entry.student, row=record["row"], unchanged=True)
+            return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
         (folder / RECORD).unlink(missing_ok=True)
         prepared = Prepared(entry.student, key=key, got=got)
         hooks = options.hooks
@@ -422,7 +434,7 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds) -> Non
     row["seconds"] = round(seconds, 1)
     write_results(report, folder / "results.json")
     text = "\n".join([header(entry), *got.notes, "", format_table(report), ""])
-    (folder / "feedback.txt").write_text(text, encoding="utf-8")
+    (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
     write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
                                  "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
 
@@ -435,7 +447,7 @@ def write_unreadable(options, entry, labs, folder, key, why: str) -> dict:
     fallback = intake.autograde_module().fallback_results(f"Your upload could not be graded: {why}", labs)
     write_json(folder / "results.json", fallback)
     (folder / "feedback.txt").write_text(f"{header(entry)}\nThe upload could not be graded: {why}\n",
-                                         encoding="utf-8")
+                                         encoding="utf-8", errors="replace")
     write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
                                  "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return row
@@ -449,8 +461,19 @@ def error_row(entry: intake.Entry, labs, error: BaseException) -> dict:
 
 # ---- the gradebook ----
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
+
+
+def text_cell(value) -> str:
+    """A gradebook cell holding text (names, ids, notes, upload names: what students and exports chose), kept a
+    text in a spreadsheet: one that starts like a formula gets a leading ' (OWASP's CSV injection advice)."""
+    text = str(value if value is not None else "")
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def write_gradebook(path, rows, labs) -> None:
-    """gradebook.csv: one row per student, sorted by id; points per lab in labs' order. Written atomically."""
+    """gradebook.csv: one row per student, sorted by id; points per lab in labs' order. Written atomically. Text
+    cells go through text_cell; the points are the grader's own numbers and stay numbers."""
     path = Path(path)
     lab_names = [lab.name for lab in labs]
     columns = ["student", "name", "sid", "email", "total", "max_score", *lab_names, "status", "notes", "upload"]
@@ -459,12 +482,13 @@ def write_gradebook(path, rows, labs) -> None:
     writer.writerow(columns)
     for row in sorted(rows, key=lambda r: r["student"]):
         points = [_points(row["labs"].get(name, 0.0)) for name in lab_names]
-        writer.writerow([row["student"], row.get("name", ""), row.get("sid", ""), row.get("email", ""),
-                         _points(row["total"]), _points(row["max_score"]), *points, row["status"], row["notes"],
-                         row.get("upload", "")])
+        notes = "; ".join(n for n in (row.get("id_note", ""), row["notes"]) if n)
+        who = [text_cell(row.get(k, "")) for k in ("student", "name", "sid", "email")]
+        writer.writerow([*who, _points(row["total"]), _points(row["max_score"]), *points, text_cell(row["status"]),
+                         text_cell(notes), text_cell(row.get("upload", ""))])
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(buf.getvalue(), encoding="utf-8")
+    tmp.write_text(buf.getvalue(), encoding="utf-8", errors="replace")  # a name that is not UTF-8 keeps a mark
     os.replace(tmp, path)
 
 
@@ -506,13 +530,12 @@ def resolve_submissions(submissions: Path, out: Path, log) -> Path:
 
 
 def list_students(submissions, out: Path, strip_prefix: str, log) -> list:
-    """The entries of the export, their ids kept clear of OUT's own files; ValueError when there are none."""
+    """The entries of the export (their ids safe and unique: intake.find_entries); ValueError when there are
+    none."""
     folder = resolve_submissions(Path(submissions), out, log)
     entries, notes = intake.find_entries(folder, strip_prefix)
-    for note in notes:
+    for note in notes + [e.note for e in entries if e.note]:
         log(f"note: {note}")
-    entries = [dataclasses.replace(e, student=e.student + "-student") if e.student in RESERVED else e
-               for e in entries]
     if not entries:
         raise ValueError(f"{submissions}: no student uploads (folders or archives) found")
     return entries
@@ -810,7 +833,7 @@ def run_merge(args) -> int:
     for entry in entries:
         record = read_json(student_folder(options, entry.student) / RECORD)
         if record and isinstance(record.get("row"), dict):
-            rows.append(record["row"])
+            rows.append({**record["row"], **identity(entry)})
         else:
             rows.append(blank_row(entry, labs, "not graded", "no record: its grading did not finish (see "
                                                              "_slurm/logs/ for a Slurm run)"))
@@ -905,8 +928,8 @@ def parse_args(argv):
     slurm = sub.add_parser("slurm", help="write (and with --submit, submit) a Slurm job array that grades the class",
                            description="Writes OUT/class.json and OUT/_slurm/: prepare.sbatch (builds the harness), "
                                        "grade.sbatch (an array: each task grades its batch of students into "
-                                       "OUT/STUDENT/), merge.sbatch (the gradebook, after every task, whatever "
-                                       "their fate) and submit.sh, which submits the three chained by "
+                                       "OUT/students/STUDENT/), merge.sbatch (the gradebook, after every task, "
+                                       "whatever their fate) and submit.sh, which submits the three chained by "
                                        "dependencies. Give OUT on a file system the compute nodes share.")
     _common(slurm, slurm_run=True)
     slurm.add_argument("--batch", type=int, default=1, help="students per array task (default 1; raised so that "

@@ -2,7 +2,7 @@
 
     prepare.sbatch   builds the harness once (into OUT/_harness), so that no two tasks compile it at once
     grade.sbatch     a job array: task K runs `classroom.py task --out OUT --task K`, which grades its batch of
-                     students (OUT/class.json lists them) into OUT/STUDENT/, skipping those already graded
+                     students (OUT/class.json lists them) into OUT/students/STUDENT/, skipping those graded
     merge.sbatch     `classroom.py merge --out OUT`: OUT/gradebook.csv from every record, after every task has
                      ended, however it ended (a student whose task failed gets a "not graded" row)
     submit.sh        submits the three: prepare, then grade when prepare succeeded, then merge when grade ended

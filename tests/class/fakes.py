@@ -28,7 +28,7 @@ def build(kit, pattern, source, folder, timeout=None, harness_build=None):
     source, folder = Path(source), Path(folder)
     if not source.is_file():
         return BuildResult(False, message=f"missing file: {source}")
-    with open(folder.parents[2] / "builds.log", "a") as log:
+    with open(folder.parents[3] / "builds.log", "a") as log:  # OUT/students/ID/build/LAB
         log.write(f"{folder.parents[1].name}/{folder.name}\n")
     folder.mkdir(parents=True, exist_ok=True)
     text = source.read_text()

@@ -1,5 +1,6 @@
 """grader/classroom.py: a whole class graded with fake builds and harness programs (tests/class/fakes.py), real
-uploads (folders, zips, tars, broken ones), the gradebook, reruns that skip what has not changed, and Ctrl-C."""
+uploads (folders, zips, tars, broken ones, hostile names and archives), the gradebook (formulas kept as text), reruns
+that skip what has not changed, and Ctrl-C."""
 import contextlib
 import csv
 import importlib
@@ -19,7 +20,8 @@ from tests.grader.fakes import SMALL_TOML, write_file
 
 # tests.class is a package whose name is a Python keyword: importlib reaches it where an import statement cannot.
 fakes = importlib.import_module("tests.class.fakes")
-make_tar, make_zip = (getattr(importlib.import_module("tests.class.test_intake"), n) for n in ("make_tar", "make_zip"))
+make_tar, make_zip, nested_bomb, disk_bytes = (getattr(importlib.import_module("tests.class.test_intake"), n)
+                                               for n in ("make_tar", "make_zip", "nested_bomb", "disk_bytes"))
 
 KIT = Path(__file__).resolve().parents[2]
 HOOKS = classroom.Hooks(build=fakes.build, build_harness=fakes.harness_ok, check=fakes.check)
@@ -66,6 +68,16 @@ class ClassRun(unittest.TestCase):
             status = classroom.grade_class(entries, options, jobs, list(gpu_ids), log=lambda m: None, stream=stream)
         return status, stream.getvalue(), read_gradebook(self.out / classroom.GRADEBOOK)
 
+    def folder(self, student: str) -> Path:
+        """Where a student's outputs are: OUT/students/ID, apart from the gradebook and the grader's files."""
+        return self.out / "students" / student
+
+    def main(self, *argv, hooks=HOOKS) -> tuple:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = classroom.main([*argv], hooks=hooks)
+        return status, err.getvalue()
+
     def builds(self) -> list:
         log = self.out / "builds.log"
         return sorted(log.read_text().split()) if log.exists() else []
@@ -104,18 +116,18 @@ class WholeClass(ClassRun):
         self.assertTrue(pinned and set(pinned) <= {"0", "1"}, pinned)  # each run saw its worker's one GPU
         self.assertRegex(progress, r"\[7/7\] \S+ +\d+/120")
         for student in book:
-            results = json.loads((self.out / student / "results.json").read_text())
+            results = json.loads((self.folder(student) / "results.json").read_text())
             self.assertEqual(results["score"], float(book[student]["total"]))
             self.assertTrue(all({"name", "score", "max_score"} <= t.keys() for t in results["tests"]))
-        feedback = (self.out / "alice" / "feedback.txt").read_text()
+        feedback = (self.folder("alice") / "feedback.txt").read_text()
         self.assertIn("Student: alice, upload alice", feedback)
         self.assertIn("01-first/reduce.cu <- labs/01-first/reduce.cu", feedback)
         self.assertIn("Grading alice  (seed 7", feedback)
         self.assertIn("Total 120 / 120", feedback)
-        self.assertIn("could not be graded: erin.zip is not a zip", (self.out / "erin" / "feedback.txt").read_text())
-        self.assertEqual(json.loads((self.out / "erin" / "results.json").read_text())["score"], 0)
-        self.assertEqual(list((self.out / "alice" / "build" / "01-first").glob("*_lab")), [])  # programs removed
-        self.assertEqual((self.out / "alice" / "submission" / "01-first" / "reduce.cu").read_text(), "GPU LOG")
+        self.assertIn("could not be graded: erin.zip is not a zip", (self.folder("erin") / "feedback.txt").read_text())
+        self.assertEqual(json.loads((self.folder("erin") / "results.json").read_text())["score"], 0)
+        self.assertEqual(list((self.folder("alice") / "build" / "01-first").glob("*_lab")), [])  # programs removed
+        self.assertEqual((self.folder("alice") / "submission" / "01-first" / "reduce.cu").read_text(), "GPU LOG")
 
     def test_hangs_and_crashes_get_a_row_and_the_class_goes_on(self):
         self.student("hangs", {"01-first": "HANG", "02-second": "ok"})
@@ -129,7 +141,7 @@ class WholeClass(ClassRun):
         self.assertEqual(book["hangs"]["total"], "60")
         self.assertEqual(book["crashes"]["notes"], "02-second: CRASH small, CRASH exact")
         self.assertEqual(book["fine"]["total"], "120")
-        table = (self.out / "hangs" / "feedback.txt").read_text()
+        table = (self.folder("hangs") / "feedback.txt").read_text()
         self.assertIn("timed out after 1 s", table)
 
     def test_without_gpus_one_pool_does_everything(self):
@@ -146,7 +158,7 @@ class WholeClass(ClassRun):
         status, _, book = self.grade(gpu_ids=(), hooks=hooks)
         self.assertEqual((status, book["alice"]["status"], book["alice"]["total"]),
                          (classroom.EXIT_NO_DEVICE, "no GPU", "0"))
-        self.assertIn("no CUDA device", (self.out / "alice" / "feedback.txt").read_text())
+        self.assertIn("no CUDA device", (self.folder("alice") / "feedback.txt").read_text())
         # graded again where the run-time tests can run: a no-GPU grading is not final
         status, _, book = self.grade()
         self.assertEqual((status, book["alice"]["status"], book["alice"]["total"]), (0, "graded", "120"))
@@ -178,7 +190,7 @@ class WholeClass(ClassRun):
         self.assertEqual(book["bob"]["status"], "error")
         self.assertIn("RuntimeError: a bug in the grader", book["bob"]["notes"])
         self.assertEqual(book["alice"]["status"], "graded")
-        self.assertFalse((self.out / "bob" / classroom.RECORD).exists())
+        self.assertFalse((self.folder("bob") / classroom.RECORD).exists())
 
 
 class Resume(ClassRun):
@@ -224,7 +236,7 @@ class Resume(ClassRun):
         self.student("alice", {"01-first": "ok", "02-second": "ok"})
         self.student("bob", {"01-first": "ok", "02-second": "ok"})
         self.grade()
-        (self.out / "bob" / classroom.RECORD).unlink()  # as if interrupted before bob's record was written
+        (self.folder("bob") / classroom.RECORD).unlink()  # as if interrupted before bob's record was written
         self.grade()
         self.assertEqual(self.builds(), sorted(["alice/01-first", "alice/02-second"]
                                                + ["bob/01-first", "bob/02-second"] * 2))
@@ -244,8 +256,8 @@ class Resume(ClassRun):
         proc = subprocess.Popen(argv, cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not ((self.out / "bob" / "build" / "01-first" / "runs").is_dir()
-                                                   and (self.out / "alice" / classroom.RECORD).is_file()):
+        while time.monotonic() < deadline and not ((self.folder("bob") / "build" / "01-first" / "runs").is_dir()
+                                                   and (self.folder("alice") / classroom.RECORD).is_file()):
             time.sleep(0.2)
         time.sleep(0.5)  # bob's harness runs (and hangs)
         for sig in signals:
@@ -273,11 +285,6 @@ class Resume(ClassRun):
 
 
 class CommandLine(ClassRun):
-    def main(self, *argv, hooks=HOOKS) -> tuple:
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            status = classroom.main([*argv], hooks=hooks)
-        return status, err.getvalue()
 
     def test_static_only(self):
         self.student("alice", {"01-first": "ok", "02-second": "FORBIDDEN"})
@@ -287,7 +294,7 @@ class CommandLine(ClassRun):
         self.assertIn("static checks only", err)
         book = read_gradebook(self.out / classroom.GRADEBOOK)
         self.assertEqual((book["alice"]["status"], book["alice"]["notes"]), ("static only", "02-second: FORBIDDEN"))
-        feedback = (self.out / "alice" / "feedback.txt").read_text()
+        feedback = (self.folder("alice") / "feedback.txt").read_text()
         self.assertIn("this grading ran the static checks only (--static-only)", feedback)
         self.assertNotIn("no CUDA device", feedback)
 
@@ -333,7 +340,7 @@ class CommandLine(ClassRun):
         self.student("alice", {"01-first": "ok", "02-second": "ok"})
         self.student("bob", {"01-first": "ok", "02-second": "ok"})
         self.grade()
-        (self.out / "bob" / classroom.RECORD).unlink()
+        (self.folder("bob") / classroom.RECORD).unlink()
         (self.out / classroom.GRADEBOOK).unlink()
         status, err = self.main("merge", "--out", str(self.out))
         self.assertEqual(status, classroom.EXIT_UNGRADED)
@@ -366,6 +373,89 @@ class CommandLine(ClassRun):
         self.assertEqual(self.main("merge", "--out", str(self.out))[0], classroom.EXIT_OK)
         book = read_gradebook(self.out / classroom.GRADEBOOK)
         self.assertEqual({r["status"] for r in book.values()}, {"static only"})
+
+
+class HostileUploads(ClassRun):
+    """Upload names and contents chosen to break the class run: each is a student like any other, in a folder of
+    its own under OUT/students/, and the class goes on."""
+
+    NAMES = ["_slurm", "_slurm-student", "gradebook.csv.tmp", "gradebook.csv", "class.json", "students", "-rf",
+             "x" * 200, "Zoë", "Zoe", "李雷", "alice"]
+
+    def test_names_that_were_the_graders_own(self):
+        for name in self.NAMES:
+            self.student(name, {"01-first": "ok"})
+        self.student("alice", {"01-first": "ok", "02-second": "ok"}, shape="zip")
+        os.mkdir(os.fsencode(self.up) + b"/caf\xe9")  # a name that is not UTF-8
+        write_file(self.up, os.fsdecode(b"caf\xe9/01-first.cu"), "ok")
+        status, _, book = self.grade(gpu_ids=())
+        self.assertEqual(status, classroom.EXIT_OK)
+        self.assertEqual(len(book), len(self.NAMES) + 2)
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["builds.log", "class.json", "gradebook.csv",
+                                                                     "students"])
+        self.assertEqual(sorted(p.name for p in (self.out / "students").iterdir()), sorted(book))
+        for student, row in book.items():
+            self.assertRegex(student, r"^[A-Za-z0-9_][A-Za-z0-9._@+-]*$")
+            self.assertEqual((row["status"], row["01-first"]), ("graded", "60"), student)
+            self.assertTrue((self.folder(student) / "results.json").is_file(), student)
+        self.assertEqual(book["alice-2"]["total"], "120")  # alice.zip: a student of its own, not merged into alice
+        self.assertEqual(book["alice"]["total"], "60")
+        self.assertTrue(book["alice-2"]["notes"].startswith("uploads alice, alice.zip would share the id alice: this "
+                                                            "one (alice.zip) is alice-2"), book["alice-2"]["notes"])
+        self.assertIn("this one (Zoë) is Zoe-2", book["Zoe-2"]["notes"])
+        self.assertEqual((book["rf"]["upload"], book["caf_"]["upload"]), ("'-rf", "caf?"))
+        for reserved in ("_slurm", "gradebook.csv", "class.json", "students", "student", "x" * intake.MAX_ID):
+            self.assertIn(reserved, book)
+
+    def test_slurm_with_uploads_named_like_its_files(self):
+        for name in ("_slurm", "_harness", "class.json", "gradebook.csv.tmp"):
+            self.student(name, {"01-first": "ok", "02-second": "ok"})
+        status, err = self.main("slurm", str(self.up), "--out", str(self.out), "--config", str(self.config),
+                                "--static-only")
+        self.assertEqual(status, classroom.EXIT_OK, err)
+        with contextlib.redirect_stdout(io.StringIO()):
+            for task in range(4):
+                self.assertEqual(self.main("task", "--out", str(self.out), "--task", str(task))[0], classroom.EXIT_OK)
+        self.assertEqual(self.main("merge", "--out", str(self.out))[0], classroom.EXIT_OK)
+        book = read_gradebook(self.out / classroom.GRADEBOOK)
+        self.assertEqual(sorted(book), ["_harness", "_slurm", "class.json", "gradebook.csv.tmp"])
+        self.assertEqual({r["status"] for r in book.values()}, {"static only"})
+        self.assertTrue((self.out / "_slurm" / "grade.sbatch").is_file())
+        self.assertEqual(classroom.read_class_file(self.out)[1][0].student, "_harness")
+        self.assertTrue((self.folder("_slurm") / "record.json").is_file())
+
+    def test_formulas_in_names_stay_text(self):
+        """Names, sids and emails from submission_metadata.yml that a spreadsheet would run as formulas are written
+        with a leading '; the grader's own numbers stay numbers."""
+        people = {"submission_1": ('=HYPERLINK("http://x","y")', "-1", "a@x.edu"),
+                  "submission_2": ("+1+1", "2", "@SUM(A1)"), "submission_3": ("@SUM(A1)", "=1", "=cmd|' /C calc'!A0")}
+        yml = "".join(f"{k}:\n  :submitters:\n  - :name: {n}\n    :sid: '{i}'\n    :email: {e}\n"
+                      for k, (n, i, e) in people.items())
+        write_file(self.up, "submission_metadata.yml", yml)
+        for k in people:
+            self.student(k, {"01-first": "ok"})
+        self.student("+x", {"01-first": "ok"}, shape="zip")
+        self.grade(gpu_ids=())
+        with open(self.out / classroom.GRADEBOOK, newline="") as f:
+            rows = {r[0]: r for r in list(csv.reader(f))[1:]}
+        self.assertEqual(rows["submission_1"][1:8], ["""'=HYPERLINK("http://x","y")""", "'-1", "a@x.edu", "60",
+                                                     "120", "60", "0"])
+        self.assertEqual(rows["submission_2"][1:4], ["'+1+1", "2", "'@SUM(A1)"])
+        self.assertEqual(rows["submission_3"][1:4], ["'@SUM(A1)", "'=1", "'=cmd|' /C calc'!A0"])
+        self.assertEqual((rows["x"][0], rows["x"][-1]), ("x", "'+x.zip"))
+        for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": "'\tx", "\rx": "'\rx",
+                            "a=1": "a=1", "": "", " =1": " =1"}.items():
+            self.assertEqual(classroom.text_cell(k), expected)
+
+    def test_a_nested_zip_bomb_stops_at_the_cap_and_the_class_goes_on(self):
+        outer, _ = nested_bomb()
+        (self.up / "bomber.zip").write_bytes(outer)
+        self.student("alice", {"01-first": "ok", "02-second": "ok"})
+        status, _, book = self.grade(gpu_ids=())
+        self.assertEqual(status, classroom.EXIT_OK)
+        self.assertEqual((book["alice"]["total"], book["bomber"]["01-first"]), ("120", "60"))
+        self.assertIn("could not unpack inner.zip: the upload unpacks to more than 200 MiB", book["bomber"]["notes"])
+        self.assertLess(disk_bytes(self.out), 5 << 20)
 
 
 class Units(unittest.TestCase):
