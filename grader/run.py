@@ -14,7 +14,6 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
