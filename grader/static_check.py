@@ -1,44 +1,52 @@
 """Static checks of the student's compiled file: what its object (student.o) calls, defines, contains and runs before
-main, read from the object itself (symbols, relocations, device code), never from the source text.
+main, read from the object itself (symbols, relocations, code bytes, device code), never from the source text.
 
-check_object(path, pattern) returns a Verdict: a list of Findings, each one line for the student ("calls fopen: the
-lab's code may not open, read or write files ..."), and notes on anything it could not inspect. The grader gives a
-lab with findings 0 points on every test and runs none of them. ToolError means the kit's tools (nm, objdump from
+check_object(path, pattern) returns a Verdict: a list of Findings, each one line for the student ("calls wordexp: not
+on the list of what a lab file may call ..."), and notes on anything it could not inspect. The grader gives a lab
+with findings 0 points on every test and runs none of them. ToolError means the kit's tools (nm, objdump from
 binutils) are missing or failed: a kit problem, never a pass.
 
 What is looked at:
-  - the host symbols (nm): what the file calls (undefined symbols), what it defines (strong global definitions:
-    a function with C linkage could replace the C library's, the CUDA runtime's or the harness's), and CUB or Thrust
-    anywhere;
-  - the startup and exit tables (.init_array, .ctors, .preinit_array, .fini_array, .dtors): only nvcc's own
-    registration function may run before main (and <iostream>'s initializer, which GCC 12 and older put in every
-    file that includes it);
-  - system calls made directly (a syscall instruction in the host code, objdump);
+  - what the file calls (every undefined host symbol, weak ones too): it must be on the allow-list of
+    grader/lab_calls.toml for the lab's pattern, and atexit and __cxa_atexit only from the code the list names;
+  - what it defines (strong global definitions): a function with C linkage could replace the C library's, the CUDA
+    runtime's or the harness's, as could operator new or the C library's variables; CUB or Thrust anywhere;
+  - symbols and relocations by type: indirect functions (STT_GNU_IFUNC, R_X86_64_IRELATIVE) run their resolver
+    while the program loads;
+  - the startup and exit tables (.init_array, .ctors, .preinit_array, .fini_array, .dtors, .init, .fini): only
+    nvcc's own registration function may run before main (and <iostream>'s initializer, which GCC 12 and older put
+    in every file that includes it); any .preinit_array is refused;
+  - system call instructions: in objdump's listing, and as raw bytes (0f 05, 0f 34, cd 80) at any offset of every
+    executable section, which finds one hidden inside another instruction's bytes;
   - the device code (each cubin in the object's fatbin): kernels or functions of CUB or Thrust (nm), and code
     inlined from their headers (the line table of -lineinfo names the header folders the code came from).
-Every list below is a table; the first rule that matches a symbol reports it.
+The checks see what is linked, not what is computed: a call through a pointer computed from an allowed function's
+address is beyond them (the runner's sandbox stops what such a call could do).
 """
+import fnmatch
+import functools
 import re
 import shutil
 import struct
 import subprocess
 import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TOOL_TIMEOUT = 120.0
 MAX_NAMES = 4  # symbols named per finding; the rest are counted
+CALLS_TABLE = Path(__file__).resolve().with_name("lab_calls.toml")
 
-# ---- what the student's file may not use ----
+# ---- what the student's file may define or contain ----
 
 
 @dataclass(frozen=True)
 class Rule:
-    """Symbols the student's file may not have. where: "calls" (undefined host symbols), "defines" (strong global
-    host definitions of functions), "defines-data" (of variables), "contains" (any host symbol, and the device code's
-    functions). A pattern fully matches the demangled name, which may be followed by its parameter list; with
-    raw = True it matches the symbol's name as it is in the object instead. says: what the file does, with {names};
-    why: what it means for the student."""
+    """Symbols the student's file may not have. where: "defines" (strong global host definitions of functions),
+    "defines-data" (of variables), "contains" (any host symbol, and the device code's functions). A pattern fully
+    matches the demangled name, which may be followed by its parameter list; with raw = True it matches the symbol's
+    name as it is in the object instead. says: what the file does, with {names}; why: what it means for the student."""
 
     key: str
     where: str
@@ -51,60 +59,6 @@ class Rule:
 RULES = (
     Rule("cub", "contains", (r".*\b(cub|thrust)::.*",), "uses CUB or Thrust ({names})",
          "the lab's code may not use CUB or Thrust: write the kernels yourself"),
-    Rule("libraries", "calls",
-         (r"(cublas|cublasLt|cusparse|cufft|curand|cusolver|nccl|npp|nvjpeg|cudnn|cutensor|nvrtc|nvJitLink)\w*",),
-         "calls {names}", "the lab's code may not use other libraries (cuBLAS, cuSPARSE, cuFFT, cuRAND, ...): write "
-                          "the kernels yourself"),
-    Rule("copies", "calls", (r"cudaMemcpy\w*", r"cuMemcpy\w*"), "calls {names}",
-         "the lab's code may not copy data between the host and the device (or within it): the answer must be "
-         "computed by your kernels, on the GPU, and the harness moves the data"),
-    Rule("host-memory", "calls",
-         (r"cudaMallocHost", r"cudaHostAlloc", r"cudaHostRegister", r"cudaHostGetDevicePointer", r"cudaMallocManaged",
-          r"cudaMemPoolCreate"),
-         "calls {names}", "the lab's code may not allocate memory that the host can read (pinned, mapped or managed "
-                          "memory): the answer must be computed on the GPU"),
-    Rule("managed", "calls", (r"__cudaRegisterManagedVar",), "declares a __managed__ variable",
-         "host code could read device data through it; the lab's code may not"),
-    Rule("driver", "calls", (r"cu[A-Z]\w*", r"cudaGetDriverEntryPoint\w*", r"cudaGetExportTable"), "calls {names}",
-         "the lab's code may use the CUDA runtime API only, not the driver API"),
-    Rule("files", "calls",
-         (r"(fopen|freopen|fdopen|tmpfile|open|openat|creat|truncate|ftruncate)(64)?", r"__open(at)?(64)?_2",
-          r"(read|pread|pread64|readv|preadv|preadv2|write|pwrite|pwrite64|writev|pwritev|pwritev2|dprintf|vdprintf)",
-          r"__(read|pread|pread64)_chk", r"__(v?dprintf)_chk",
-          r"(fread|fread_unlocked|__fread_chk|__fread_unlocked_chk|fgets|fgets_unlocked|__fgets_chk|getline|getdelim)",
-          r"(fscanf|vfscanf|__isoc99_fscanf|__isoc99_vfscanf|__isoc23_fscanf|__isoc23_vfscanf)",
-          r"(opendir|fdopendir|readdir|readdir64|scandir|scandir64|nftw|ftw|glob|glob64)",
-          r"(stat|stat64|lstat|lstat64|fstatat|fstatat64|statx|__xstat|__xstat64|__lxstat|__lxstat64|__fxstatat)",
-          r"(access|faccessat|euidaccess|realpath|readlink|readlinkat|chdir|fchdir|chroot)",
-          r"(unlink|unlinkat|remove|rename|renameat|renameat2|mkdir|mkdirat|rmdir|symlink|symlinkat|link|linkat)",
-          r"(chmod|fchmod|fchmodat|chown|fchown|lchown|fchownat|utime|utimes|utimensat|futimens|mkfifo|mknod)",
-          r"(dup|dup2|dup3|pipe|pipe2|fcntl|fcntl64|ioctl|memfd_create|shm_open|shm_unlink|sendfile|sendfile64)",
-          r"(splice|tee|copy_file_range|fanotify_\w+|inotify_\w+)", r"_IO_list_all",
-          r"std::(__cxx11::)?basic_(i|o)?fstream<.*", r"std::(__cxx11::)?basic_filebuf<.*",
-          r"std::(__)?filesystem::.*"),
-         "calls {names}", "the lab's code may not open, read or write files or file descriptors (only the harness does "
-                          "input and output; printing to the terminal with printf is fine)"),
-    Rule("environment", "calls",
-         (r"(getenv|secure_getenv|__secure_getenv|setenv|putenv|unsetenv|clearenv|__environ|_?environ)",),
-         "reads or changes the environment ({names})", "the lab's code may not use environment variables"),
-    Rule("memory-maps", "calls",
-         (r"(mmap|mmap64|munmap|mremap|mprotect|pkey_mprotect|pkey_alloc|shmget|shmat|shmctl|brk|sbrk)",),
-         "calls {names}", "the lab's code may not map or protect memory itself"),
-    Rule("processes", "calls",
-         (r"(system|popen|pclose|fork|vfork|_Fork|clone|clone3|__clone|daemon)",
-          r"(execl|execlp|execle|execv|execvp|execvpe|execve|execveat|fexecve|posix_spawn|posix_spawnp)",
-          r"(kill|killpg|tgkill|tkill|sigqueue|ptrace|prctl|seccomp|syscall|process_vm_readv|process_vm_writev)",
-          r"(setuid|setgid|seteuid|setegid|setreuid|setregid|setresuid|setresgid|unshare|setns|pidfd_\w+)"),
-         "calls {names}", "the lab's code may not start or signal processes, or make system calls itself"),
-    Rule("loading", "calls", (r"(dlopen|dlmopen|dlsym|dlvsym|dladdr|dladdr1|dlinfo|__libc_dlopen_mode|__libc_dlsym)",),
-         "calls {names}", "the lab's code may not load libraries or look functions up at run time"),
-    Rule("network", "calls",
-         (r"(socket|socketpair|connect|bind|listen|accept|accept4|send|sendto|sendmsg|sendmmsg|recv|recvfrom)",
-          r"(recvmsg|recvmmsg|getaddrinfo|gethostbyname|gethostbyname2|gethostbyname_r|getnameinfo|shutdown)"),
-         "calls {names}", "the lab's code may not use the network"),
-    Rule("threads", "calls",
-         (r"(pthread_create|thrd_create|GOMP_\w+|omp_set_\w+)", r"std::thread::_M_start_thread.*"),
-         "starts host threads ({names})", "the lab's code runs on the GPU: no OpenMP or host threads"),
     Rule("c-functions", "defines", (r"(?!_Z)[A-Za-z_.$][\w.$@]*",),
          "defines {names} with C linkage (extern \"C\")",
          "such a function can replace one of the C library, the CUDA runtime or the harness; write C++ functions, as "
@@ -116,30 +70,6 @@ RULES = (
           r"(program_invocation_name|program_invocation_short_name|__progname|__progname_full|_IO_2_1_\w+_)"),
          "defines {names}", "the lab's code may not define the C library's variables"),
 )
-
-# Anything no rule names is allowed: the rest of the CUDA runtime, the C and C++ libraries' other functions (printf,
-# malloc, time functions), libcu++ and cooperative groups. The reference solutions call (nm -u; CUDA 13, GCC 12):
-# nvcc's glue (__cudaRegisterFatBinary, __cudaRegisterFatBinaryEnd, __cudaRegisterFunction, __cudaUnregisterFatBinary,
-# __cudaPushCallConfiguration, __cudaPopCallConfiguration, __cudaLaunchKernel, __cudaGetKernel, atexit), the C++
-# runtime (_Unwind_Resume, __gxx_personality_v0, __cxa_guard_*), exit, the kit's ppl_cuda_check (CUDA_CHECK),
-# reduce_tree_of_blocks (labs 01-04) and kit_exclusive_scan (lab 07), and the runtime's cudaGetLastError,
-# cudaMemsetAsync (labs 05, 08), cudaGetDevice, cudaDeviceGetAttribute and
-# cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (lab 05). tests/grader/test_static_check.py checks that every
-# solution and skeleton passes.
-
-# The kit's harness: a lab's file may call what its header declares (KIT_API, by harness pattern, and KIT_COMMON for
-# every lab) and nothing else of the harness. KIT_INTERNAL names every other function the harness defines (a test
-# checks that it covers the harness objects): its CPU references, its result writer, its CUB wrappers, its baseline.
-KIT_COMMON = ("ppl_cuda_check",)
-KIT_API = {
-    "reduce": ("reduce_work_elems", "reduce_tree_of_blocks"),
-    "scan": ("scan_work_bytes",),
-    "compact": ("compact_work_bytes", "kit_exclusive_scan"),
-}
-KIT_INTERNAL = (r"ppl_\w+", r"kit_\w+", r"\w+_cub", r"\w*baseline\w*", r"\w+_kernel", r"__device_stub__\w+",
-                r"(reduce|scan|compact)_work_\w+", r"reduce_tree_of_blocks", r"main")
-KIT_SAYS = "calls the harness's own {names}"
-KIT_WHY = "the lab's code may call only what its header declares ({api})"
 
 # Code that runs before main (.init_array and the like) or after it (.fini_array). nvcc puts exactly one entry
 # there, its registration of the file's kernels; a C++ file that includes <iostream> gets one more from GCC 12 and
@@ -157,15 +87,26 @@ STARTUP_WHY = ("a static constructor (a function marked __attribute__((construct
                "code may run only when the harness calls it; compute such values inside the function instead")
 EXIT_SAYS = "runs {names} after main"
 EXIT_WHY = "a static destructor (__attribute__((destructor))): the lab's code may run only when the harness calls it"
+# ELF types refused whatever their names: an indirect function's resolver runs while the program loads.
+STT_GNU_IFUNC, R_X86_64_IRELATIVE, SHF_EXECINSTR = 10, 37, 0x4
+IFUNC_SAYS = "has an indirect function ({names})"
+IFUNC_WHY = ("its resolver would run while the program loads, before main (@gnu_indirect_function or "
+             "__attribute__((ifunc))): write a plain function")
 SYSCALL_SAYS = "makes system calls itself (a {names} instruction)"
 SYSCALL_WHY = "the lab's code may not make system calls"
-SYSCALL_INSTRUCTIONS = re.compile(r"\t(syscall|sysenter|int\s+\$0x80)\b")
+SYSCALL_INSTRUCTIONS = re.compile(r"^\s*([0-9a-f]+):\t(syscall|sysenter|int\s+\$0x80)\b", re.M)
+SYSCALL_BYTES = {b"\x0f\x05": "syscall", b"\x0f\x34": "sysenter", b"\xcd\x80": "int $0x80"}
+HIDDEN_SAYS = "contains a system call instruction hidden in its code ({names})"
+HIDDEN_WHY = "the lab's code may not make system calls, nor jump into the middle of an instruction"
 # The folders of CUB's and Thrust's headers, as the device code's line table names them (CUDA 12: include/cub/...,
 # CUDA 13: include/cccl/cub/...).
 DEVICE_HEADERS = re.compile(rb"/include/(?:cccl/)?(cub|thrust)(?=[/\"\x00])")
 DEVICE_SAYS = "has device code from {names}'s headers"
 DEVICE_WHY = ("the lab's code may not use CUB or Thrust (cub::BlockReduce, cub::WarpScan, ...): write the kernels "
               "yourself")
+NOT_LISTED = "not on the list of what a lab file may call ({summary}; grader/lab_calls.toml)"
+LIST_SUMMARY = "kernel launches, device memory, streams and events, printing, math, what {header} declares"
+ONLY_IN_SAYS = "calls {names}"
 
 
 class ToolError(RuntimeError):
@@ -174,7 +115,7 @@ class ToolError(RuntimeError):
 
 @dataclass(frozen=True)
 class Finding:
-    key: str  # the rule's key ("files", "startup", "device-cub", ...)
+    key: str  # the rule's key ("calls", "copies", "startup", "device-cub", ...)
     message: str  # one line for the student
 
 
@@ -193,6 +134,70 @@ class Symbol:
     name: str  # as in the object (mangled)
     demangled: str
     kind: str  # nm's letter: U undefined, T text, W weak, D data, ...
+
+
+# ---- the allow-list (grader/lab_calls.toml) ----
+
+
+@dataclass(frozen=True)
+class Allowed:
+    group: str
+    names: tuple  # as in lab_calls.toml: exact, or a C++ name ending in "*" (a prefix)
+    patterns: tuple  # the harness patterns it applies to; () for every lab
+    only_in: str = ""  # "nvcc-registration", "iostream-init", or "" for anywhere
+
+
+@dataclass(frozen=True)
+class Advice:
+    key: str
+    names: tuple  # shell-style patterns
+    says: str
+
+
+ONLY_IN = ("", "nvcc-registration", "iostream-init")
+
+
+@functools.lru_cache(maxsize=None)
+def load_calls(path=CALLS_TABLE) -> tuple:
+    """(the Allowed groups, the Advice entries) of lab_calls.toml; ValueError when it is malformed (a kit bug)."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    allowed, advice = [], []
+    for k, group in enumerate(data.get("allow", [])):
+        unknown = set(group) - {"group", "why", "names", "patterns", "only_in"}
+        if unknown or not group.get("why") or not group.get("names") or group.get("only_in", "") not in ONLY_IN:
+            raise ValueError(f"{path}: [[allow]] #{k + 1} ({group.get('group')}): needs group, why and names; "
+                             f"only_in is one of {ONLY_IN[1:]}; unknown keys {sorted(unknown)}")
+        allowed.append(Allowed(group["group"], tuple(group["names"]), tuple(group.get("patterns", ())),
+                               group.get("only_in", "")))
+    for entry in data.get("advice", []):
+        advice.append(Advice(entry["key"], tuple(entry["names"]), " ".join(entry["says"].split())))
+    if not advice or advice[-1].names != ("*",):
+        raise ValueError(f"{path}: the last [[advice]] must be the catch-all (names = [\"*\"])")
+    return tuple(allowed), tuple(advice)
+
+
+def allowed_for(pattern: str, path=CALLS_TABLE) -> list:
+    """The Allowed groups that apply to a lab of the given harness pattern."""
+    return [a for a in load_calls(path)[0] if not a.patterns or pattern in a.patterns]
+
+
+def find_allowed(name: str, groups) -> Allowed | None:
+    """The first group that lists name (exactly, or by a C++ prefix ending in "*")."""
+    for group in groups:
+        for entry in group.names:
+            if name == entry or (entry.endswith("*") and "::" in entry and name.startswith(entry[:-1])):
+                return group
+    return None
+
+
+def advice_for(name: str, path=CALLS_TABLE) -> Advice:
+    return next(a for a in load_calls(path)[1] if any(fnmatch.fnmatchcase(name, p) for p in a.names))
+
+
+def header_api(pattern: str, path=CALLS_TABLE) -> list:
+    """The harness functions a lab of this pattern may call (the pattern's own groups)."""
+    return [n for a in load_calls(path)[0] if pattern in a.patterns for n in a.names]
 
 
 # ---- reading the object ----
@@ -275,15 +280,25 @@ class Elf:
             return b""
         return self.data[section["offset"]:section["offset"] + section["size"]]
 
-    def relocations(self, target_index: int) -> list:
-        """(offset, symbol dict, addend) of every RELA entry that applies to section target_index."""
+    def relocation_entries(self) -> list:
+        """(target section index, offset, symbol index, addend, type) of every RELA entry of the object."""
         out = []
         for s in self.sections:
-            if s["type"] == 4 and s["info"] == target_index:  # SHT_RELA
+            if s["type"] == 4:  # SHT_RELA
                 for off in range(s["offset"], s["offset"] + s["size"], 24):
                     r_offset, r_info, addend = struct.unpack_from("<QQq", self.data, off)
-                    out.append((r_offset, self.symbols[r_info >> 32], addend))
-        return sorted(out, key=lambda r: r[0])
+                    out.append((s["info"], r_offset, r_info >> 32, addend, r_info & 0xFFFFFFFF))
+        return out
+
+    def relocations(self, target_index: int) -> list:
+        """(offset, symbol dict, addend) of every RELA entry that applies to section target_index."""
+        return sorted(((off, self.symbols[sym], addend) for target, off, sym, addend, _ in self.relocation_entries()
+                       if target == target_index), key=lambda r: r[0])
+
+    def function_at(self, section_index: int, offset: int) -> str | None:
+        """The name of the function (STT_FUNC) of section section_index whose body holds offset."""
+        return next((s["name"] for s in self.symbols if s["type"] == 2 and s["shndx"] == section_index
+                     and s["value"] <= offset < s["value"] + max(s["size"], 1)), None)
 
     def target_name(self, symbol: dict, addend: int) -> str:
         """The function a relocation points to: the symbol itself, or for a section symbol plus an offset, the
@@ -304,15 +319,30 @@ def read_elf(path) -> Elf:
 
 # ---- names for people ----
 
+SPECIAL_NAME = re.compile(r"^(typeinfo name for|typeinfo for|vtable for|VTT for|construction vtable for|"
+                          r"guard variable for|TLS init function for|TLS wrapper function for|"
+                          r"(?:non-|covariant return )?virtual thunk to) ")
+OPERATOR = re.compile(r"\boperator(?:\s*(?:new|delete)(?:\[\])?\b|<<=|>>=|<=>|<<|>>|<=|>=|->\*|->|\(\)|\[\]|[<>])")
+
 
 def short_name(demangled: str) -> str:
     """A demangled name without its return type, template arguments, parameters and versioned inline namespaces:
-    "void cub::CUB_300001_SM_750::detail::EmptyKernel<void>()" -> "cub::detail::EmptyKernel"."""
-    name = re.sub(r" \[clone [^\]]*\]$", "", demangled).replace("(anonymous namespace)", "{anonymous}")
-    if name.startswith("operator") or " operator" in name:
-        return name.split("(")[0]
+    "void cub::CUB_300001_SM_750::detail::EmptyKernel<void>()" -> "cub::detail::EmptyKernel",
+    "std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char const*)" -> "std::operator<<",
+    "typeinfo for std::runtime_error" -> itself."""
+    name = re.sub(r" \[clone [^\]]*\]$", "", demangled)
+    special = SPECIAL_NAME.match(name)
+    if special:
+        return special.group(0) + short_name(name[special.end():])
+    name = name.replace("(anonymous namespace)", "{anonymous}")
+    operators = []
+
+    def keep(m):
+        operators.append(" ".join(m.group(0).split()))
+        return f"\x00{len(operators) - 1}\x00"
+
     kept, depth = [], 0
-    for ch in name:
+    for ch in OPERATOR.sub(keep, name):
         if ch == "<":
             depth += 1
         elif ch == ">":
@@ -320,6 +350,7 @@ def short_name(demangled: str) -> str:
         elif depth == 0:
             kept.append(ch)
     name = "".join(kept).split("(")[0].strip().split(" ")[-1]
+    name = re.sub(r"\x00(\d+)\x00", lambda m: operators[int(m.group(1))], name)
     name = re.sub(r"(CUB|THRUST)_\d+(_SM(_\d+)+)?(_NS)?::|__\d+::", "", name)
     return name.replace("{anonymous}", "(anonymous namespace)")
 
@@ -329,6 +360,11 @@ def c_name(name: str) -> str:
     (-D_FORTIFY_SOURCE, on by default in some distributions' compilers) are named as written:
     "__fread_chk" -> "fread", "__printf_chk" -> "printf"."""
     return re.sub(r"^__(\w+?)_chk$", r"\1", name)
+
+
+def listed_name(name: str, demangled: str) -> str:
+    """How lab_calls.toml names a symbol: C names as written (c_name), C++ names by their short_name."""
+    return short_name(demangled) if name.startswith("_Z") else c_name(name)
 
 
 def _names(names) -> str:
@@ -351,15 +387,13 @@ def _matches(patterns, name: str) -> bool:
 DEFINED_FUNCTIONS, DEFINED_DATA = "TWi", "DBRCGSV"
 
 
-def check_symbols(symbols, pattern: str, device_functions=()) -> list:
-    """Findings of the RULES and the kit rule over the host symbols (and the device code's function symbols)."""
+def check_symbols(symbols, device_functions=()) -> list:
+    """Findings of the RULES over the host symbols' definitions (and the device code's function symbols)."""
     hits = {}  # rule key -> names, in the order of RULES
     for sym in symbols:
         if sym.name.startswith(".") or sym.kind in "aN?":
             continue
         for rule in RULES:
-            if rule.where == "calls" and sym.kind != "U":
-                continue
             if rule.where == "defines" and sym.kind not in DEFINED_FUNCTIONS:
                 continue
             if rule.where == "defines-data" and (sym.kind not in DEFINED_DATA or sym.name.startswith("DW.ref.")):
@@ -374,14 +408,57 @@ def check_symbols(symbols, pattern: str, device_functions=()) -> list:
             hits.setdefault(RULES[0].key, []).append(short_name(sym.demangled))
     if RULES[0].key in hits:  # CUB's and Thrust's own names first, before the code that merely uses their types
         hits[RULES[0].key].sort(key=lambda n: not re.match(r"(cub|thrust)::", n))
-    findings = [_finding(rule.key, rule.says, rule.why, hits[rule.key]) for rule in RULES if rule.key in hits]
-    api = (*KIT_API.get(pattern, ()), *KIT_COMMON)
-    internal = [short_name(s.demangled) for s in symbols if s.kind == "U" and short_name(s.demangled) not in api
-                and _matches(KIT_INTERNAL, short_name(s.demangled))]
-    if internal:
-        shown = ", ".join(a for a in api if a != "ppl_cuda_check") + ", CUDA_CHECK and CUDA_CHECK_LAUNCH"
-        findings.append(_finding("kit", KIT_SAYS, KIT_WHY.format(api=shown), internal))
+    return [_finding(rule.key, rule.says, rule.why, hits[rule.key]) for rule in RULES if rule.key in hits]
+
+
+def undefined_symbols(elf: Elf, symbols) -> list:
+    """(index in the symbol table, name, listed name) of every undefined global or weak symbol: what the file calls
+    or reads from elsewhere."""
+    demangled = {s.name: s.demangled for s in symbols}
+    return [(k, s["name"], listed_name(s["name"], demangled.get(s["name"], s["name"])))
+            for k, s in enumerate(elf.symbols)
+            if s["shndx"] == 0 and s["name"] and s["bind"] in (1, 2) and s["type"] != 4]  # not STT_FILE
+
+
+def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE) -> list:
+    """Findings for every undefined symbol not on the allow-list of the pattern, and for an only_in symbol referenced
+    from anywhere but the code its group names."""
+    groups = allowed_for(pattern, path)
+    refused, misplaced = {}, {}  # advice key -> names; advice key -> "name in function()"
+    references = {}  # symbol index -> [(section index, offset)]
+    for target, offset, sym, _, _ in elf.relocation_entries():
+        references.setdefault(sym, []).append((target, offset))
+    demangled = {s.name: s.demangled for s in symbols}
+    for index, name, shown in undefined_symbols(elf, symbols):
+        group = find_allowed(shown, groups)
+        if group is None:
+            refused.setdefault(advice_for(shown, path).key, []).append(shown)
+            continue
+        if not group.only_in:
+            continue
+        for section, offset in references.get(index, []):
+            function = elf.function_at(section, offset)
+            if not _inside(elf, function, group.only_in):
+                where = (short_name(demangled.get(function, function)) + "()" if function
+                         else f"{elf.sections[section]['name']}+{offset:#x}")
+                misplaced.setdefault(advice_for(shown, path).key, []).append(f"{shown} in {where}")
+    findings = []
+    api = ", ".join(header_api(pattern, path))
+    header = f"{pattern}.h"
+    for advice in load_calls(path)[1]:
+        if advice.key in refused:
+            says = NOT_LISTED.format(summary=LIST_SUMMARY.format(header=header))
+            findings.append(_finding(advice.key, "calls {names}: " + says, advice.says.format(api=api),
+                                     refused[advice.key]))
+        if advice.key in misplaced:
+            findings.append(_finding(advice.key, ONLY_IN_SAYS, advice.says.format(api=api), misplaced[advice.key]))
     return findings
+
+
+def _inside(elf: Elf, function: str | None, only_in: str) -> bool:
+    if only_in == "nvcc-registration":
+        return function == NVCC_REGISTRATION
+    return function is not None and _iostream_init(elf, function)  # "iostream-init"
 
 
 def _iostream_init(elf: Elf, name: str) -> bool:
@@ -408,6 +485,8 @@ def check_startup(elf: Elf, symbols) -> list:
             continue
         if base is None or section["type"] in (4, 9):  # the RELA/REL sections themselves
             continue
+        if base == ".preinit_array" and not section["size"]:
+            before.append(f"a {name} section")  # refused even empty: nothing of a lab belongs there
         relocs = elf.relocations(index)
         entries = section["size"] // 8
         targets = [elf.target_name(sym, addend) for _, sym, addend in relocs]
@@ -433,10 +512,40 @@ def check_startup(elf: Elf, symbols) -> list:
     return findings
 
 
-def check_syscalls(objdump: str, path) -> list:
+def check_types(elf: Elf) -> list:
+    """Indirect functions, by symbol type (STT_GNU_IFUNC, however they were written) and relocation type
+    (R_X86_64_IRELATIVE)."""
+    found = [s["name"] for s in elf.symbols if s["type"] == STT_GNU_IFUNC]
+    if any(rtype == R_X86_64_IRELATIVE for *_, rtype in elf.relocation_entries()):
+        found.append("an R_X86_64_IRELATIVE relocation")
+    return [_finding("ifunc", IFUNC_SAYS, IFUNC_WHY, found)] if found else []
+
+
+def check_syscalls(objdump: str, elf: Elf, path) -> list:
+    """System call instructions in objdump's listing of the executable sections, and their bytes anywhere in those
+    sections: bytes that objdump does not list as an instruction are one hidden inside another instruction."""
     listing = _tool([objdump, "-d", "--no-show-raw-insn", "-w", str(path)], path)
-    found = sorted({" ".join(m.group(1).split()) for m in SYSCALL_INSTRUCTIONS.finditer(listing)})
-    return [_finding("syscall", SYSCALL_SAYS, SYSCALL_WHY, found)] if found else []
+    shown, visible = set(), set()  # instruction names; (section, offset) of the listed ones
+    for part in re.split(r"^Disassembly of section ", listing, flags=re.M)[1:]:
+        section = part.split(":", 1)[0].strip()
+        for m in SYSCALL_INSTRUCTIONS.finditer(part):
+            shown.add(" ".join(m.group(2).split()))
+            visible.add((section, int(m.group(1), 16)))
+    hidden = []
+    for section in elf.sections:
+        if not section["flags"] & SHF_EXECINSTR:
+            continue
+        code = elf.contents(section)
+        for pattern, what in SYSCALL_BYTES.items():
+            start = code.find(pattern)
+            while start >= 0:
+                if (section["name"], start) not in visible:
+                    hidden.append(f"{what} at {section['name']}+{start:#x}")
+                start = code.find(pattern, start + 1)
+    findings = [_finding("syscall", SYSCALL_SAYS, SYSCALL_WHY, sorted(shown))] if shown else []
+    if hidden:
+        findings.append(_finding("hidden-syscall", HIDDEN_SAYS, HIDDEN_WHY, hidden))
+    return findings
 
 
 def device_images(elf: Elf, path) -> tuple:
@@ -527,8 +636,10 @@ def check_object(path, pattern: str) -> Verdict:
     symbols = read_symbols(tools["nm"], path)
     elf = read_elf(path)
     device_functions, device_findings, notes = check_device(tools["nm"], elf, path)
-    findings = check_symbols(symbols, pattern, device_functions)
+    findings = check_symbols(symbols, device_functions)
+    findings += check_calls(elf, symbols, pattern)
     findings += device_findings
+    findings += check_types(elf)
     findings += check_startup(elf, symbols)
-    findings += check_syscalls(tools["objdump"], path)
+    findings += check_syscalls(tools["objdump"], elf, path)
     return Verdict(findings, notes)
