@@ -1,31 +1,51 @@
 """Building a lab program from the kit's trusted harness plus only the student's one file, with mk/lab.mk (or, with
 makefile="sim.mk", mk/sim.mk: the same program for the kit's CPU simulator, grader/simulator.py).
 
-build_harness() compiles the harness objects once per pattern; build_lab() copies the student's file into a fresh
-folder, compiles it to student.o (which grader/static_check.py inspects) and links it with them. Both return a
-BuildResult whose message, on failure, is the compiler's output cut to its first errors.
+build_harness() compiles the harness objects once per pattern. build_lab() copies the student's file into a fresh
+folder and then, in three steps:
+  1. checks the source text for what the preprocessor would do on the student's behalf (grader/source_check.py:
+     includes of anything but the kit's public headers and system headers, #line); a refused file is not compiled;
+  2. compiles it to student.o itself, with the command `make student-flags` prints (the kit's own nvcc flags),
+     under resource limits and, where bubblewrap works, inside a sandbox that shows nvcc the toolkit, the system's
+     compilers and headers and the kit's harness/include alone (grader/build_sandbox.py); an object over
+     MAX_OBJECT_BYTES is refused before anything reads it;
+  3. links the runner and the lab's launcher through make, which finds student.o made and only links.
+Both return a BuildResult whose message, on failure, is the compiler's output cut to its first errors.
 """
 import os
 import re
+import shlex
 import shutil
-from dataclasses import dataclass
+import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.run import run_process
+from grader.source_check import check_source
 
 MAX_ERROR_LINES = 30
 DEFAULT_BUILD_TIMEOUT = 300.0
+MAX_OBJECT_BYTES = 64 << 20
+SANDBOX_MODES = ("auto", "require", "off")  # bubblewrap where it works; or else no build; or never
 
 
 @dataclass
 class BuildResult:
-    """ok and the program's path, or not ok and why (missing file, compile errors, timeout). object: the student's
-    compiled file (student.o) whenever it was made, even when the link failed, for the static checks."""
+    """ok and the program's path, or not ok and why (missing file, refused source, compile errors, timeout).
+    object: the student's compiled file (student.o) whenever it was made, even when the link failed, for the static
+    checks. runner: the program holding the student's code (program is the lab's launcher, which runs it through
+    the checker). source: the copy of the student's file that was compiled. layers: what contained the compile
+    (names of build_sandbox.LAYERS), and missing: the layers that could not be used here, with why."""
 
     ok: bool
     program: Path | None = None
     message: str = ""
     object: Path | None = None
+    runner: Path | None = None
+    source: Path | None = None
+    layers: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
 
 
 def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None, makefile="lab.mk") -> list:
@@ -69,27 +89,155 @@ def build_harness(kit, pattern, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harne
     return BuildResult(True)
 
 
-def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TIMEOUT,
-              harness_build=None, makefile="lab.mk") -> BuildResult:
-    """Builds folder/PATTERN_lab from a copy of source (the student's file) in the emptied folder.
+def student_command(kit, pattern, copy, folder, *, harness_build=None, makefile="lab.mk") -> list:
+    """The compiler and flags of the student's file (without -c, -o and the file), as `make student-flags` prints
+    them; a lab.mk without that target gives its NVCCFLAGS with the student's include folder instead (and no
+    OpenMP). Relative -I folders are made absolute (the kit's). ValueError when make fails (a kit bug)."""
+    settings = (f"LAB_SRC={copy}", f"BUILD={folder}")
+    argv = make_argv(kit, pattern, *settings, target="student-flags", harness_build=harness_build, makefile=makefile)
+    done = subprocess.run(argv, cwd=kit, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and "student-flags" in done.stderr:  # an older lab.mk
+        include = Path(kit).resolve() / "harness" / "include"
+        include = include if include.is_dir() else include.parent
+        argv = make_argv(kit, pattern, *settings, "--eval=ppl-nvccflags: ; @echo $(NVCC) $(NVCCFLAGS)",
+                         target="ppl-nvccflags", harness_build=harness_build, makefile=makefile)
+        done = subprocess.run(argv, cwd=kit, capture_output=True, text=True, timeout=120)
+        done.stdout = re.sub(r"-fopenmp,?|,-fopenmp", "", done.stdout).replace("-Xcompiler  ", "") + f" -I{include}"
+    words = shlex.split(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else []
+    if not words:
+        raise ValueError(f"make student-flags failed (exit {done.returncode}): {done.stderr.strip()[:500]}")
+    words = [re.sub(r"^-I(?!/)(.+)", lambda m: f"-I{Path(kit).resolve() / m.group(1)}", w) for w in words]
+    return [shutil.which(words[0]) or words[0], *words[1:]]
 
-    Reports a missing source file, compile or link errors (trimmed, paths relative to the copy) and a timeout.
+
+def native_arch(command: list) -> list:
+    """command with -arch=native replaced by this machine's GPUs' architectures (nvidia-smi), since nvcc cannot
+    see the GPU from inside the sandbox; unchanged when none can be read."""
+    if "-arch=native" not in command:
+        return command
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return command
+    caps = sorted({ln.strip().replace(".", "") for ln in done.stdout.splitlines() if re.fullmatch(r"\d+\.\d+",
+                                                                                                  ln.strip())})
+    if done.returncode != 0 or not caps:
+        return command
+    arch = [f"-arch=sm_{caps[0]}"] if len(caps) == 1 else [f"-gencode=arch=compute_{c},code=sm_{c}" for c in caps]
+    k = command.index("-arch=native")
+    return command[:k] + arch + command[k + 1:]
+
+
+def include_folders(command: list) -> list:
+    """The -I folders of a compile command."""
+    found = []
+    for k, word in enumerate(command):
+        if word == "-I" and k + 1 < len(command):
+            found.append(command[k + 1])
+        elif word.startswith("-I") and len(word) > 2:
+            found.append(word[2:])
+    return [Path(f) for f in found]
+
+
+def sandbox_plan(command: list, sandbox: str) -> str:
+    """"" when the compile can run in bubblewrap, else why not."""
+    if sandbox == "off":
+        return "turned off"
+    if "-arch=native" in command:
+        return "-arch=native needs the GPU, which the sandbox hides (and nvidia-smi did not say which it is)"
+    return bwrap_usable(str(toolkit_root(command[0])))
+
+
+def compile_student(command: list, copy: Path, out: Path, *, timeout: float, limits: Limits, bwrap: bool,
+                    log_path):
+    """Runs command -c -o out/student.o copy under limits and, with bwrap, in bubblewrap, where the folders it sees
+    are the toolkit's, /usr, the command's -I folders and copy's folder (read-only), and out (writable)."""
+    nvcc = Path(command[0]).resolve()
+    argv = [str(nvcc), *command[1:], "-c", "-o", str(out / "student.o"), str(copy)]
+    if bwrap:
+        argv = bwrap_argv(toolkit=toolkit_root(nvcc), read_only=[*include_folders(command), copy.parent],
+                          writable=[out], workdir=out, tmp_size=limits.tmp_size) + argv
+    return run_process(limited(argv, limits), timeout=timeout, cwd=out, log_path=log_path)
+
+
+def limit_hint(output: str, limits: Limits) -> str:
+    """A line saying which limit a compile ran into, from what nvcc printed, or ""."""
+    if re.search(r"signal 25\b|File size limit exceeded|File too large", output):
+        return f"(the compiler wrote a file larger than {limits.file_size >> 20} MiB, the limit)"
+    if re.search(r"signal 24\b|CPU time limit exceeded", output):
+        return f"(the compiler ran longer than {limits.cpu_seconds} s of CPU time, the limit)"
+    if re.search(r"out of memory|std::bad_alloc|Cannot allocate memory|signal 9\b", output):
+        return f"(the compiler needed more than {limits.address_space >> 30} GiB of memory, the limit)"
+    return ""
+
+
+def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harness_build=None,
+              makefile="lab.mk", sandbox: str = "auto", limits: Limits = Limits()) -> BuildResult:
+    """Builds folder/PATTERN_lab (and folder/PATTERN_runner) from a copy of source (the student's file) in the
+    emptied folder, as the module's docstring says. sandbox: "auto" (bubblewrap where it works), "require" (no
+    build without it: a kit problem) or "off".
+
+    Reports a missing source file, a refused source text (with its lines), compile or link errors (trimmed, paths
+    relative to the copy), an oversized object and a timeout.
     """
+    if sandbox not in SANDBOX_MODES:
+        raise ValueError(f"sandbox is one of {SANDBOX_MODES}, not {sandbox!r}")
     source, folder = Path(source), Path(folder).resolve()
     if not source.is_file():
         return BuildResult(False, message=f"missing file: {source}")
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    (folder / "out").mkdir(parents=True)
     copy = folder / source.name
     shutil.copyfile(source, copy)
-    argv = make_argv(kit, pattern, f"LAB_SRC={copy}", f"BUILD={folder}", harness_build=harness_build,
-                     makefile=makefile)
+    result = BuildResult(False, source=copy)
+    try:
+        command = native_arch(student_command(kit, pattern, copy, folder, harness_build=harness_build,
+                                              makefile=makefile))
+    except (ValueError, OSError, subprocess.TimeoutExpired) as e:
+        result.message = f"the kit cannot say how to compile {source.name} (a kit bug): {e}"
+        return result
+    includes = include_folders(command)
+    refusals = check_source(copy.read_bytes(), source.name, includes[0] if includes else None)
+    if refusals:
+        result.message = (f"{source.name} is refused before compiling:\n" + "\n".join(refusals[:MAX_ERROR_LINES]))
+        return result
+    why_not = sandbox_plan(command, sandbox)
+    result.layers = ["source", "limits"] if why_not else ["source", "bwrap", "limits"]
+    result.missing = [f"bwrap: {why_not}"] if why_not else []
+    if why_not and sandbox == "require":
+        result.message = f"the build's sandbox cannot run here (a kit problem): {why_not}"
+        return result
+    proc = compile_student(command, copy, folder / "out", timeout=timeout, limits=limits, bwrap=not why_not,
+                           log_path=folder / "compile.log")
+    if proc.timed_out:
+        result.message = f"compiling {source.name} timed out after {timeout:g} s"
+        return result
+    made = folder / "out" / "student.o"
+    if proc.returncode != 0 or not made.is_file():
+        hint = limit_hint(proc.output, limits)
+        result.message = (f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder)
+                          + (f"\n{hint}" if hint else ""))
+        return result
+    size = made.stat().st_size
+    if size > MAX_OBJECT_BYTES:
+        result.message = (f"{source.name} is refused: the compiled file is {size >> 20} MiB: a lab's code compiles to "
+                          f"under 1 MiB; does it declare a large initialized array?")
+        return result
+    result.object = made.rename(folder / "student.o")
+    argv = make_argv(kit, pattern, f"LAB_SRC={copy}", f"BUILD={folder}", "-o", str(result.object),
+                     harness_build=harness_build, makefile=makefile)
     proc = run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")
     if proc.timed_out:
-        return BuildResult(False, message=f"compiling {source.name} timed out after {timeout:g} s")
-    program, obj = folder / f"{pattern}_lab", folder / "student.o"
-    obj = obj if obj.is_file() else None
+        result.message = f"linking {source.name} timed out after {timeout:g} s"
+        return result
+    program, runner = folder / f"{pattern}_lab", folder / f"{pattern}_runner"
     if proc.returncode != 0 or not program.is_file():
-        return BuildResult(False, message=f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder),
-                           object=obj)
-    return BuildResult(True, program=program, object=obj)
+        result.message = (f"{source.name} does not compile (the link failed):\n"
+                          + trim_compiler_output(proc.output, folder))
+        return result
+    result.ok, result.program, result.runner = True, program, runner if runner.is_file() else None
+    return result
+
+
+__all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "make_argv", "trim_compiler_output"]

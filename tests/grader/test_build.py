@@ -1,5 +1,9 @@
-"""grader/build.py with the real nvcc and mk/lab.mk: compile errors are reported, trimmed, and cost only their lab;
-each pattern's program builds from a solution, and accepts every run labs.toml gives it.
+"""grader/build.py, grader/source_check.py and grader/build_sandbox.py: the source text's refusals (each with its line
+and what to do, and no compile), the bubblewrap command line and the limits, then with the real nvcc and mk/lab.mk:
+compile errors are reported, trimmed, and cost only their lab; the layers that contained the compile are reported;
+what the sandbox and the limits stop if the text check were bypassed (#include "/dev/zero", a kit file by its
+absolute path, an object or a temporary file too large); each pattern's program builds from a solution, and accepts
+every run labs.toml gives it.
 
 The harness objects go to the kit's own per-architecture folder (build/harness/...), so they build once and every
 later run of these tests reuses them.
@@ -7,15 +11,23 @@ later run of these tests reuses them.
 import contextlib
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from grader.build import build_harness, build_lab, trim_compiler_output
+from grader import build as build_mod
+from grader.build import Limits, build_harness, build_lab, compile_student, native_arch, student_command, \
+    trim_compiler_output
+from grader.build_sandbox import bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.config import load_config
 from grader.grade import main
 from grader.run import run_harness, run_process
+from grader.source_check import PUBLIC_HEADERS, check_source
 from tests.grader.fakes import KIT, write_file
 
 # One solution per harness pattern, and the small run each must pass (or find no GPU).
@@ -30,6 +42,36 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work)
 }
 """
 
+LAB = 'void reduce(float *d_in, float *d_out, size_t n, float *d_work) {}\n'
+
+# Source texts refused before compiling: (text, the line named, a piece of the message).
+REFUSED = {
+    "dev-zero": ('#include "reduce.h"\n#include "/dev/zero"\n', 2, 'never a path that starts with / or contains ..'),
+    "absolute": ('#include </etc/passwd>\n', 1, "never a path that starts with /"),
+    "dot-dot": ('#include <../runner/device.h>\n', 1, "never a path that starts with / or contains .."),
+    "own-header": ('#include "helpers.h"\n', 1, "put helpers of your own in this file"),
+    "line": ('#include "reduce.h"\n\n#line 10 "harness/runner/main.cu"\n', 3, "a #line directive"),
+    "linemarker": ('# 7 "main.cu"\n', 1, "a #line directive"),
+    "line-in-comment": ('#/* a */ line 7\n', 1, "a #line directive"),
+    "digraph": ('%:include "/dev/zero"\n', 1, "never a path"),
+    "after-a-comment": ('/* a comment\n   over two lines */ #include "/dev/zero"\n', 2, "never a path"),
+    "spliced": ('#inc\\\nlude "/dev/zero"\n', 1, "never a path"),
+    "computed": ('#define F "/dev/zero"\n#include F\n', 2, "without a header name in quotes or <...>"),
+    "include-next": ('#include_next <stdio.h>\n', 1, "with #include"),
+    "import": ('#import "reduce.h"\n', 1, "with #include"),
+    "ident": ('#ident "x"\n', 1, "not a directive a lab's file may use"),
+    "raw-string-splice": ('const char *s = R"x(  )\\\nx" /*  )x";\n#include "/dev/zero"\n// */\n', 3, "never a path"),
+    "has-include": ('#if __has_include(</dev/zero>)\n#endif\n', 1, "__has_include"),
+    "carriage-return": ('int a;\r#include "/dev/zero"\r\n', 2, "never a path"),
+    "non-ascii-code": ('int \xe9t\xe9;\n', 1, "non-ASCII character outside comments"),
+}
+
+# What passes the text check: the public headers, system headers, comments and strings that look like directives.
+ACCEPTED = ("#include \"reduce.h\"\n#include <cstdio>\n#include <cooperative_groups.h>\n"
+            "/* # of blocks: a comment line\n   #include \"/dev/zero\" in a comment */\n"
+            "#define STR(x) \\\n    #x\nint big = 1'000'000;\nconst char *raw = R\"x(\n#include \"/dev/zero\"\n)x\";\n"
+            "const char *unit = \"\u00b5s\"; // \u00e9t\u00e9\n#pragma unroll 4\n#if 0\n#error never\n#endif\n")
+
 
 class Trim(unittest.TestCase):
     def test_make_lines_go_and_paths_are_relative(self):
@@ -43,6 +85,76 @@ class Trim(unittest.TestCase):
         self.assertEqual(len(lines), 31)
         self.assertEqual(lines[0], "reduce.cu(0): error: bad")
         self.assertEqual(lines[-1], "... (70 more lines)")
+
+
+class SourceText(unittest.TestCase):
+    """grader/source_check.py on made-up texts and the kit's own lab files (no compiler needed)."""
+
+    def test_refusals_name_the_line_and_what_to_do(self):
+        for name, (text, line, says) in REFUSED.items():
+            with self.subTest(name):
+                found = check_source(text.encode("utf-8"), "reduce.cu", KIT / "harness" / "include")
+                self.assertTrue(found, name)
+                self.assertTrue(found[0].startswith(f"reduce.cu:{line}: "), found)
+                self.assertIn(says, found[0])
+
+    def test_honest_text_passes(self):
+        self.assertEqual(check_source(ACCEPTED.encode("utf-8"), "reduce.cu", KIT / "harness" / "include"), [])
+
+    def test_every_solution_and_skeleton_passes(self):
+        files = sorted((KIT / "solutions").glob("*/*.cu")) + sorted((KIT / "labs").glob("*/*.cu"))
+        self.assertGreaterEqual(len(files), 16)
+        for path in files:
+            self.assertEqual(check_source(path.read_bytes(), path.name, KIT / "harness" / "include"), [], path)
+
+    def test_a_kit_header_that_is_not_public(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_file(tmp, "reduce.h", "")
+            write_file(tmp, "secret.h", "")
+            self.assertEqual(check_source(b"#include <reduce.h>\n", "reduce.cu", tmp), [])
+            found = check_source(b"#include <secret.h>\n", "reduce.cu", tmp)
+            self.assertIn("not one of the kit's public headers", found[0])
+
+    def test_the_public_headers_are_the_include_folder(self):
+        self.assertEqual(sorted(p.name for p in (KIT / "harness" / "include").glob("*.h")), sorted(PUBLIC_HEADERS))
+
+
+class Sandbox(unittest.TestCase):
+    """The bubblewrap command line and the limits (no compiler needed)."""
+
+    def test_the_bwrap_command_line(self):
+        with mock.patch("grader.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"), \
+                mock.patch("grader.build_sandbox.bwrap_can_size", return_value=True):
+            argv = bwrap_argv(toolkit="/opt/cuda-13.0", read_only=["/kit/harness/include", "/b/lab"],
+                              writable=["/b/lab/out"], workdir="/b/lab/out", tmp_size=1 << 30)
+        text = " ".join(argv)
+        for part in ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop ALL", "--clearenv",
+                     "--ro-bind /usr /usr", "--ro-bind /opt/cuda-13.0 /opt/cuda-13.0",
+                     "--ro-bind /kit/harness/include /kit/harness/include", "--ro-bind /b/lab /b/lab",
+                     "--bind /b/lab/out /b/lab/out", "--dev-bind /dev/null /dev/null",
+                     "--size 1073741824 --tmpfs /tmp", "--chdir /b/lab/out"):
+            self.assertIn(part, text)
+        self.assertEqual(argv[-1], "--")
+        writable = [argv[k + 1] for k, a in enumerate(argv) if a in ("--bind", "--dev-bind")]
+        self.assertEqual(writable, ["/dev/null", "/b/lab/out"])
+        self.assertNotIn("/kit ", text + " ")  # the kit itself is never bound: only its include folder
+
+    def test_limits_apply_to_the_command(self):
+        probe = ("import resource as r; print(r.getrlimit(r.RLIMIT_AS)[0], r.getrlimit(r.RLIMIT_CPU)[0], "
+                 "r.getrlimit(r.RLIMIT_FSIZE)[0], r.getrlimit(r.RLIMIT_CORE)[0])")
+        done = subprocess.run(limited([sys.executable, "-c", probe], Limits(3 << 30, 7, 5 << 20)),
+                              capture_output=True, text=True, check=True)
+        self.assertEqual(done.stdout.split(), [str(3 << 30), "7", str(5 << 20), "0"])
+
+    def test_native_arch_is_resolved_outside_the_sandbox(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            smi = write_file(tmp, "nvidia-smi", "#!/bin/sh\necho 9.0\n")
+            smi.chmod(0o755)
+            with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):
+                self.assertEqual(native_arch(["nvcc", "-O3", "-arch=native", "-lineinfo"]),
+                                 ["nvcc", "-O3", "-arch=sm_90", "-lineinfo"])
+            self.assertEqual(native_arch(["nvcc", "-gencode", "arch=compute_75,code=sm_75"]),
+                             ["nvcc", "-gencode", "arch=compute_75,code=sm_75"])
 
 
 @unittest.skipUnless(shutil.which("nvcc") and shutil.which("make"), "nvcc or make is not installed here")
@@ -74,6 +186,15 @@ class RealBuild(unittest.TestCase):
         self.addCleanup(self.tmp.cleanup)
         self.dir = Path(self.tmp.name)
 
+    def compile_alone(self, text, *, bwrap, limits=Limits()):
+        """compile_student on text as it is (the source text's check bypassed): (returncode, output)."""
+        source = write_file(self.dir / "src", "reduce.cu", text)
+        (self.dir / "out").mkdir(exist_ok=True)
+        command = student_command(KIT, "reduce", source, self.dir)
+        proc = compile_student(command, source, self.dir / "out", timeout=120, limits=limits, bwrap=bwrap,
+                               log_path=self.dir / "compile.log")
+        return proc.returncode, proc.output
+
     def test_compile_error(self):
         source = write_file(self.dir / "sub", "reduce.cu", BROKEN)
         built = build_lab(KIT, "reduce", source, self.dir / "build")
@@ -84,6 +205,7 @@ class RealBuild(unittest.TestCase):
                         built.message)
         self.assertNotIn(str(self.dir), built.message)
         self.assertLessEqual(len(lines), 32)
+        self.assertIsNone(built.object)
 
     def test_compile_error_names_the_labs_file(self):
         source = write_file(self.dir / "sub", "scan.cu",
@@ -97,6 +219,72 @@ class RealBuild(unittest.TestCase):
         built = build_lab(KIT, "reduce", self.dir / "nowhere" / "reduce.cu", self.dir / "build")
         self.assertFalse(built.ok)
         self.assertIn("missing file", built.message)
+
+    def test_refused_source_is_not_compiled(self):
+        for name in ("dev-zero", "line"):
+            text, line, says = REFUSED[name]
+            source = write_file(self.dir / "sub" / name, "reduce.cu", text + LAB)
+            built = build_lab(KIT, "reduce", source, self.dir / "build" / name)
+            self.assertFalse(built.ok)
+            lines = built.message.splitlines()
+            self.assertEqual(lines[0], "reduce.cu is refused before compiling:")
+            self.assertTrue(lines[1].startswith(f"reduce.cu:{line}: ") and says in lines[1], built.message)
+            self.assertFalse((self.dir / "build" / name / "compile.log").exists())
+            self.assertIsNone(built.object)
+
+    def test_layers(self):
+        source = KIT / "solutions" / "03-sequential" / "reduce.cu"
+        why_not = bwrap_usable(str(toolkit_root(shutil.which("nvcc"))))
+        built = build_lab(KIT, "reduce", source, self.dir / "auto")
+        self.assertTrue(built.ok, built.message)
+        if why_not:
+            self.assertEqual(built.layers, ["source", "limits"])
+            self.assertEqual(built.missing, [f"bwrap: {why_not}"])
+        else:
+            self.assertEqual((built.layers, built.missing), (["source", "bwrap", "limits"], []))
+        off = build_lab(KIT, "reduce", source, self.dir / "off", sandbox="off")
+        self.assertTrue(off.ok, off.message)
+        self.assertEqual((off.layers, off.missing), (["source", "limits"], ["bwrap: turned off"]))
+        with mock.patch("grader.build.bwrap_usable", return_value="bwrap is not installed"):
+            required = build_lab(KIT, "reduce", source, self.dir / "required", sandbox="require")
+        self.assertFalse(required.ok)
+        self.assertEqual(required.message, "the build's sandbox cannot run here (a kit problem): bwrap is not installed")
+        self.assertFalse((self.dir / "required" / "compile.log").exists())
+
+    def test_an_object_over_the_cap_is_refused(self):
+        source = write_file(self.dir / "sub", "reduce.cu", '#include "reduce.h"\nchar big[16 << 20] = {1};\n'
+                                                          'void reduce(float *d_in, float *d_out, size_t n, '
+                                                          'float *d_work) { big[n] = 2; }\n')
+        with mock.patch.object(build_mod, "MAX_OBJECT_BYTES", 4 << 20):
+            built = build_lab(KIT, "reduce", source, self.dir / "build")
+        self.assertFalse(built.ok)
+        self.assertEqual(built.message, "reduce.cu is refused: the compiled file is 16 MiB: a lab's code compiles to "
+                                        "under 1 MiB; does it declare a large initialized array?")
+        self.assertIsNone(built.object)
+        smaller = build_lab(KIT, "reduce", source, self.dir / "fsize", limits=Limits(file_size=8 << 20))
+        self.assertFalse(smaller.ok)
+        self.assertIn("File too large", smaller.message)
+        self.assertIn("(the compiler wrote a file larger than 8 MiB, the limit)", smaller.message)
+
+    def test_what_the_sandbox_and_the_limits_stop(self):
+        """Were the source text's check bypassed: in bubblewrap, neither /dev/zero nor any file outside the folders
+        it shows is there; without it, the address space limit ends the endless include."""
+        if bwrap_usable(str(toolkit_root(shutil.which("nvcc")))):
+            self.skipTest("bubblewrap does not run here")
+        status, output = self.compile_alone('#include "/dev/zero"\n', bwrap=True)
+        self.assertNotEqual(status, 0)
+        self.assertIn("/dev/zero: No such file or directory", output)
+        elsewhere = write_file(self.dir / "elsewhere", "expected.h", "static const float expected_sum = 42.0f;\n")
+        status, output = self.compile_alone(f'#include "{elsewhere}"\n' + LAB, bwrap=True)
+        self.assertNotEqual(status, 0)
+        self.assertIn("expected.h: No such file or directory", output)
+        status, output = self.compile_alone(f'#include "{elsewhere}"\n' + LAB, bwrap=False)
+        self.assertEqual(status, 0, output)  # the same file outside the sandbox: the sandbox is what stopped it
+        status, output = self.compile_alone('#include "/dev/zero"\n', bwrap=False, limits=Limits(2 << 30))
+        self.assertNotEqual(status, 0)
+        self.assertIn("out of memory", output)
+        self.assertIn("(the compiler needed more than 2 GiB of memory, the limit)",
+                      build_mod.limit_hint(output, Limits(2 << 30)))
 
     def test_each_pattern_builds_and_runs(self):
         """scan_lab and compact_lab, like reduce_lab, are PATTERN_lab; each plans its cases (or finds no GPU)."""
@@ -141,6 +329,9 @@ class RealBuild(unittest.TestCase):
         built = build_lab(KIT, "reduce", source, self.dir / "build")
         self.assertTrue(built.ok, built.message)
         self.assertFalse((self.dir / "build" / "stale.o").exists())
+        self.assertEqual((built.source, built.object),
+                         (self.dir / "build" / "reduce.cu", self.dir / "build" / "student.o"))
+        self.assertEqual(built.runner, self.dir / "build" / "reduce_runner")
         outcome = run_harness(built.program, ["--data", "integer", "--n", "1,1025", "--seed", "5"], timeout=60,
                               workdir=self.dir / "run", source="reduce.cu")
         self.assertIn(outcome.status, ("pass", "no-device"), outcome.message)
