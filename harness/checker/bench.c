@@ -50,8 +50,8 @@ static int on_message(void *p, uint32_t type, const void *payload, size_t bytes)
 }
 
 int ppl_checker_bench(ppl_link *l, const ppl_bench_request *rq, ppl_bench_contender *contenders, int count,
-                      int student, const ppl_perturbation *table, int (*judge)(void *ctx, const ppl_run_record *r),
-                      void *ctx, ppl_bench_outcome *out)
+                      int student, int yardstick, const ppl_perturbation *table,
+                      int (*judge)(void *ctx, const ppl_run_record *r), void *ctx, ppl_bench_outcome *out)
 {
     memset(out, 0, sizeof *out);
     exchange x = {l, table, contenders, count, student, judge, ctx, 0};
@@ -83,6 +83,7 @@ int ppl_checker_bench(ppl_link *l, const ppl_bench_request *rq, ppl_bench_conten
         k->warmups = w.warmups;
         k->throttled = w.throttled;
         k->clock_low = w.clock_low;
+        k->excess_ms = w.excess_ms;
         k->ms = (double *)malloc(row);
         k->mhz = (double *)malloc(row);
         if (!k->ms || !k->mhz)
@@ -97,7 +98,9 @@ int ppl_checker_bench(ppl_link *l, const ppl_bench_request *rq, ppl_bench_conten
     }
     free(bulk);
     out->samples = reply.samples;
-    out->outside = reply.outside;
+    const double student_ms = ppl_median(contenders[student].ms, (size_t)reply.samples);
+    out->outside = !(contenders[student].excess_ms <=
+                     contenders[yardstick].excess_ms + PPL_BENCH_SYNC_SLACK_MS + 0.2 * student_ms);
     out->runs = x.runs;
     return 0;
 }
@@ -148,8 +151,9 @@ int ppl_bench_report(const char *name, size_t n, const ppl_bench_contender *stud
         snprintf(message, sizeof message, "%d of %d timed runs gave a wrong %s", student->wrong_runs, runs, what);
     else if (outcome->outside)
         snprintf(message, sizeof message,
-                 "%d timed runs left work running after their stop stamp (on another stream or in a graph?): launch "
-                 "everything on the default stream, inside the call", outcome->outside);
+                 "the timed runs left work running after their stop stamp (%.3f ms past it, against %.3f ms for %s): "
+                 "on another stream or in a graph? Launch everything on the default stream, inside the call",
+                 student->excess_ms, yardstick->excess_ms, yardstick->name);
     else if (yardstick->wrong_runs)
         snprintf(message, sizeof message, "the yardstick (%s) gave a wrong %s: the harness or the GPU is broken",
                  yardstick->name, what);
@@ -169,6 +173,8 @@ int ppl_bench_report(const char *name, size_t n, const ppl_bench_contender *stud
     ppl_results_num("spread", spread);
     ppl_results_num("baseline_spread", ppl_relative_spread(yardstick->ms, k));
     ppl_results_num("speedup_spread", ppl_relative_spread(ratios, k));
+    ppl_results_num("past_stop_ms", student->excess_ms);
+    ppl_results_num("baseline_past_stop_ms", yardstick->excess_ms);
     ppl_results_int("samples", samples);
     ppl_results_int("warmups", student->warmups);
     ppl_results_int("throttled", student->throttled);

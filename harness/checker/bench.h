@@ -26,26 +26,33 @@ typedef struct {
     int warmups, throttled, clock_low;
     int wrong_runs;      /* records the checker rejected, and runs it never saw */
     int seen;            /* records received */
+    double excess_ms;    /* median wall time past the event time of its runs (ms) */
 } ppl_bench_contender;
 
 /* What the runner's benchmark gave: samples per contender, and how many runs left work outside the timed region. */
 typedef struct {
     int samples;
-    int outside;
-    int runs; /* perturbations asked for */
+    int outside; /* 1 if the student's runs left work on the device past their stop stamp (see ppl_checker_bench) */
+    int runs;    /* perturbations asked for */
 } ppl_bench_outcome;
+
+/* How much longer (ms) than the yardstick's the student's median wall-past-event time may be, plus 20% of the
+ * student's median time, before its runs count as leaving work outside the timed region: a launch, the stamps and a
+ * sync cost alike for every contender, while work on another stream adds its whole time to every run. */
+#define PPL_BENCH_SYNC_SLACK_MS 0.05
 
 /*
  * Runs a benchmark on the runner (the input must be loaded): sends rq, answers the perturbation requests from
  * table[PPL_PERTURBATIONS] and judges each record with judge(ctx, record) (1 right, 0 wrong), then unpacks the
- * samples of contenders[0..count). A record naming no judged contender counts as a wrong run of contender
+ * samples of contenders[0..count) and compares the student's wall-past-event time with that of `yardstick`. A record
+ * naming no judged contender counts as a wrong run of contender
  * `student`; a judged contender with fewer records than runs it must have made counts the missing ones as wrong.
  * Returns 0, or a negative PPL_LINK_* code (the caller reports it: ppl_link_fail). Frees nothing: see
  * ppl_bench_contenders_free.
  */
 int ppl_checker_bench(ppl_link *l, const ppl_bench_request *rq, ppl_bench_contender *contenders, int count,
-                      int student, const ppl_perturbation *table, int (*judge)(void *ctx, const ppl_run_record *r),
-                      void *ctx, ppl_bench_outcome *out);
+                      int student, int yardstick, const ppl_perturbation *table,
+                      int (*judge)(void *ctx, const ppl_run_record *r), void *ctx, ppl_bench_outcome *out);
 
 void ppl_bench_contenders_free(ppl_bench_contender *contenders, int count);
 

@@ -228,7 +228,8 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
             l->error_status = PPL_EXIT_CUDA; /* whatever it asks: the runner's word never blames the kit */
             return PPL_LINK_ERROR;
         }
-        if (on_message && (r.type == PPL_MSG_PERTURB || r.type == PPL_MSG_RECORD) && r.bytes <= 256) {
+        if (on_message && (r.type == PPL_MSG_PERTURB || r.type == PPL_MSG_RECORD || r.type == PPL_MSG_KEY) &&
+            r.bytes <= 256) {
             uint64_t payload[32];
             if (read_all(l->from_runner, payload, (size_t)r.bytes) != (ssize_t)r.bytes)
                 return gone(l);

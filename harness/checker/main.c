@@ -9,6 +9,7 @@
  * Exit status: 0 every case passed; 1 a case failed; 2 bad usage, a bad dataset, or the sandbox could not be set up
  * as asked; 3 a CUDA error in the runner; 77 no CUDA device.
  */
+#include "bench.h"
 #include "cli.h"
 #include "exit_codes.h"
 #include "link.h"
@@ -47,12 +48,51 @@ void ppl_load(ppl_link *l, const void *input, uint64_t n)
                           PPL_LINK_GARBAGE));
 }
 
-void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk)
+/* Inputs up to this many elements come back whole after a run; larger ones as a keyed checksum. */
+#define INPUT_BACK_MAX ((uint64_t)1 << 22)
+
+static uint64_t key_seed, keys_drawn;
+
+void ppl_set_key_seed(uint64_t seed) { key_seed = seed; }
+
+void ppl_want_input(ppl_run_request *rq, uint64_t n)
 {
-    const int code = ppl_link_call(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0, reply, sizeof *reply, bulk,
-                                   4 * ppl_run_bulk_words(n, rq));
+    rq->want_input = n <= INPUT_BACK_MAX;
+    rq->want_input_sum = n > INPUT_BACK_MAX;
+}
+
+typedef struct {
+    ppl_link *l;
+    uint64_t key;
+    int asked;
+} key_exchange;
+
+/* The runner's one question during a RUN: the checksum key, answered once. */
+static int answer_key(void *ctx, uint32_t type, const void *payload, size_t bytes)
+{
+    key_exchange *x = (key_exchange *)ctx;
+    (void)payload;
+    if (type != PPL_MSG_KEY || bytes != 0 || x->asked++) {
+        snprintf(x->l->message, sizeof x->l->message, "a message of type %u during a run", type);
+        return PPL_LINK_GARBAGE;
+    }
+    return ppl_link_send(x->l, PPL_MSG_KEY, &x->key, sizeof x->key, NULL, 0);
+}
+
+void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key)
+{
+    key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
+    int code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
+    if (code == 0)
+        code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, 4 * ppl_run_bulk_words(n, rq),
+                             rq->want_input_sum ? answer_key : NULL, &x);
+    if (code == 0 && rq->want_input_sum && !x.asked)
+        code = (snprintf(l->message, sizeof l->message, "a run's reply without the input's checksum"),
+                PPL_LINK_GARBAGE);
     if (code != 0)
         ppl_link_fail(l, code);
+    if (key)
+        *key = x.key;
 }
 
 /* The line that says which sandbox layers held the runner (grader/run.py keeps it in results.json). */
@@ -265,6 +305,7 @@ int main(int argc, char **argv)
         return PPL_EXIT_USAGE;
     if ((o->result_fd >= 0 ? ppl_results_open_fd(o->result_fd) : ppl_results_open(o->result_path)) != 0)
         return PPL_EXIT_USAGE;
+    ppl_set_key_seed(o->seed);
     if (o->runs_fd >= 0)
         return run_many(pattern, argc, argv, o);
     ppl_link link;

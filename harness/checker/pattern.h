@@ -30,8 +30,16 @@ extern const ppl_checker_pattern ppl_pattern_reduce, ppl_pattern_scan, ppl_patte
 void ppl_load(ppl_link *l, const void *input, uint64_t n);
 
 /* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(n, rq)
- * 32-bit words; NULL when none); on failure reports it for the case in progress and exits. */
-void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk);
+ * 32-bit words; NULL when none); on failure reports it for the case in progress and exits. With want_input_sum,
+ * *key is the checksum key the runner was given once the call had returned (drawn from the secret seed). */
+void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key);
+
+/* Whether an input of n elements comes back whole after a run (its first changed element can be named) or as a
+ * keyed checksum (large inputs: no copy of gigabytes back): sets rq->want_input or rq->want_input_sum. */
+void ppl_want_input(ppl_run_request *rq, uint64_t n);
+
+/* The secret seed (--seed-fd or --seed), for keys drawn by the shared helpers. */
+void ppl_set_key_seed(uint64_t seed);
 
 /* Allocates or exits with an "out of host memory" error line (exit status 2). */
 void *ppl_alloc(size_t bytes);

@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "check_i32.h"
 #include "dataset.h"
 #include "exit_codes.h"
 #include "pattern.h"
@@ -154,10 +155,12 @@ static int check_case(const options *o, ppl_link *l, const char *name, size_t n,
     ppl_results_begin_case(name);
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
-    rq.want_input = kept != NULL;
+    if (kept)
+        ppl_want_input(&rq, n);
     ppl_run_reply reply;
-    float *after = kept ? (float *)ppl_alloc(n * sizeof(float)) : NULL;
-    ppl_run(l, n, &rq, &reply, after);
+    float *after = rq.want_input ? (float *)ppl_alloc(n * sizeof(float)) : NULL;
+    uint64_t key;
+    ppl_run(l, n, &rq, &reply, after, &key);
     float got;
     const uint32_t bits = (uint32_t)reply.value;
     memcpy(&got, &bits, sizeof got);
@@ -170,7 +173,8 @@ static int check_case(const options *o, ppl_link *l, const char *name, size_t n,
                  expected, (double)got - expected, tolerance,
                  isnan(got) ? "; NaN means *d_out was never written" : "");
     if (pass && kept)
-        pass = input_unchanged(after, kept, n, message, sizeof message);
+        pass = rq.want_input ? input_unchanged(after, kept, n, message, sizeof message)
+                             : ppl_check_input_sum(reply.input_sum, kept, n, key, message, sizeof message);
     free(after);
     if (!o->common.quiet || !pass)
         printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
@@ -328,7 +332,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     ppl_bench_contender all[4] = {{.name = "baseline", .checked = 1}, {.name = "student", .checked = 1},
                                   {.name = "CUB", .checked = 1}, {.name = "copy"}};
     ppl_bench_outcome outcome;
-    const int code = ppl_checker_bench(l, &rq, all, count, 1, truth->table, judge_sum, truth, &outcome);
+    const int code = ppl_checker_bench(l, &rq, all, count, 1, 0, truth->table, judge_sum, truth, &outcome);
     free(truth);
     if (code != 0)
         ppl_link_fail(l, code);

@@ -174,14 +174,17 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, const int 
     memset(&rq, 0, sizeof rq);
     rq.exclusive = exclusive;
     rq.algorithm = (int32_t)algorithm;
-    rq.want_output = rq.want_input = 1;
+    rq.want_output = 1;
+    ppl_want_input(&rq, n);
     ppl_run_reply reply;
     int *out = (int *)ppl_alloc(4 * ppl_run_bulk_words(n, &rq)), *in_after = out + n + PPL_GUARD_ELEMS;
-    ppl_run(l, n, &rq, &reply, out);
+    uint64_t key;
+    ppl_run(l, n, &rq, &reply, out, &key);
     char message[320];
     int pass = ppl_compare_i32(out, h_expected, n, message, sizeof message) &&
                ppl_check_guard_i32(out, n, n, message, sizeof message) &&
-               ppl_check_input_unchanged_i32(in_after, h_in, n, message, sizeof message);
+               (rq.want_input ? ppl_check_input_unchanged_i32(in_after, h_in, n, message, sizeof message)
+                              : ppl_check_input_sum(reply.input_sum, h_in, n, key, message, sizeof message));
     free(out);
     if (pass)
         snprintf(message, sizeof message, "all %zu elements right", n);
@@ -365,7 +368,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     ppl_bench_contender all[3] = {{.name = "student", .checked = 1}, {.name = "CUB", .checked = 1},
                                   {.name = "copy"}};
     ppl_bench_outcome outcome;
-    const int code = ppl_checker_bench(l, &rq, all, count, 0, truth->table, judge_scan, truth, &outcome);
+    const int code = ppl_checker_bench(l, &rq, all, count, 0, 1, truth->table, judge_scan, truth, &outcome);
     if (code != 0)
         ppl_link_fail(l, code);
     /* the yardstick is CUB: baseline_ms is CUB's time, and speedup the fraction of CUB's speed */

@@ -14,6 +14,10 @@
 #define PPL_POISON_BYTE 0xA5
 #define PPL_POISON_I32 ((int)0xA5A5A5A5u)
 
+/* Returns 1 if got is the keyed checksum (checksum.h) of was[0..n) (host, 32-bit words), else 0 with a message: the
+ * input was changed, somewhere (a large input comes back as its checksum only). */
+int ppl_check_input_sum(uint64_t got, const void *was, size_t n, uint64_t key, char *message, size_t message_len);
+
 /* Fills d[0..count) (device) with the poison pattern. */
 void ppl_poison_i32(int *d, size_t count);
 

@@ -28,6 +28,8 @@ enum {
                                                                   and its ms[max_samples], mhz[max_samples] */
     PPL_MSG_PERTURB = 5, /* r->c: uint64 run number.       c->r: ppl_perturbation for that run */
     PPL_MSG_RECORD = 6,  /* r->c: ppl_run_record (no answer) */
+    PPL_MSG_KEY = 7,     /* r->c, during a RUN with want_input_sum, once the lab's call has returned: nothing.
+                            c->r: the uint64 key of the checksum of the input as the call left it */
     PPL_MSG_ERROR = 0x7fff0001 /* r->c: a fatal error's text; header.status: the exit status it asks for */
 };
 
@@ -72,15 +74,19 @@ typedef struct {
 
 /* RUN: one call of the lab's function on the loaded input. Pattern parameters: exclusive and algorithm (scan),
  * threshold (compact). want_output: send back the output words and the guard after them (scan, compact);
- * want_input: send back the input as the call left it (every lab but 01's in-place reduction). */
+ * want_input: send back the input as the call left it (every lab but 01's in-place reduction); want_input_sum
+ * instead: send its keyed checksum (checksum.h), with a key the runner asks for (PPL_MSG_KEY) only once the call has
+ * returned, so the lab's code never sees it (large inputs: no copy back). */
 typedef struct {
     int32_t exclusive, algorithm, threshold;
-    int32_t want_output, want_input, reserved;
+    int32_t want_output, want_input, want_input_sum;
 } ppl_run_request;
 
-/* value: a reduction's sum (the float's bits) or a compaction's count (*d_count as written, all 64 bits). */
+/* value: a reduction's sum (the float's bits) or a compaction's count (*d_count as written, all 64 bits).
+ * input_sum: with want_input_sum, the checksum of the input's words as the call left them. */
 typedef struct {
     uint64_t value;
+    uint64_t input_sum;
 } ppl_run_reply;
 
 /* The 32-bit words of bulk after a RUN reply: [output and guard] [input after the run]. */
@@ -120,12 +126,13 @@ typedef struct {
     int32_t samples;     /* kept samples per contender */
     int32_t count;       /* contenders timed */
     int32_t runs;        /* runs begun (perturbations asked for) */
-    int32_t outside;     /* runs after whose stop stamp the device was still busy (work outside the timed region) */
+    int32_t outside;     /* unused (0) */
 } ppl_bench_reply;
 
 /* A contender's counts as bench.cu kept them; its samples follow as double ms[max_samples], mhz[max_samples]. */
 typedef struct {
     int32_t warmups, throttled, clock_low, reserved;
+    double excess_ms; /* the median over kept samples of the wall time past the event time (bench.cu) */
 } ppl_contender_wire;
 
 static inline uint64_t ppl_bench_bulk_bytes(int count, int max_samples)

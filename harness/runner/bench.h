@@ -25,6 +25,8 @@ typedef struct {
     int warmups;    /* warm-up runs before the samples */
     int throttled;  /* samples discarded because some run in them had a throttled clock */
     int clock_low;  /* 1 if the clock stayed throttled so long that the filter took it as it is (stats.h) */
+    double *excess; /* each kept sample's wall time past its event time (ms): launches, stamps, a sync, and any
+                       work the run left running after its stop event */
 } ppl_contender;
 
 #define PPL_BENCH_WARMUPS 2 /* rounds of every contender before the first sample: module load, first touch, clocks up */
@@ -35,12 +37,7 @@ typedef struct {
     int min_samples, max_samples;
     double target_spread; /* e.g. 0.02 */
     double wall_limit_s;  /* stop sampling after this long, once min_samples are taken */
-    int outside;          /* counted by ppl_bench_run: runs that left the device busy past their stop event */
 } ppl_bench_plan;
-
-/* How much longer than its event time (ms) a run may keep the device busy, for a launch, the stop stamp and a sync,
- * before it counts as work outside the timed region (plus 20% of the event time). */
-#define PPL_BENCH_SYNC_SLACK_MS 0.05
 
 /* Runs the plan over contenders[0..count); allocates each contender's ms and mhz. Returns the number of samples
  * kept: ms[0..samples) and mhz[0..samples) of every contender, sample k of each taken in the same round. */

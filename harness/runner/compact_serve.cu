@@ -80,6 +80,7 @@ void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply)
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     reply->value = fetch_count();
+    reply->input_sum = ppl_runner_input_sum(rq, b.d_in, n);
     if (rq->want_output)
         CUDA_CHECK(cudaMemcpy(ppl_reply_bulk((n + PPL_GUARD_ELEMS) * sizeof(int)), b.d_out,
                               (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));

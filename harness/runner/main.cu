@@ -4,6 +4,7 @@
  * checker in its sandbox as `PATTERN_runner --fds R,W`. It never judges anything and holds no secret.
  */
 #include "bench.h"
+#include "check_i32.h"
 #include "device.h"
 #include "runner.h"
 
@@ -122,6 +123,24 @@ ppl_perturbation ppl_runner_perturbation(uint64_t run)
     return p;
 }
 
+uint64_t ppl_runner_key(void)
+{
+    const ppl_msg_header ask = {PPL_PROTO_MAGIC, PPL_MSG_KEY, 0, 0, 0};
+    if (write_all(to_checker, &ask, sizeof ask) != 0)
+        _exit(PPL_EXIT_USAGE);
+    ppl_msg_header h;
+    uint64_t key;
+    if (read_all(from_checker, &h, sizeof h) != 0 || h.magic != PPL_PROTO_MAGIC || h.type != PPL_MSG_KEY ||
+        h.bytes != sizeof key || read_all(from_checker, &key, sizeof key) != 0)
+        ppl_runner_fatal("the runner got no checksum key (a kit bug)", PPL_EXIT_USAGE);
+    return key;
+}
+
+uint64_t ppl_runner_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n)
+{
+    return rq->want_input_sum ? ppl_checksum_device(d_in, n, ppl_runner_key()) : 0;
+}
+
 void ppl_runner_record(const ppl_run_record *r)
 {
     const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_RECORD, sizeof *r, 0, 0};
@@ -182,6 +201,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         ppl_run_reply *r = (ppl_run_reply *)reply_room(sizeof *r);
         memset(r, 0, sizeof *r);
         ppl_run_reply value;
+        memset(&value, 0, sizeof value);
         ppl_pattern_run(&rq.run, &value);
         memcpy(reply_buf, &value, sizeof value); /* the bulk may have moved the buffer */
         break;

@@ -7,6 +7,7 @@
 #include "device.h"
 #include "reduce.h"
 #include "reduce_baseline.h"
+#include "check_i32.h"
 #include "runner.h"
 
 #include <stdio.h>
@@ -80,6 +81,7 @@ void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply)
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     reply->value = fetch_bits();
+    reply->input_sum = ppl_runner_input_sum(rq, b.d_in, b.n);
     if (rq->want_input)
         CUDA_CHECK(cudaMemcpy(ppl_reply_bulk(b.n * sizeof(float)), b.d_in, b.n * sizeof(float),
                               cudaMemcpyDeviceToHost));

@@ -24,6 +24,13 @@ void *ppl_reply_bulk(size_t bytes);
 /* During a benchmark: the perturbation of run `run`, asked of the checker (an answer that is not one is fatal). */
 ppl_perturbation ppl_runner_perturbation(uint64_t run);
 
+/* During a RUN with want_input_sum, after the lab's call: the checksum key, asked of the checker. */
+uint64_t ppl_runner_key(void);
+
+/* The keyed checksum of the loaded input as the call left it (d_in: n 32-bit words on the device), for a RUN with
+ * want_input_sum; 0 without. */
+uint64_t ppl_runner_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n);
+
 /* During a benchmark: sends one checked run's values to the checker. */
 void ppl_runner_record(const ppl_run_record *r);
 
