@@ -93,6 +93,7 @@ class Grader:
                                                            for name, points in self._all_tests(lab)]))
                 report.seconds = time.monotonic() - start
                 return report
+        before = self._gpu_pids()
         for k, lab in enumerate(labs):
             try:
                 results = self.grade_lab(lab, report)
@@ -105,6 +106,7 @@ class Grader:
                                                          "problem)") for name, points in self._all_tests(rest)]))
                 break
             report.results.extend(self._mark(lab, results))
+            self.check_gpu_released(lab, report, before)
         report.no_device = self.no_device
         report.sandbox = dict(self.sandbox_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
@@ -118,6 +120,28 @@ class Grader:
                                 "of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
+
+    def _gpu_pids(self) -> set | None:
+        """The pids of the compute processes on the GPUs now (nvidia-smi), or None where it cannot say."""
+        if getattr(self, "simulator", False):
+            return None
+        snap = self.gpu_snapshot()
+        if "error" in snap and not snap.get("apps"):
+            return None
+        return {app.get("pid") for app in snap.get("apps", [])}
+
+    def check_gpu_released(self, lab, report, before):
+        """After a lab: a compute process that was not there before the grading holds the GPU still (the lab's code
+        left something running) is reported; the sandbox's pid namespace and parent-death signal should make it
+        impossible."""
+        if before is None or self.no_device:
+            return
+        snap = self.gpu_snapshot()
+        left = [app for app in snap.get("apps", []) if app.get("pid") not in before]
+        for app in left:
+            report.notes.append(f"{lab.name}: warning: after its tests, process {app.get('pid')} "
+                                f"({app.get('process_name', '?')}, {app.get('used_memory_mib', '?')} MiB) still held "
+                                f"the GPU: it was not there before grading (the lab's code left it running?)")
 
     @staticmethod
     def _mark(lab, results) -> list:
