@@ -1,6 +1,6 @@
 /*
- * gen_datasets.c - writes the kit's committed datasets, in the format of harness/dataset.h; datasets/README.md
- * documents the sets:
+ * gen_datasets.c - writes the kit's committed datasets, in the format of harness/checker/dataset.h;
+ * datasets/README.md documents the sets:
  *
  *   reduce/<name>/input.raw (float32) and expected.raw (one float64, ppl_sum_f64 of the input)
  *   scan/<name>/input.raw (int32) and expected.raw (int32, the inclusive prefix sums of the input)
@@ -17,8 +17,8 @@
  * Build and run through tools/Makefile: `make -C tools datasets` regenerates datasets/ from the kit root.
  *
  * Dataset NNNN uses seed NNNN (the sets use separate ranges: reduce 0001-, large 0101-, scan 1001-, compact
- * 2001-). Every element comes from harness/rng.c and the seed alone (a few kinds are made in order, like the run
- * lengths of `runs`, or sorted, but never depend on threads or time); the expected sum comes from ppl_sum_f64,
+ * 2001-). Every element comes from harness/checker/rng.c and the seed alone (a few kinds are made in order, like the
+ * run lengths of `runs`, or sorted, but never depend on threads or time); the expected sum comes from ppl_sum_f64,
  * whose order does not depend on the thread count, and prefix sums are exact integer arithmetic; so the files
  * are byte-for-byte the same on every run (`make -C tests/harness check-datasets` checks that). Only correctly
  * rounded IEEE operations are used (no libm), and tools/Makefile builds with -ffp-contract=off, so no fused
@@ -157,7 +157,8 @@ static int32_t int_in(uint64_t bits, int32_t lo, int32_t hi)
     return (int32_t)((int64_t)lo + (int64_t)((bits >> 16) % (uint64_t)((int64_t)hi - lo + 1)));
 }
 
-/* The same random [-1000, 1000] values as scan_lab and compact_lab generate (harness fill_input with r = 1000). */
+/* The same random [-1000, 1000] values as scan_lab and compact_lab generate (fill_input of harness/checker/scan.c
+ * and compact.c, with r = 1000). */
 static void fill_random_1000(int32_t *x, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; i++)

@@ -1,5 +1,5 @@
 /*
- * test_cli.c - harness/cli.c: the --n and --bench size lists, the default seed, and the options every harness
+ * test_cli.c - harness/checker/cli.c: the --n and --bench size lists, the default seed, and the options every harness
  * program shares (ppl_options_*).
  *
  * ppl_parse_sizes takes a comma-separated list of whole numbers >= 1, each written plainly or as 2^K, 2^K+D or
@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include "cli.h"
+#include "sandbox.h"
 
 #include <getopt.h>
 #include <stdint.h>
@@ -342,13 +343,10 @@ START_TEST(test_options_descriptors)
     ck_assert_int_eq(o.seed_fd, -1);
     ck_assert_int_eq(o.result_fd, -1);
     ck_assert_int_eq(o.seed_given, 0);
-    ck_assert_int_eq(o.in_process, 0);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED_FD, "3"), 1);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_RESULT_FD, "17"), 1);
-    ck_assert_int_eq(parse_one(&o, PPL_OPT_IN_PROCESS, NULL), 1);
     ck_assert_int_eq(o.seed_fd, 3);
     ck_assert_int_eq(o.result_fd, 17);
-    ck_assert_int_eq(o.in_process, 1);
     optind = 1;
     ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), 0);
     const char *bad[] = {"0", "1", "2", "-4", "x", "", "4x"}; /* the standard streams are shared with the lab's code */
@@ -365,6 +363,44 @@ START_TEST(test_options_descriptors)
     o.result_path = NULL;
     o.result_fd = 3;
     ck_assert_int_eq(ppl_options_check(&o, 1, argv, 1, 1000), -1); /* one descriptor for both */
+}
+END_TEST
+
+/* The runner and its sandbox: the program, a tool that wraps it, the folders that tool may write, the mode. */
+START_TEST(test_options_runner)
+{
+    ppl_options o;
+    ppl_options_init(&o, "1");
+    ck_assert_int_eq(o.sandbox_mode, PPL_SANDBOX_AUTO); /* the strongest this machine allows, by default */
+    ck_assert_ptr_null(o.runner);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_PATTERN, "scan"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER, "/kit/labs/06/build/scan_runner"), 1);
+    ck_assert_str_eq(o.pattern, "scan");
+    ck_assert_str_eq(o.runner, "/kit/labs/06/build/scan_runner");
+    const char *sandbox[] = {"require", "off", "auto"};
+    const int modes[] = {PPL_SANDBOX_REQUIRE, PPL_SANDBOX_OFF, PPL_SANDBOX_AUTO};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_SANDBOX, sandbox[k]), 1);
+        ck_assert_int_eq(o.sandbox_mode, modes[k]);
+    }
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SANDBOX, "none"), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SANDBOX, ""), -1);
+    ck_assert_int_eq(o.sandbox_mode, PPL_SANDBOX_AUTO);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_IN_PROCESS, NULL), 1); /* the old name of --sandbox off */
+    ck_assert_int_eq(o.sandbox_mode, PPL_SANDBOX_OFF);
+    for (int k = 0; k < 16; k++)
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_WRAP, k ? "--tool=memcheck" : "compute-sanitizer"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_WRAP, "one too many"), -1);
+    ck_assert_int_eq(o.num_wrap, 16);
+    ck_assert_str_eq(o.wrap[0], "compute-sanitizer");
+    for (int k = 0; k < 4; k++)
+        ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_RW, "/tmp/log"), 1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_RW, "/tmp/more"), -1);
+    ck_assert_int_eq(o.num_rw, 4);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_CPU_SECONDS, "2.5"), 1);
+    ck_assert(o.cpu_seconds == 2.5);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_CPU_SECONDS, "-1"), -1);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_CPU_SECONDS, "soon"), -1);
 }
 END_TEST
 
@@ -393,6 +429,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_options_bad_values);
     tcase_add_test(tc, test_options_check);
     tcase_add_test(tc, test_options_descriptors);
+    tcase_add_test(tc, test_options_runner);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("default_seed");

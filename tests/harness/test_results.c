@@ -1,5 +1,6 @@
 /*
- * test_results.c - harness/results.c: the JSON-lines result channel the grader reads.
+ * test_results.c - harness/checker/results.c: the JSON-lines result channel the grader reads, and its fatal
+ * errors.
  *
  * The grader parses these lines with Python's json module, so the text must be valid JSON whatever a message holds
  * (quotes from a file name, newlines, control bytes), numbers must parse back to the same double, and NaN or
@@ -18,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ppl_json_string(value) as a malloc'd string. */
@@ -627,6 +629,62 @@ START_TEST(bug_open_null_keeps_file)
 }
 END_TEST
 
+/* ---- fatal errors and descriptors ---- */
+
+static char sunk_message[256];
+static int sunk_status;
+
+static void sink(const char *message, int status)
+{
+    snprintf(sunk_message, sizeof sunk_message, "%s", message);
+    sunk_status = status;
+    ppl_results_set_fatal_sink(NULL);
+    ppl_results_open(tmp_path("sink.jsonl"));
+    ppl_results_fatal("second", 2); /* without the sink, the line goes to the file: exit status 2 */
+}
+
+START_TEST(test_fatal_goes_to_the_sink)
+{
+    ppl_results_set_fatal_sink(sink);
+    ppl_results_fatal("first", 3);
+}
+END_TEST
+
+START_TEST(test_fatal_writes_an_error_line)
+{
+    ck_assert_int_eq(ppl_results_open(tmp_path("fatal.jsonl")), 0);
+    ppl_results_begin_case("bench n=1024");
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        ppl_results_fatal("not enough device memory for this size", 3);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    size_t len;
+    char *text = (char *)read_bytes(tmp_path("fatal.jsonl"), &len);
+    ck_assert_str_eq(text, "{\"case\": \"bench n=1024\", \"kind\": \"error\", \"status\": \"error\", \"message\": "
+                           "\"not enough device memory for this size\"}\n");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_results_to_a_descriptor)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(ppl_results_open_fd(fds[1]), 0);
+    ppl_results_begin_case("n=1 uniform");
+    ppl_results_start("check", "pass");
+    ppl_results_end();
+    ppl_results_close();
+    char text[128] = "";
+    ck_assert_int_gt(read(fds[0], text, sizeof text - 1), 0);
+    ck_assert_str_eq(text, "{\"case\": \"n=1 uniform\", \"kind\": \"check\", \"status\": \"pass\"}\n");
+    ck_assert_int_eq(ppl_results_open_fd(1000), -1);
+}
+END_TEST
+
 Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -679,6 +737,13 @@ Suite *results_suite(void)
     tc = tcase_create("known_bugs");
     tcase_add_checked_fixture(tc, tmp_setup_fixture, tmp_teardown_fixture);
     tcase_add_test(tc, bug_open_null_keeps_file);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fatal");
+    tcase_add_checked_fixture(tc, tmp_setup_fixture, tmp_teardown_fixture);
+    tcase_add_exit_test(tc, test_fatal_goes_to_the_sink, 2);
+    tcase_add_test(tc, test_fatal_writes_an_error_line);
+    tcase_add_test(tc, test_results_to_a_descriptor);
     suite_add_tcase(s, tc);
     return s;
 }

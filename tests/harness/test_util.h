@@ -12,14 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The suites, one per harness module; test_main.c runs them all. */
+/* The suites, one per module of the checker (harness/checker/); test_main.c runs them all. */
 Suite *dataset_suite(void);
 Suite *rng_suite(void);
 Suite *reference_suite(void);
 Suite *stats_suite(void);
 Suite *results_suite(void);
 Suite *cli_suite(void);
-Suite *isolate_suite(void);
+Suite *link_suite(void);     /* link.c and bench.c, with the fake runner (fake_runner.c) */
+Suite *checksum_suite(void);
 Suite *committed_datasets_suite(const char *root); /* root: the kit's datasets/ */
 
 /* A fresh scratch folder (mkdtemp under $TMPDIR or /tmp) for the running test; tmp_path names a file in it. */
