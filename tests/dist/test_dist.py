@@ -118,9 +118,11 @@ class Release(unittest.TestCase):
                 self.assertIn(rel, self.files)
         for rel in ("README.md", "Makefile", "tests/run.py", "tools/check.py", "tools/profile.py",
                     "tools/kitlabs.py", "tools/figures.py", "tools/render_handouts.py", "tools/gen_datasets.c",
-                    "tools/Makefile"):
+                    "tools/Makefile", "mk/harness.mk", "mk/checker.mk"):
             self.assertIn(rel, self.files)
-        for rel in ("grader/labs.toml", "labs/03-sequential/reduce.cu", "harness/reduce_main.cu"):
+        # the harness's four folders: the student's headers, the checker, the runner and their wire format
+        for rel in ("grader/labs.toml", "labs/03-sequential/reduce.cu", "harness/include/reduce.h",
+                    "harness/checker/reduce.c", "harness/runner/main.cu", "harness/common/protocol.h"):
             self.assertEqual((self.root / rel).read_bytes(), (KIT / rel).read_bytes(), rel)
 
     def test_reproducible(self):
@@ -183,6 +185,8 @@ class Release(unittest.TestCase):
         built = self.make("-C", "labs/03-sequential", "-j2", f"SM={SM}", HARNESS_BUILD=str(shared_harness_build()))
         self.assertEqual(built.returncode, 0, built.stdout + built.stderr)
         self.assertTrue((self.root / "labs/03-sequential/build/reduce_lab").is_file())
+        self.assertTrue((self.root / "labs/03-sequential/build/reduce_runner").is_file())
+        self.assertTrue((self.root / "build/harness/checker/ppl_checker").is_file())
 
 
 if __name__ == "__main__":

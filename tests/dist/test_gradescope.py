@@ -187,10 +187,14 @@ class Autograder(GradescopeFormat):
         env = (self.source / "autograder.env").read_text()
         self.assertIn(f"SM={SM}\n", env)
         self.assertIn("LAB=03\n", env)
-        for rel in ("grader/grade.py", "grader/labs.toml", "mk/lab.mk", "harness/reduce_main.cu", "tools/kitlabs.py",
-                    "labs/03-sequential/Makefile", "datasets/reduce/0001-n1-uniform/input.raw", "Makefile",
-                    "tools/gradescope/autograde.py"):
+        for rel in ("grader/grade.py", "grader/labs.toml", "mk/lab.mk", "mk/harness.mk", "mk/checker.mk",
+                    "harness/include/reduce.h", "harness/checker/reduce.c", "harness/runner/main.cu",
+                    "harness/common/protocol.h", "tools/kitlabs.py", "labs/03-sequential/Makefile",
+                    "datasets/reduce/0001-n1-uniform/input.raw", "Makefile", "tools/gradescope/autograde.py"):
             self.assertIn(rel, self.names)
+        setup = (self.source / "setup.sh").read_text()
+        for package in ("libseccomp-dev", "bubblewrap"):  # the checker's build, and its sandbox at run time
+            self.assertRegex(setup, rf"apt-get install [^\n]*\b{package}\b")
         self.assertFalse([n for n in self.names if n.startswith(("solutions/", "tests/"))])
         secrets, given = solution_secrets()
         self.assertEqual(leaks_in(self.source, secrets, given), [])
