@@ -1,9 +1,10 @@
 /*
  * compact.h - what the stream-compaction lab file defines (lab 07), and the kit's trusted scan it builds on.
  *
- * The student's lab file defines compact(); the trusted harness (compact_main.cu) calls it on int32 data, checks
- * the count and every kept element (in input order) against a CPU reference, checks that nothing was written past
- * the kept elements and that the input is unchanged, and times it against cub::DeviceSelect::If.
+ * The student's lab file defines compact(); the runner program (harness/runner/compact_serve.cu, linked with the
+ * file) calls it on int32 data and times it against cub::DeviceSelect::If, and the checker, a program of its own
+ * (harness/checker/compact.c), checks the count and every kept element (in input order) against a CPU reference,
+ * and that nothing was written past the kept elements and the input is unchanged.
  */
 #ifndef PPL_COMPACT_H
 #define PPL_COMPACT_H

@@ -1,8 +1,9 @@
 /*
  * reduce.h - what every reduction lab file defines, and the harness helpers it may call.
  *
- * The student's lab file defines reduce(); the trusted harness (reduce_main.cu) calls it, checks the result against
- * a float64 CPU reference and times it. See docs/DESIGN.md for the whole contract.
+ * The student's lab file defines reduce(); the runner program (harness/runner/reduce_serve.cu, linked with the file)
+ * calls it and times it, and the checker, a program of its own (harness/checker/reduce.c), checks every result
+ * against a float64 CPU reference. See docs/DESIGN.md for the whole contract.
  */
 #ifndef PPL_REDUCE_H
 #define PPL_REDUCE_H

@@ -1,9 +1,10 @@
 /*
  * scan.h - what every scan lab file defines (labs 06 and 08), and the harness helpers it may call.
  *
- * The student's lab file defines scan(); the trusted harness (scan_main.cu) calls it on int32 data, compares every
- * output element with a CPU reference, checks that nothing was written past the output, and times it against
- * CUB's device-wide scan. See docs/DESIGN.md for the whole contract.
+ * The student's lab file defines scan(); the runner program (harness/runner/scan_serve.cu, linked with the file)
+ * calls it on int32 data and times it against CUB's device-wide scan, and the checker, a program of its own
+ * (harness/checker/scan.c), compares every output element with a CPU reference and checks that nothing was written
+ * past the output. See docs/DESIGN.md for the whole contract.
  */
 #ifndef PPL_SCAN_H
 #define PPL_SCAN_H
