@@ -3,16 +3,17 @@
  *
  * A start. The checker forks; the child calls setsid, puts stdin on /dev/null and the kept descriptors at their
  * numbers, closes every other one, drops to nobody when root (if nobody may create user namespaces here), asks for
- * SIGKILL when the checker dies, and then either executes bubblewrap, which builds the namespaces and runs the
- * stage, `CHECKER --sandbox-stage runner|tool STRICT CPU STATUS_FD STDERR_FD KEEP PROTECT -- PROGRAM ARGS...` (the
- * checker's own binary, bound read-only at its path), or, without bubblewrap, runs the stage function itself. The
- * stage sets no-new-privs and the rlimits, loads the seccomp filter, writes READY and the layers it set up on the
- * status pipe, and executes the program: the filter is in force before any of the program's code runs, constructors
- * and IFUNC resolvers included. Under bubblewrap the status pipe is fd 2 until then, so that bubblewrap's own
- * complaints reach the checker, which falls back (AUTO) or fails (REQUIRE) with them; and the stage is the pid
- * namespace's pid 1 (--as-pid-1): it forks, and stays behind as a minimal init (become_init), so that no process
- * without the filter is left where the program could reach it (bubblewrap's own init would be: same uid, dumpable,
- * its /proc/1/mem writable). /proc cannot be read-only instead: the CUDA driver fails on a read-only /proc.
+ * SIGKILL when the checker dies, then executes bubblewrap, which runs the stage in the namespaces: `CHECKER
+ * --sandbox-stage runner|tool STRICT CPU STATUS_FD STDERR_FD KEEP PROTECT -- PROGRAM ARGS...` (the checker's own
+ * binary, bound read-only at its path); without bubblewrap the child runs the stage function itself. The stage sets
+ * no-new-privs and the rlimits, loads the seccomp filter, writes READY and its layers on the status pipe, and
+ * executes the program: the filter is in force before any of the program's code runs, constructors and IFUNC
+ * resolvers included. Under bubblewrap the status pipe is fd 2 until then, so that bubblewrap's complaints reach
+ * the checker, which falls back (AUTO) or fails (REQUIRE) with them. There the stage is also pid 1 (--as-pid-1): it
+ * forks and stays behind as a minimal init (become_init), because bubblewrap's own init would run without the filter,
+ * as the same uid, dumpable: the program could write its /proc/1/mem and run code there. (A read-only /proc would
+ * refuse that, but the CUDA driver fails on one; the program as pid 1 would ignore the signals it sends itself:
+ * abort() would end as SIGSEGV, SIGXCPU would do nothing.)
  *
  * Exec once. A seccomp filter sees a syscall's arguments, never the memory they point to, so it cannot allow
  * "execve of this path". It can allow "execve whose filename pointer is this number": the stage maps a page at a
@@ -28,25 +29,26 @@
  *     clock_adjtime, iopl, ioperm, quotactl(_fd), pidfd_open/getfd/send_signal, vhangup, personality (but the query
  *     0xffffffff), prctl(PR_SET_PDEATHSIG), ioctl(TIOCSTI); close, dup2, dup3 onto a protected descriptor (on the
  *     low 32 bits, as the kernel reads an int); close_range -> ENOSYS (callers fall back to close); clone3 -> ENOSYS
- *     (glibc falls back to clone, whose flags the filter can read). memfd_create stays allowed (CUDA may use it).
- *   RUNNER: execve but with the stage's pointer, execveat, fork, vfork, clone without CLONE_THREAD (threads are fine:
- *     CUDA starts some); socket but AF_UNIX stream and seqpacket, socketpair, connect (the CUDA driver needs an
- *     AF_UNIX socket it binds to an abstract name and listens on, and takes a refused connect to the MPS server
- *     in its stride: seen on an H100, driver 580, CUDA 13.0; so nothing can be reached, and under bubblewrap
- *     abstract names are private to the sandbox's network namespace); kill, tkill, tgkill, rt_sigqueueinfo,
- *     rt_tgsigqueueinfo but to its own pid (the stage's, kept across exec; so kill(0) and kill(-1) are denied).
- *   TOOL: exec, fork allowed; socket and socketpair for AF_UNIX only; kill and rt_sigqueueinfo to a negative pid
- *     (a group, -1) denied, and every signal to the stage's parent.
+ *     (glibc falls back to clone, whose flags the filter can read). memfd_create stays allowed.
+ *   RUNNER: execve but with the stage's pointer, execveat, fork, vfork, clone without CLONE_THREAD (threads are
+ *     fine); socket but AF_UNIX stream and seqpacket, socketpair; connect -> ENOENT; kill, tkill, tgkill,
+ *     rt_sigqueueinfo, rt_tgsigqueueinfo but to its own pid (the stage's, kept across exec: kill(0) and kill(-1)
+ *     are denied). The CUDA driver (H100, driver 580, CUDA 13.0) fails unless it may make an AF_UNIX seqpacket
+ *     socket, bind it to an abstract name (private to bubblewrap's network namespace) and listen on it; a failed
+ *     connect (to the MPS server) it takes in its stride. So nothing outside can be reached.
+ *   TOOL: exec and fork allowed; socket and socketpair for AF_UNIX only; kill and rt_sigqueueinfo to a negative pid
+ *     (a group, -1) denied, and every signal to the stage's parent. compute-sanitizer's memcheck, racecheck,
+ *     synccheck and initcheck ran in it (H100), the target bound through ro_paths.
  *
- * Found on the development machine (Debian 12, kernel 6.18, bwrap 0.8.0, 2 cores, root):
- *   - bubblewrap works unprivileged: `setpriv --reuid=65534 --regid=65534 --clear-groups bwrap --unshare-all
- *     --uid 65534 ...` runs (user.max_user_namespaces = 96365), so as root the child drops to nobody before bwrap.
- *   - bubblewrap's pid 1 (its reaper) runs without the filter, and the program could open its /proc/1/mem for
- *     writing and run code there: hence become_init. (The program itself as pid 1 would not do: a pid 1 ignores
- *     signals it sends itself with no handler; abort() ends as SIGSEGV, SIGXCPU does nothing.)
- *   - a start of /bin/true, fork to reaped (test_sandbox --time 100): OFF 0.8 ms; fallback 1.1 ms (+0.3: the
- *     filter, the rlimits); AUTO 6.7-7.1 ms: user namespace +2.0, pid +0.05, net +0.4, ipc/uts/cgroup +0.3, the
- *     view (/proc, /dev, /sys, /tmp) +2.3, the stage's second exec +1.0. As nobody: the same.
+ * Measured (test_sandbox --time; the H100 machine's numbers from the same code started by a small driver):
+ *   - bubblewrap works unprivileged here (Debian 12, kernel 6.18, bwrap 0.8.0): `setpriv --reuid=65534
+ *     --regid=65534 --clear-groups bwrap --unshare-all --uid 65534 ...` runs, so as root the child drops to nobody
+ *     before bwrap. The same on the GPU machine (Ubuntu 24.04, kernel 6.18, Debian's bwrap 0.8.0 carried in).
+ *   - a start of /bin/true, fork to reaped, idle machines: OFF 0.8-0.9 ms; fallback 1.1-1.7 ms (the filter, the
+ *     rlimits); AUTO 6.7-7.1 ms (user namespace +2.0, pid +0.05, net +0.4, ipc/uts/cgroup +0.3, the view +2.3, the
+ *     stage's second exec and fork +1.0). A CUDA program (init, one kernel) on the H100, 45 starts each: OFF
+ *     319 ms, fallback 341, AUTO 351; OFF run as nobody 339: the uid, not the filter, is what CUDA's start feels
+ *     (a filter sorted as a binary tree, SCMP_FLTATR_CTL_OPTIMIZE 2, changed nothing).
  */
 #include "sandbox.h"
 
@@ -483,29 +485,56 @@ static int read_status(int fd, char *msg, size_t len, int *refused)
     return -1;
 }
 
+/* What the stage needs to start s: the kept descriptors' numbers in the program, then the status pipe's (or, under
+ * bubblewrap, the real stderr's) just above them; the CPU limit in whole seconds; the RUNNER's environment. */
+static stage_args stage_for(const ppl_sandbox_spec *s, int wrapped, char **envp)
+{
+    stage_args st = {.profile = s->profile, .strict = s->mode == PPL_SANDBOX_REQUIRE,
+                     .off = s->mode == PPL_SANDBOX_OFF, .num_protect = s->num_protect, .argv = (char *const *)s->argv,
+                     .envp = envp ? envp : environ};
+    int hi = 3;
+    for (int i = 0; i < s->num_keep; i++) {
+        st.keep[i] = s->child_fds ? s->child_fds[i] : s->keep_fds[i];
+        hi = st.keep[i] >= hi ? st.keep[i] + 1 : hi;
+    }
+    st.keep[s->num_keep] = hi;
+    st.num_keep = s->num_keep + 1;
+    st.status_fd = wrapped ? 2 : hi;
+    st.stderr_fd = wrapped ? hi : -1;
+    st.cpu = s->cpu_seconds > 0 ? (long)s->cpu_seconds + ((double)(long)s->cpu_seconds < s->cpu_seconds) : 0;
+    memcpy(st.protect, s->protect_fds, (size_t)s->num_protect * sizeof(int));
+    return st;
+}
+
+/* The forked child: places the descriptors, becomes nobody (drop), asks to die with the checker, then executes
+ * bubblewrap (bwrap_argv) or runs the stage. Never returns. */
+static void child(const ppl_sandbox_spec *s, const stage_args *st, int status_w, int drop, pid_t parent,
+                  char *const *bwrap_argv)
+{
+    if (!st->off)
+        setsid();
+    if (place_fds(s, st, status_w) != 0)
+        dprintf(status_w, FAILED "cannot place the descriptors: %s\n", strerror(errno)), _exit(127);
+    if (drop && drop_to_nobody() != 0)
+        dprintf(st->status_fd, FAILED "cannot become nobody: %s\n", strerror(errno)), _exit(127);
+    if (!st->off && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
+        _exit(127); /* after the uid change, which clears it; the checker may already be gone */
+    if (!bwrap_argv)
+        _exit(stage(st));
+    execve(bwrap_argv[0], bwrap_argv, st->envp);
+    dprintf(st->status_fd, FAILED "cannot execute %s: %s\n", bwrap_argv[0], strerror(errno));
+    _exit(127);
+}
+
 /* Forks and starts the program: under bubblewrap when bwrap is set (as nobody when drop), else the child runs the
  * stage itself. The pid with the stage's layers in *got, or -1 with msg and *refused (read_status). */
 static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int *got, char *msg, size_t len,
                     int *refused)
 {
-    stage_args st = {.profile = s->profile, .strict = s->mode == PPL_SANDBOX_REQUIRE,
-                     .off = s->mode == PPL_SANDBOX_OFF, .num_protect = s->num_protect, .argv = (char *const *)s->argv,
-                     .envp = environ};
+    char **envp = s->profile == PPL_PROFILE_RUNNER && s->mode != PPL_SANDBOX_OFF ? allowed_env() : NULL;
+    const stage_args st = stage_for(s, bwrap != NULL, envp);
     char exe[4096] = "";
-    int hi = 3, p[2] = {-1, -1};
-    for (int i = 0; i < s->num_keep; i++) {
-        st.keep[i] = s->child_fds ? s->child_fds[i] : s->keep_fds[i];
-        hi = st.keep[i] >= hi ? st.keep[i] + 1 : hi;
-    }
-    st.keep[s->num_keep] = hi; /* the status pipe, or under bubblewrap the real stderr */
-    st.num_keep = s->num_keep + 1;
-    st.status_fd = bwrap ? 2 : hi;
-    st.stderr_fd = bwrap ? hi : -1;
-    st.cpu = s->cpu_seconds > 0 ? (long)s->cpu_seconds + ((double)(long)s->cpu_seconds < s->cpu_seconds) : 0;
-    memcpy(st.protect, s->protect_fds, (size_t)s->num_protect * sizeof(int));
-    char **envp = s->profile == PPL_PROFILE_RUNNER && !st.off ? allowed_env() : NULL;
-    st.envp = envp ? envp : environ;
-    int argc = 0;
+    int argc = 0, p[2] = {-1, -1};
     while (s->argv[argc])
         argc++;
     argvec args = {calloc((size_t)(128 + 3 * (s->num_ro + s->num_rw) + argc), sizeof(char *)), 0, 0};
@@ -514,25 +543,12 @@ static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int 
         bwrap_args(&args, bwrap, exe, s, &st);
     const pid_t parent = getpid();
     pid_t pid = -1;
-    if ((s->profile == PPL_PROFILE_RUNNER && !st.off && !envp) || (bwrap && (exe_len <= 0 || !args.v || args.failed)))
+    if ((!envp && s->profile == PPL_PROFILE_RUNNER && !st.off) || (bwrap && (exe_len <= 0 || !args.v || args.failed)))
         snprintf(msg, len, "cannot build the command line or the environment (out of memory?)");
     else if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
         snprintf(msg, len, "cannot start the program: %s", strerror(errno));
-    else if (pid == 0) {
-        if (!st.off)
-            setsid();
-        if (place_fds(s, &st, p[1]) != 0)
-            dprintf(p[1], FAILED "cannot place the descriptors: %s\n", strerror(errno)), _exit(127);
-        if (drop && drop_to_nobody() != 0)
-            dprintf(st.status_fd, FAILED "cannot become nobody: %s\n", strerror(errno)), _exit(127);
-        if (!st.off && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
-            _exit(127); /* after the uid change, which clears it; the checker may already be gone */
-        if (!bwrap)
-            _exit(stage(&st));
-        execve(bwrap, args.v, st.envp);
-        dprintf(st.status_fd, FAILED "cannot execute %s: %s\n", bwrap, strerror(errno));
-        _exit(127);
-    }
+    else if (pid == 0)
+        child(s, &st, p[1], drop, parent, bwrap ? args.v : NULL);
     for (int i = 0; i < args.n; i++)
         free(args.v[i]);
     free(args.v);

@@ -10,13 +10,14 @@
  *                    "the renderer holds nothing")
  *   uid              the program runs as nobody (65534), never as root outside the sandbox
  *   seccomp          a seccomp-bpf filter (libseccomp) loaded by a trusted stage before any of the program's code
- *                    runs: no exec after the program's own, no fork, no sockets, no signals to other processes, no
- *                    closing of the protected descriptors, ...; a denied call fails with EPERM
+ *                    runs: no exec after the program's own, no fork, no network, no connect, no signals to other
+ *                    processes, no closing of the protected descriptors, ...; a denied call fails with EPERM
  *   rlimits          CPU seconds, file size, open files, processes; no core files
  *   no-new-privs     PR_SET_NO_NEW_PRIVS: no set-uid program can give privileges back
  *   die-with-parent  the program (and, under bubblewrap, everything it started) dies with the checker
  *
  * Without bubblewrap (not installed, or user namespaces disabled) the forked child applies the others itself.
+ * Under bubblewrap the program is pid 2 of its pid namespace; pid 1 is the trusted stage, waiting for it.
  *
  * The checker's main must begin with
  *     if (argc > 1 && strcmp(argv[1], PPL_SANDBOX_STAGE_FLAG) == 0)
@@ -46,7 +47,8 @@ typedef enum {
 } ppl_sandbox_mode;
 
 typedef enum {
-    PPL_PROFILE_RUNNER, /* the runner itself: one exec (its own), threads but no processes, no sockets */
+    PPL_PROFILE_RUNNER, /* the runner itself: one exec (its own), threads but no processes, no connect (the CUDA
+                           driver's own AF_UNIX listener is allowed) */
     PPL_PROFILE_TOOL    /* a tool (compute-sanitizer) that starts the runner: fork, exec and AF_UNIX sockets
                            allowed, the whole environment passed */
 } ppl_sandbox_profile;
