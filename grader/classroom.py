@@ -76,6 +76,7 @@ STATIC_ONLY_MESSAGE = "not run: this grading ran the static checks only (--stati
 # (the upload held no lab file), unreadable (the upload could not be unpacked), kit error, error (the grader failed
 # on this student: a bug to report), not graded (no record: interrupted, or a Slurm task that did not finish).
 UNGRADED = ("error", "kit error", "not graded")
+NUDGE_SECONDS = 1.0  # how often the workers are sent SIGCONT while the class is graded
 EXPORT_LIMITS = intake.Limits(max_members=500000, max_file_bytes=1 << 30, max_total_bytes=16 << 30,
                               max_scanned_bytes=64 << 30)
 
@@ -656,6 +657,16 @@ def stop_workers(pools=(), grace: float = 30.0) -> None:
         worker.join()
 
 
+def continue_workers() -> None:
+    """SIGCONT to every worker process: one that a student's program stopped (SIGSTOP, without the sandbox that
+    forbids it) goes on, and its own timeouts fire, instead of holding the class for good."""
+    for worker in multiprocessing.active_children():
+        try:
+            os.kill(worker.pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, stream=None) -> int:
     """Grades every entry (the harness already built) and writes the gradebook; returns the exit status."""
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -693,7 +704,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         for entry in entries:
             submit_cpu(entry)
         while pending:
-            finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            finished, _ = cf.wait(pending, timeout=NUDGE_SECONDS, return_when=cf.FIRST_COMPLETED)
+            continue_workers()
             for future in finished:
                 entry, pool, executor, k = pending.pop(future)
                 if k is not None:

@@ -83,3 +83,11 @@ def kill_worker_build(kit, pattern, source, folder, timeout=None, harness_build=
         marker.write_text("")
         os.kill(os.getpid(), signal.SIGKILL)
     return build(kit, pattern, source, folder, timeout=timeout, harness_build=harness_build)
+
+
+def stopping_build(kit, pattern, source, folder, timeout=None, harness_build=None):
+    """A build whose worker process is stopped (SIGSTOP, as a student's program could do without the sandbox) when
+    the file says STOP."""
+    if "STOP" in Path(source).read_text():
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return build(kit, pattern, source, folder, timeout=timeout, harness_build=harness_build)

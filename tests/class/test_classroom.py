@@ -180,6 +180,17 @@ class WholeClass(ClassRun):
         self.assertEqual(status, classroom.EXIT_OK)
         self.assertEqual((book["alice"]["total"], book["bob"]["total"]), ("120", "120"))
 
+    def test_a_stopped_worker_goes_on(self):
+        """A worker stopped with SIGSTOP is sent SIGCONT: the class finishes."""
+        self.student("alice", {"01-first": "STOP", "02-second": "ok"})
+        self.student("bob", {"01-first": "ok", "02-second": "ok"})
+        hooks = classroom.Hooks(build=fakes.stopping_build, build_harness=fakes.harness_ok, check=fakes.check)
+        start = time.monotonic()
+        status, _, book = self.grade(hooks=hooks, jobs=1)
+        self.assertLess(time.monotonic() - start, 60)
+        self.assertEqual(status, classroom.EXIT_OK)
+        self.assertEqual((book["alice"]["total"], book["bob"]["total"]), ("120", "120"))
+
     def test_a_grader_bug_on_one_student_is_an_error_row(self):
         self.student("alice", {"01-first": "ok", "02-second": "ok"})
         self.student("bob", {"01-first": "ok", "02-second": "ok"})
