@@ -58,6 +58,7 @@ class Grader:
 
     sanitize = staticmethod(sanitize_mod.run_sanitizers)
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
+    gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
@@ -125,7 +126,7 @@ class Grader:
         """The pids of the compute processes on the GPUs now (nvidia-smi), or None where it cannot say."""
         if getattr(self, "simulator", False):
             return None
-        snap = self.gpu_snapshot()
+        snap = self.gpu_apps()
         if "error" in snap and not snap.get("apps"):
             return None
         return {app.get("pid") for app in snap.get("apps", [])}
@@ -136,7 +137,7 @@ class Grader:
         impossible."""
         if before is None or self.no_device:
             return
-        snap = self.gpu_snapshot()
+        snap = self.gpu_apps()
         left = [app for app in snap.get("apps", []) if app.get("pid") not in before]
         for app in left:
             report.notes.append(f"{lab.name}: warning: after its tests, process {app.get('pid')} "
