@@ -388,10 +388,11 @@ START_TEST(test_options_runner)
     ck_assert_int_eq(o.sandbox_mode, PPL_SANDBOX_AUTO);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_IN_PROCESS, NULL), 1); /* the old name of --sandbox off */
     ck_assert_int_eq(o.sandbox_mode, PPL_SANDBOX_OFF);
-    for (int k = 0; k < 16; k++)
+    const int max_wrap = (int)(sizeof o.wrap / sizeof *o.wrap);
+    for (int k = 0; k < max_wrap; k++)
         ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_WRAP, k ? "--tool=memcheck" : "compute-sanitizer"), 1);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_WRAP, "one too many"), -1);
-    ck_assert_int_eq(o.num_wrap, 16);
+    ck_assert_int_eq(o.num_wrap, max_wrap);
     ck_assert_str_eq(o.wrap[0], "compute-sanitizer");
     for (int k = 0; k < 4; k++)
         ck_assert_int_eq(parse_one(&o, PPL_OPT_RUNNER_RW, "/tmp/log"), 1);
