@@ -34,8 +34,8 @@ harness: $(HARNESS_OBJS) $(CHECKER)
 
 # The lab program: a launcher of the checker with this lab's runner, so `PATTERN_lab ARGS` runs the lab.
 $(PROGRAM): $(RUNNER) $(CHECKER)
-	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(dirname "$$0")/%s" "$$@"\n' \
-	    "$(notdir $@)" "$(CHECKER)" "$(PATTERN)" "$(notdir $(RUNNER))" > $@
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(cd "$$(dirname "$$0")" && pwd)/%s" "$$@"\n' \
+	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" > $@
 	chmod +x $@
 
 $(RUNNER): $(BUILD)/student.o $(HARNESS_OBJS)

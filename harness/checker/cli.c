@@ -119,8 +119,8 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
     case PPL_OPT_PATTERN: o->pattern = arg; return 1;
     case PPL_OPT_RUNNER: o->runner = arg; return 1;
     case PPL_OPT_RUNNER_WRAP:
-        if (o->num_wrap >= 16) {
-            fputs("--runner-wrap: at most 16 arguments\n", stderr);
+        if (o->num_wrap >= (int)(sizeof o->wrap / sizeof *o->wrap)) {
+            fputs("--runner-wrap: at most 32 arguments\n", stderr);
             return -1;
         }
         o->wrap[o->num_wrap++] = arg;
@@ -131,6 +131,13 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
             return -1;
         }
         o->rw_paths[o->num_rw++] = arg;
+        return 1;
+    case PPL_OPT_RUNNER_RO:
+        if (o->num_ro >= 4 || arg[0] != '/') {
+            fputs("--runner-ro: at most 4 folders, each an absolute path\n", stderr);
+            return -1;
+        }
+        o->ro_paths[o->num_ro++] = arg;
         return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)

@@ -36,10 +36,12 @@ typedef struct {
     int quiet;                     /* --quiet: print failures only */
     const char *pattern;           /* --pattern: reduce, scan or compact (checker/main.c's table) */
     const char *runner;            /* --runner: the runner program, which holds the lab's code */
-    const char *wrap[16];          /* --runner-wrap ARG...: a tool that starts the runner (compute-sanitizer) */
+    const char *wrap[32];          /* --runner-wrap ARG...: a tool that starts the runner (compute-sanitizer) */
     int num_wrap;
     const char *rw_paths[4];       /* --runner-rw DIR: a folder the wrapped tool may write (its log) */
     int num_rw;
+    const char *ro_paths[4];       /* --runner-ro DIR: a folder the wrapped tool may read (its installation) */
+    int num_ro;
     int runner_fds[4];             /* --runner-fd N: a descriptor the runner keeps at the same number, protected from
                                       being closed or replaced (a findings channel: the simulator's report, a
                                       sanitizer's log) */
@@ -56,7 +58,7 @@ enum {
     PPL_OPT_N = 256, PPL_OPT_SEED, PPL_OPT_DATASET, PPL_OPT_EXPECTED, PPL_OPT_BENCH, PPL_OPT_MIN_SAMPLES,
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
-    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT
+    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -69,7 +71,8 @@ enum {
         {"runner", required_argument, 0, PPL_OPT_RUNNER}, {"runner-wrap", required_argument, 0, PPL_OPT_RUNNER_WRAP}, \
         {"runner-rw", required_argument, 0, PPL_OPT_RUNNER_RW}, {"sandbox", required_argument, 0, PPL_OPT_SANDBOX},   \
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
-        {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT}
+        {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
+        {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
@@ -78,7 +81,8 @@ enum {
     "The runner: --runner PATH (the program with the lab's code; PATTERN_lab passes it), --sandbox auto|require|off\n" \
     "(auto: the strongest sandbox this machine allows; require: fail unless every layer is in force; off: none, for\n" \
     "debuggers, as --in-process), --runner-wrap ARG (repeated: a tool that starts the runner, inside the sandbox),\n" \
-    "--runner-rw DIR (a folder that tool may write), --cpu-seconds S (the runner's CPU time limit), --runner-fd N\n" \
+    "--runner-rw DIR (a folder that tool may write), --runner-ro DIR (a folder it may read: its installation),\n" \
+    "--cpu-seconds S (the runner's CPU time limit), --runner-fd N\n" \
     "(a descriptor, 5 or more, the runner keeps and may not close: a findings channel), --runs-fd N (read argument\n" \
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,73 @@ static ssize_t read_all(int fd, void *buf, size_t len)
     return (ssize_t)got;
 }
 
+/* Copies the file src to dst with mode 0755; 0, or -1 with errno set. */
+static int copy_file(const char *src, const char *dst)
+{
+    const int in = open(src, O_RDONLY | O_CLOEXEC);
+    const int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+    char buf[1 << 16];
+    ssize_t got = out < 0 ? -1 : 0;
+    while (out >= 0 && (got = read(in, buf, sizeof buf)) > 0)
+        if (write_all(out, buf, (size_t)got) != 0) {
+            got = -1;
+            break;
+        }
+    const int saved = errno;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && (close(out) != 0 || fchmodat(AT_FDCWD, dst, 0755, 0) != 0))
+        got = -1;
+    errno = saved;
+    return got < 0 ? -1 : 0;
+}
+
+/* Removes the staged copies (once the runner has answered, they are no longer needed: it runs). */
+static void unstage(ppl_link *l)
+{
+    if (!l->staged[0])
+        return;
+    char path[320];
+    snprintf(path, sizeof path, "%s/runner", l->staged);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/ppl_checker", l->staged);
+    unlink(path);
+    rmdir(l->staged);
+    l->staged[0] = '\0';
+}
+
+/*
+ * As root, the sandbox runs the runner as nobody (65534), who may not reach it where it lies (a kit under a 0700
+ * home) nor the checker binary its stage runs from: both are copied to a fresh folder under /tmp that nobody can
+ * traverse, and removed as soon as the runner answers. Returns 0 (paths in runner and exe, or unchanged where
+ * nothing is staged), or -1 with the reason in l->message.
+ */
+static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe, size_t len)
+{
+    snprintf(runner, len, "%s", o->runner);
+    exe[0] = '\0';
+    if (geteuid() != 0 || o->mode == PPL_SANDBOX_OFF)
+        return 0;
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    snprintf(l->staged, sizeof l->staged, "/tmp/ppl-runner-XXXXXX");
+    if (n <= 0 || !mkdtemp(l->staged) || chmod(l->staged, 0711) != 0) {
+        snprintf(l->message, sizeof l->message, "cannot make a folder for the runner under /tmp: %s",
+                 strerror(errno));
+        l->staged[0] = '\0';
+        return -1;
+    }
+    self[n] = '\0';
+    snprintf(runner, len, "%s/runner", l->staged);
+    snprintf(exe, len, "%s/ppl_checker", l->staged);
+    if (copy_file(o->runner, runner) != 0 || copy_file(self, exe) != 0) {
+        snprintf(l->message, sizeof l->message, "cannot copy %s for the sandbox: %s", o->runner, strerror(errno));
+        unstage(l);
+        return -1;
+    }
+    return 0;
+}
+
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
 {
     memset(l, 0, sizeof *l);
@@ -67,13 +135,18 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     }
     fcntl(requests[1], F_SETPIPE_SZ, 1 << 20); /* bulk inputs move in large writes */
     fcntl(replies[0], F_SETPIPE_SZ, 1 << 20);
+    char runner[4096], exe[4096];
+    if (stage(l, o, runner, exe, sizeof runner) != 0) {
+        close(requests[0]), close(requests[1]), close(replies[0]), close(replies[1]);
+        return PPL_LINK_SYSTEM;
+    }
     const char *argv[64];
     int argc = 0;
     for (int k = 0; k < o->num_wrap && argc < 56; k++)
         argv[argc++] = o->wrap[k];
     char fds[32];
     snprintf(fds, sizeof fds, "%d,%d", RUNNER_REQUEST_FD, RUNNER_REPLY_FD);
-    argv[argc++] = o->runner;
+    argv[argc++] = runner;
     argv[argc++] = "--fds";
     argv[argc++] = fds;
     argv[argc] = NULL;
@@ -81,7 +154,10 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     const int num_fds = o->num_fds < 4 ? o->num_fds : 4;
     for (int k = 0; k < num_fds; k++)
         keep[2 + k] = child[2 + k] = o->fds[k];
-    const char *ro[1] = {o->runner};
+    const char *ro[5] = {runner};
+    const int num_ro = 1 + (o->num_ro < 4 ? o->num_ro : 4);
+    for (int k = 1; k < num_ro; k++)
+        ro[k] = o->ro_paths[k - 1];
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
@@ -91,18 +167,20 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     spec.protect_fds = o->fds;
     spec.num_protect = num_fds;
     spec.ro_paths = ro;
-    spec.num_ro = o->num_wrap ? 1 : 0; /* the program itself is bound; a wrapped runner must be too */
+    spec.num_ro = o->num_wrap ? num_ro : 0; /* the program itself is bound; a wrapped runner and its tool must be too */
     spec.rw_paths = o->rw_paths;
     spec.num_rw = o->num_rw;
     spec.profile = o->num_wrap ? PPL_PROFILE_TOOL : PPL_PROFILE_RUNNER;
     spec.mode = o->mode;
     spec.cpu_seconds = o->cpu_seconds;
+    spec.stage_exe = exe[0] ? exe : NULL;
     fflush(NULL); /* nothing buffered may be written twice */
     const pid_t pid = ppl_sandbox_start(&spec, &l->sandbox, l->sandbox_note, sizeof l->sandbox_note);
     close(requests[0]);
     close(replies[1]);
     if (pid < 0) {
         snprintf(l->message, sizeof l->message, "cannot start the runner %s: %s", o->runner, l->sandbox_note);
+        unstage(l);
         close(requests[1]);
         close(replies[0]);
         return PPL_LINK_SYSTEM;
@@ -110,7 +188,7 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     l->runner = pid;
     l->to_runner = requests[1];
     l->from_runner = replies[0];
-    signal(SIGPIPE, SIG_IGN); /* a dead runner makes write() fail with EPERM instead */
+    signal(SIGPIPE, SIG_IGN); /* a dead runner makes write() fail with EPIPE instead */
     return 0;
 }
 
@@ -140,23 +218,7 @@ static int garbage(ppl_link *l, const char *what)
     return PPL_LINK_GARBAGE;
 }
 
-int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
-{
-    l->message[0] = '\0';
-    if (l->runner <= 0) {
-        snprintf(l->message, sizeof l->message, "the runner has already ended");
-        return PPL_LINK_SYSTEM;
-    }
-    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, (uint64_t)a_bytes + b_bytes, 0, 0};
-    if (write_all(l->to_runner, &h, sizeof h) != 0 || (a_bytes && write_all(l->to_runner, a, a_bytes) != 0) ||
-        (b_bytes && write_all(l->to_runner, b, b_bytes) != 0)) {
-        if (errno == EPIPE)
-            return gone(l);
-        snprintf(l->message, sizeof l->message, "cannot write to the runner: %s", strerror(errno));
-        return PPL_LINK_SYSTEM;
-    }
-    return 0;
-}
+
 
 /* Reads and drops bytes of a message the checker will not use (the rest of a long error text). */
 static void skip(int fd, uint64_t bytes)
@@ -177,16 +239,17 @@ double ppl_link_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Waits until the runner has something to say or the deadline passes (then kills it). */
-static int wait_readable(ppl_link *l)
+/* Waits until fd is ready for events or the deadline passes (then kills the runner): 0, or PPL_LINK_TIMEOUT. The
+ * deadline holds even when data keeps coming (a runner that floods messages). */
+static int wait_ready(ppl_link *l, int fd, short events)
 {
     if (l->deadline <= 0)
         return 0;
     for (;;) {
         const double left = l->deadline - ppl_link_now();
-        struct pollfd p = {l->from_runner, POLLIN, 0};
+        struct pollfd p = {fd, events, 0};
         const int ready = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
-        if (ready > 0)
+        if (ready > 0 && ppl_link_now() < l->deadline)
             return 0;
         if (ready < 0 && errno == EINTR)
             continue;
@@ -202,15 +265,86 @@ static int wait_readable(ppl_link *l)
     }
 }
 
+static int wait_readable(ppl_link *l) { return wait_ready(l, l->from_runner, POLLIN); }
+
+/* Reads len bytes from the runner within the deadline: the number read (short at the end of file), -1 on an error,
+ * or PPL_LINK_TIMEOUT - 1000 (below any length) when the deadline passed. */
+#define READ_TIMED_OUT (-1000 + PPL_LINK_TIMEOUT)
+static ssize_t read_timed(ppl_link *l, void *buf, size_t len)
+{
+    if (l->deadline <= 0)
+        return read_all(l->from_runner, buf, len);
+    char *p = (char *)buf;
+    size_t got = 0;
+    while (got < len) {
+        if (wait_readable(l) != 0)
+            return READ_TIMED_OUT;
+        const ssize_t done = read(l->from_runner, p + got, len - got);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0)
+            return -1;
+        if (done == 0)
+            break;
+        got += (size_t)done;
+    }
+    return (ssize_t)got;
+}
+
+/* Writes to the runner within the deadline (a runner that stopped reading cannot hold the checker): 0, -1 on an
+ * error (errno), or PPL_LINK_TIMEOUT. */
+static int write_timed(ppl_link *l, const void *buf, size_t len)
+{
+    if (l->deadline <= 0)
+        return write_all(l->to_runner, buf, len);
+    const char *p = (const char *)buf;
+    while (len > 0) {
+        const int waited = wait_ready(l, l->to_runner, POLLOUT);
+        if (waited != 0)
+            return waited;
+        const ssize_t done = write(l->to_runner, p, len < 65536 ? len : 65536);
+        if (done < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (done < 0)
+            return -1;
+        p += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    l->message[0] = '\0';
+    if (l->runner <= 0) {
+        snprintf(l->message, sizeof l->message, "the runner has already ended");
+        return PPL_LINK_SYSTEM;
+    }
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, (uint64_t)a_bytes + b_bytes, 0, 0};
+    int wrote = write_timed(l, &h, sizeof h);
+    if (wrote == 0 && a_bytes)
+        wrote = write_timed(l, a, a_bytes);
+    if (wrote == 0 && b_bytes)
+        wrote = write_timed(l, b, b_bytes);
+    if (wrote == PPL_LINK_TIMEOUT)
+        return wrote;
+    if (wrote != 0) {
+        if (errno == EPIPE)
+            return gone(l);
+        snprintf(l->message, sizeof l->message, "cannot write to the runner: %s", strerror(errno));
+        return PPL_LINK_SYSTEM;
+    }
+    return 0;
+}
+
 int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
                   int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx)
 {
     for (;;) {
-        const int waited = wait_readable(l);
-        if (waited != 0)
-            return waited;
         ppl_msg_header r;
-        const ssize_t got = read_all(l->from_runner, &r, sizeof r);
+        const ssize_t got = read_timed(l, &r, sizeof r);
+        if (got == READ_TIMED_OUT)
+            return PPL_LINK_TIMEOUT;
         if (got == 0)
             return gone(l);
         if (got < 0) {
@@ -221,7 +355,7 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
             return garbage(l, "a reply that does not start with a valid header");
         if (r.type == PPL_MSG_ERROR) {
             const size_t keep = r.bytes < sizeof l->message - 1 ? (size_t)r.bytes : sizeof l->message - 1;
-            if (read_all(l->from_runner, l->message, keep) != (ssize_t)keep)
+            if (read_timed(l, l->message, keep) != (ssize_t)keep)
                 return gone(l);
             l->message[keep] = '\0';
             skip(l->from_runner, r.bytes - keep);
@@ -231,7 +365,10 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
         if (on_message && (r.type == PPL_MSG_PERTURB || r.type == PPL_MSG_RECORD || r.type == PPL_MSG_KEY) &&
             r.bytes <= 256) {
             uint64_t payload[32];
-            if (read_all(l->from_runner, payload, (size_t)r.bytes) != (ssize_t)r.bytes)
+            const ssize_t read_bytes = read_timed(l, payload, (size_t)r.bytes);
+            if (read_bytes == READ_TIMED_OUT)
+                return PPL_LINK_TIMEOUT;
+            if (read_bytes != (ssize_t)r.bytes)
                 return gone(l);
             const int code = on_message(ctx, r.type, payload, (size_t)r.bytes);
             if (code != 0)
@@ -245,9 +382,14 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
                      (unsigned long long)r.bytes, type, (unsigned long long)(fixed_bytes + bulk_bytes));
             return garbage(l, what);
         }
-        if (read_all(l->from_runner, fixed, fixed_bytes) != (ssize_t)fixed_bytes ||
-            (bulk_bytes && read_all(l->from_runner, bulk, (size_t)bulk_bytes) != (ssize_t)bulk_bytes))
+        const ssize_t got_fixed = read_timed(l, fixed, fixed_bytes);
+        const ssize_t got_bulk = got_fixed == (ssize_t)fixed_bytes && bulk_bytes ? read_timed(l, bulk, (size_t)bulk_bytes)
+                                                                                : (ssize_t)bulk_bytes;
+        if (got_fixed == READ_TIMED_OUT || got_bulk == READ_TIMED_OUT)
+            return PPL_LINK_TIMEOUT;
+        if (got_fixed != (ssize_t)fixed_bytes || got_bulk != (ssize_t)bulk_bytes)
             return gone(l);
+        unstage(l); /* the runner answers: the copies it started from are no longer needed */
         return 0;
     }
 }
@@ -263,6 +405,7 @@ int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t reques
 
 int ppl_link_stop(ppl_link *l)
 {
+    unstage(l);
     if (l->to_runner >= 0)
         close(l->to_runner);
     l->to_runner = -1;
@@ -373,6 +516,7 @@ int ppl_link_recovered_result(void) { return recovered_result; }
 void ppl_link_fail(ppl_link *l, int code)
 {
     const int result = ppl_link_report(l, code);
+    unstage(l);
     if (l->runner > 0) {
         ppl_sandbox_kill(l->runner);
         reap(l);

@@ -38,6 +38,8 @@ typedef struct {
     int num_fds;
     ppl_sandbox_mode mode;
     double cpu_seconds;           /* the runner's CPU time limit (0: none) */
+    const char *const *ro_paths;  /* folders the wrapped tool may read (its installation), besides the runner */
+    int num_ro;
 } ppl_link_options;
 
 typedef struct {
@@ -45,6 +47,7 @@ typedef struct {
     int to_runner;         /* the checker's ends of the two pipes (-1: closed) */
     int from_runner;
     double deadline;       /* CLOCK_MONOTONIC seconds by which the runner must answer (0: none) */
+    char staged[256];      /* a private folder with copies of the runner and the checker, until the runner answers */
     ppl_sandbox_report sandbox; /* the layers in force */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */

@@ -538,7 +538,8 @@ static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int 
     while (s->argv[argc])
         argc++;
     argvec args = {calloc((size_t)(128 + 3 * (s->num_ro + s->num_rw) + argc), sizeof(char *)), 0, 0};
-    const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const ssize_t exe_len = s->stage_exe ? (ssize_t)snprintf(exe, sizeof exe, "%s", s->stage_exe)
+                                         : readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (bwrap && exe_len > 0 && args.v)
         bwrap_args(&args, bwrap, exe, s, &st);
     const pid_t parent = getpid();

@@ -69,6 +69,7 @@ typedef struct {
     ppl_sandbox_profile profile;
     ppl_sandbox_mode mode;
     double cpu_seconds; /* RLIMIT_CPU, rounded up to whole seconds (SIGXCPU, then SIGKILL a second later); 0: none */
+    const char *stage_exe; /* the checker binary the stage runs from (a copy that nobody, 65534, can reach); NULL: this one */
 } ppl_sandbox_spec;
 
 typedef struct {
