@@ -188,6 +188,8 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     l->runner = pid;
     l->to_runner = requests[1];
     l->from_runner = replies[0];
+    fcntl(l->to_runner, F_SETFL, O_NONBLOCK); /* write_timed waits with poll: a runner that stops reading cannot
+                                                 block the checker past the deadline */
     signal(SIGPIPE, SIG_IGN); /* a dead runner makes write() fail with EPIPE instead */
     return 0;
 }
@@ -243,8 +245,12 @@ double ppl_link_now(void)
  * deadline holds even when data keeps coming (a runner that floods messages). */
 static int wait_ready(ppl_link *l, int fd, short events)
 {
-    if (l->deadline <= 0)
+    if (l->deadline <= 0) {
+        struct pollfd p = {fd, events, 0};
+        while (poll(&p, 1, -1) < 0 && errno == EINTR)
+            ;
         return 0;
+    }
     for (;;) {
         const double left = l->deadline - ppl_link_now();
         struct pollfd p = {fd, events, 0};
@@ -295,8 +301,6 @@ static ssize_t read_timed(ppl_link *l, void *buf, size_t len)
  * error (errno), or PPL_LINK_TIMEOUT. */
 static int write_timed(ppl_link *l, const void *buf, size_t len)
 {
-    if (l->deadline <= 0)
-        return write_all(l->to_runner, buf, len);
     const char *p = (const char *)buf;
     while (len > 0) {
         const int waited = wait_ready(l, l->to_runner, POLLOUT);

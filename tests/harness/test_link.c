@@ -922,17 +922,13 @@ Suite *link_suite(void)
     tcase_add_test(tc, test_a_runner_that_answers_in_time);
     suite_add_tcase(s, tc);
 
-    /* Waits the deadline does not bound yet in link.c: a reply's payload (it polls before a header only), a write
-     * to a runner that stopped reading, and a stream of benchmark messages without end (poll is always ready).
-     * Each hangs until Check's timeout: run them with PPL_TEST_DEADLINE_GAPS=1 (test_harness link deadline_gaps)
-     * and move them into "deadline" once link.c bounds those waits. */
-    tc = tcase_create("deadline_gaps");
+    /* The deadline bounds every wait: a reply that stops halfway, a runner that stops reading, a benchmark whose
+     * messages never end. */
+    tc = tcase_create("deadline_waits");
     tcase_set_timeout(tc, 10);
-    if (getenv("PPL_TEST_DEADLINE_GAPS")) {
-        tcase_add_test(tc, test_a_reply_that_stops_halfway_times_out);
-        tcase_add_test(tc, test_a_runner_that_stops_reading_times_out);
-        tcase_add_test(tc, test_a_benchmark_without_end_times_out);
-    }
+    tcase_add_test(tc, test_a_reply_that_stops_halfway_times_out);
+    tcase_add_test(tc, test_a_runner_that_stops_reading_times_out);
+    tcase_add_test(tc, test_a_benchmark_without_end_times_out);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fail");
