@@ -163,9 +163,7 @@ static long parent_of(long pid)
     if (!slurp(path, stat, sizeof stat))
         return 0;
     const char *end = strrchr(stat, ')'); /* the command name may hold spaces and parentheses */
-    char state;
-    long ppid = 0;
-    return end && sscanf(end + 2, "%c %ld", &state, &ppid) == 2 ? ppid : 0;
+    return end && end[1] == ' ' && end[2] && end[3] == ' ' ? strtol(end + 4, NULL, 10) : 0; /* ") S PPID ..." */
 }
 
 /* The nearest ancestor of this process that is the grader (its command line runs grader/grade.py from the kit

@@ -5,7 +5,8 @@
  * Tries: exhaust the grading machine's disk and time from the compiler: a 1 GiB initialized host array in .data,
  *   which the assembler's output and the object must hold in full.
  *
- * How: `static char big_host[1 << 30] = {1};`, read by reduce() so that it is kept.
+ * How: `static volatile char big_host[1 << 30] = {1};`, read by reduce() (volatile: the compiler may not fold it
+ *   away).
  *
  * Safety: nothing outside the build folder and TMPDIR; the suite's watcher kills the build past 256 MiB.
  */
@@ -13,7 +14,7 @@
 
 #include <stdio.h>
 
-static char big_host[1 << 30] = {1};
+static volatile char big_host[1 << 30] = {1};
 
 #define BLOCK_DIM 256   /* threads per block */
 #define COARSE_FACTOR 4 /* float4 loads each thread has in flight per loop iteration */
