@@ -1,0 +1,711 @@
+"""The attack suite (tests/run.py's `attacks` suite): hostile lab submissions, each graded by grader/grade.py in a
+throwaway copy of the kit, each with the verdict tests/attacks/attacks.toml expects and no effect outside its
+sandbox.
+
+Every attack is one lab file in tests/attacks/NN-class-name/, a real exploit attempt (code before main, capabilities
+the labs do not need, writes to the kit, tricks on the build, reading the runner's or the checker's memory, hiding
+findings, attacks on the grader itself), most on a correct or a blank solution so that the attack, not the kernel,
+decides; plus honest files written otherwise than the solutions, which must keep their points. attacks.toml lists
+the verdicts (refused-build, refused-static, zero, flagged, contained, honest).
+
+How each attack is graded:
+  - the kit is copied into a temporary folder, one copy per worker (its tracked and untracked, not ignored, files;
+    or, with ATTACKS_KIT_REF=<git ref>, that commit's files), the copy made a git repository and committed, and a
+    marker file (.attack-suite-copy) put at its root: the attacks act only in a kit that has it, so an attack that
+    escapes can damage only the copy, and an attack graded by hand in a real kit does nothing;
+  - each copy is warmed up by grading the blank labs of the patterns the attacks use (the harness objects and the
+    simulator's library are built then, once), and its shared build (build/ less the attacks' own folders) hashed;
+  - the attack's file goes into build/students/NAME/LAB/, a sibling student's folder build/students/sibling-NAME/
+    gets the lab's reference solution (hashed), and the copy's grader/grade.py grades the attack: with --simulator
+    when there is no GPU (`nvidia-smi -L` fails), --build-dir and --results inside build/attacks/NAME/, TMPDIR
+    there too, from the copy's root, in a session of its own;
+  - while it runs, a watcher looks at every process of the copy (its command line, working folder, executable or
+    environment names the copy): one stopped (SIGSTOP, ptrace) is an escape and is resumed; more than PROCESS_CAP
+    at once is an escape; more than MEMORY_CAP of memory together, more than DISK_CAP in the attack's folder, or
+    the attack's timeout passed, and the grading is killed: the kit must set such limits itself;
+  - afterwards: the copy's `git status` must be clean apart from build/; the shared build and the sibling
+    unchanged; results.json not rewritten 1 s after grade.py exited; no process of the copy left, nor a shell with
+    parent 1 and an emptied environment started since the grading began (a shell with its environment is some other
+    user's job on a shared machine); no `ATTACK-SEED <seed>` or `@@ BEGIN SOLUTION` in the outputs of the runs. The
+    copy is then put back as committed (and its shared build, if the attack changed it).
+
+The verdict is read from grade.py's table (the status column: FORBIDDEN, NO BUILD, ERROR, needs GPU) and
+results.json (the seed, the kit error). One line per attack is printed as it ends (name, class, expected, got,
+PASS/FAIL and the escapes), then the whole table. An expected verdict says what the kit must do; an attack that
+succeeds against the kit fails its test, however the kit stands today.
+
+Environment: ATTACKS_ONLY=NAME[,NAME] grades some attacks (a prefix such as 16 picks 16-...); ATTACKS_JOBS (2)
+gradings at once; ATTACKS_KIT_REF grades against a commit instead of the working tree; ATTACKS_KEEP=1 keeps the
+temporary folder. Needs nvcc (skipped, saying so, without it). About five minutes on 2 cores without a GPU.
+"""
+import concurrent.futures
+import hashlib
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+import unittest
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KIT = HERE.parent.parent
+TABLE = HERE / "attacks.toml"
+MARKER = ".attack-suite-copy"
+
+VERDICTS = ("refused-build", "refused-static", "zero", "flagged", "contained", "honest")
+CLASSES = ("before-main", "capability", "kit-write", "build", "runner-memory", "findings", "grader", "honest")
+SOURCES = {"reduce": "reduce.cu", "scan": "scan.cu", "compact": "compact.cu"}
+LAB_SOURCE = {"01": "reduce.cu", "02": "reduce.cu", "03": "reduce.cu", "04": "reduce.cu", "05": "reduce.cu",
+              "06": "scan.cu", "07": "compact.cu", "08": "scan.cu"}
+WARM_UP_LABS = {"reduce.cu": "03-sequential", "scan.cu": "06-scan", "compact.cu": "07-compact"}
+
+SIM_TIMEOUT = 120.0  # seconds a whole grading may take on the simulator, unless attacks.toml gives more
+GPU_FACTOR = 4.0  # on a GPU the groups are larger and the benchmark and compute-sanitizer run too
+MEMORY_CAP = 4 << 30  # bytes of memory (resident) all processes of the copy may use together
+DISK_CAP = 256 << 20  # bytes in the attack's own folder (its build, its runs' output, TMPDIR)
+PROCESS_CAP = 150  # processes of the copy alive at once
+WATCH_PERIOD = 0.1
+SETTLE = 1.0  # seconds to wait after grade.py exits before looking at results.json again
+LEAK_SCAN_BYTES = 8 << 20  # of each output file, from its start and from its end
+SOLUTION_MARK = b"@@ BEGIN " + b"SOLUTION"
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "busybox"}
+
+
+def load_table(path=TABLE) -> dict:
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def attack_file(name: str) -> Path | None:
+    """The one lab file of attack name's folder (None when the folder holds no .cu file)."""
+    found = sorted((HERE / name).glob("*.cu"))
+    return found[0] if found else None
+
+
+def have_gpu() -> bool:
+    try:
+        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and "GPU" in done.stdout
+
+
+# ---- the kit copy ----
+
+def git(folder, *args, check=True) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="attack suite", GIT_AUTHOR_EMAIL="attacks@localhost",
+               GIT_COMMITTER_NAME="attack suite", GIT_COMMITTER_EMAIL="attacks@localhost", GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL=os.devnull)
+    done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, env=env)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} in {folder}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def copy_kit(dest: Path, ref: str | None = None) -> None:
+    """dest (which must not exist) becomes a copy of the kit: the working tree's tracked and untracked (not ignored)
+    files, or the files of commit ref; then a git repository with one commit, the marker included."""
+    dest.mkdir(parents=True)
+    if ref:
+        archive = subprocess.run(["git", "-C", str(KIT), "archive", ref], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    else:
+        listed = git(KIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+        for rel in filter(None, dict.fromkeys(listed)):
+            src = KIT / rel
+            if not (src.is_file() or src.is_symlink()):  # deleted in the working tree, or a submodule
+                continue
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel, follow_symlinks=False)
+    (dest / MARKER).write_text("A copy of the kit made by tests/attacks/test_attacks.py: the attacks act only here.\n")
+    git(dest, "init", "-q")
+    git(dest, "add", "-A", "-f", ".")
+    git(dest, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "the kit, as the attack suite found it")
+
+
+def tree_hash(folder: Path, skip=()) -> str:
+    """A hash of every file's path and contents under folder (symlinks by target), leaving out the paths in skip."""
+    h = hashlib.sha256()
+    if not folder.exists():
+        return "missing"
+    for path in sorted(folder.rglob("*")):
+        if any(path == s or s in path.parents for s in skip):
+            continue
+        rel = str(path.relative_to(folder)).encode()
+        if path.is_symlink():
+            h.update(b"L" + rel + b"\0" + os.readlink(path).encode() + b"\0")
+        elif path.is_file():
+            h.update(b"F" + rel + b"\0")
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def folder_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+# ---- processes ----
+
+def _read(path: str, limit: int = 1 << 16) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except OSError:
+        return b""
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+@dataclass
+class Proc:
+    pid: int
+    ppid: int
+    state: str
+    start: int  # clock ticks after boot
+    rss: int  # bytes
+    comm: str
+    cmdline: str
+
+
+def proc_info(pid: int) -> Proc | None:
+    stat = _read(f"/proc/{pid}/stat").decode(errors="replace")
+    end = stat.rfind(")")
+    if end < 0:
+        return None
+    fields = stat[end + 2:].split()
+    try:
+        rss = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        info = Proc(pid, int(fields[1]), fields[0], int(fields[19]), rss, stat[stat.find("(") + 1:end],
+                    _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip())
+    except (IndexError, ValueError):
+        return None
+    return info
+
+
+def all_pids() -> set:
+    return {int(p) for p in os.listdir("/proc") if p.isdigit()}
+
+
+def belongs(pid: int, root: str, cmdline: str) -> bool:
+    """Whether process pid is one of the kit copy at root: its command line, working folder, executable or
+    environment names a path inside it."""
+    inside = root + "/"
+    if inside in cmdline + " " or _link(f"/proc/{pid}/cwd") in (root,) or _link(f"/proc/{pid}/cwd").startswith(
+            inside) or _link(f"/proc/{pid}/exe").startswith(inside):
+        return True
+    return inside.encode() in _read(f"/proc/{pid}/environ", 1 << 20)
+
+
+def scrubbed(pid: int) -> bool:
+    """Whether process pid runs with (almost) no environment: a shell an attack started with `env -i` so that its
+    environment no longer names the copy. Other shells with parent 1 (other users' jobs on a shared machine) are not
+    the suite's business."""
+    return len([v for v in _read(f"/proc/{pid}/environ", 1 << 20).split(b"\0") if v]) < 4
+
+
+def copy_processes(root: str, exclude=()) -> list:
+    found = []
+    for pid in all_pids() - set(exclude):
+        info = proc_info(pid)
+        if info and belongs(pid, root, info.cmdline):
+            found.append(info)
+    return found
+
+
+def boot_ticks_now() -> int:
+    """Now, in clock ticks after boot (the unit of /proc/PID/stat's start time)."""
+    uptime = float(_read("/proc/uptime").split()[0])
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
+def kill_pids(pids) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+# ---- grading one attack ----
+
+@dataclass
+class Outcome:
+    name: str
+    klass: str
+    expected: str
+    also: list
+    got: str = "?"
+    flagged: bool = False
+    escapes: list = field(default_factory=list)
+    seconds: float = 0.0
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        if self.escapes:
+            return False
+        return any(self.matches(v) for v in [self.expected, *self.also])
+
+    def matches(self, verdict: str) -> bool:
+        if self.got in ("timed out", "killed", "no results", "kit broken"):
+            return False
+        if verdict == "contained":
+            return True
+        if verdict == "flagged":
+            return self.flagged and self.got not in ("refused-build", "refused-static")
+        return self.got == verdict
+
+    def shown_got(self) -> str:
+        return self.got + (" (sanitizers FAIL)" if self.flagged and self.got not in ("refused-static",) else "")
+
+    def line(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        text = f"{self.name:<40} {self.klass:<14} {self.expected:<15} {self.shown_got():<32} {verdict}"
+        if self.escapes:
+            text += "  escaped: " + "; ".join(self.escapes)
+        return text
+
+
+ROW = re.compile(r"^  (?P<name>\S.*?)\s+(?P<score>[\d.]+) / (?P<max>[\d.]+)\s+(?P<status>NO BUILD|CUDA ERROR|needs GPU|"
+                 r"not run|\S+)(?:\s|$)")
+
+
+def table_rows(text: str, lab: str) -> list:
+    """(name, score, max, status) of each row of lab's block in grade.py's table."""
+    rows, inside = [], False
+    for line in text.splitlines():
+        if line.startswith(lab):
+            inside = True
+            continue
+        if inside:
+            m = ROW.match(line)
+            if m:
+                rows.append((m["name"], float(m["score"]), float(m["max"]), m["status"]))
+            elif line.strip() and not line.startswith(" "):
+                break
+    return rows
+
+
+def judge(out: Outcome, table: str, results: dict, lab: str) -> None:
+    """Sets out.got and out.flagged from grade.py's table and results.json."""
+    rows = table_rows(table, lab)
+    if results.get("extra_data", {}).get("kit_error"):
+        out.got, out.detail = "kit broken", results["extra_data"]["kit_error"][:300]
+        return
+    if not rows:
+        out.got, out.detail = "no results", "grade.py printed no row for the lab"
+        return
+    statuses = {name: status for name, _, _, status in rows}
+    out.flagged = statuses.get("sanitizers") == "FAIL"
+    correctness = [r for r in rows if r[0] not in ("static checks", "sanitizers", "performance")]
+    total = sum(score for _, score, _, _ in rows)
+    if any(status == "NO BUILD" for *_, status in rows):
+        out.got = "refused-build"
+    elif statuses.get("static checks") == "FORBIDDEN":
+        out.got = "refused-static"
+    elif any(status == "ERROR" for *_, status in rows):
+        out.got = "kit-blamed"
+    elif total == 0:
+        out.got = "zero"
+    elif all(score >= most for _, score, most, status in correctness if status != "needs GPU") and statuses.get(
+            "sanitizers", "pass") in ("pass", "not run") and any(s != "needs GPU" for *_, s in correctness):
+        out.got = "honest"
+    else:
+        got = sum(score for _, score, _, status in correctness)
+        most = sum(m for _, _, m, status in correctness if status != "needs GPU")
+        out.got = f"partial {got:g}/{most:g}"
+
+
+class Worker:
+    """One kit copy and the attacks graded in it, one at a time."""
+
+    def __init__(self, folder: Path, gpu: bool, ref: str | None, log):
+        self.folder, self.gpu, self.ref, self.log = folder, gpu, ref, log
+        self.kit = folder / "kit"
+        self.root = str(self.kit)
+        self.build = self.kit / "build"
+        self.pristine = folder / "pristine-build"
+        self.shared_skip = (self.build / "attacks", self.build / "students")
+
+    def grade_argv(self, submission: Path, lab: str, out: Path) -> list:
+        argv = [sys.executable, str(self.kit / "grader" / "grade.py"), "--submission", str(submission), "--lab", lab,
+                "--results", str(out / "results.json"), "--build-dir", str(out / "grade"), "--quiet"]
+        return argv + ([] if self.gpu else ["--simulator"])
+
+    def env(self, out: Path) -> dict:
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(out / "tmp"))
+        env.pop("PYTHONPATH", None)
+        return env
+
+    def set_up(self, sources) -> None:
+        """Copies the kit, then grades the blank lab of each pattern used (builds the harness and the simulator's
+        library once), and keeps a pristine copy of the shared build."""
+        copy_kit(self.kit, self.ref)
+        for source in sorted(set(sources)):
+            lab = WARM_UP_LABS[source]
+            out = self.build / "attacks" / f"warm-up-{lab}"
+            (out / "tmp").mkdir(parents=True)
+            done = subprocess.run(self.grade_argv(self.kit / "labs", lab, out), cwd=self.kit, env=self.env(out),
+                                  capture_output=True, text=True, timeout=1800)
+            if not (out / "results.json").is_file():
+                raise RuntimeError(f"warming up the kit copy: grade.py --lab {lab} on the blank labs wrote no "
+                                   f"results (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            shutil.rmtree(out)
+        self.snapshot()
+        self.mtimes = {}  # the kit's files as copied: put back with their times, so that make sees nothing new
+        for rel in filter(None, git(self.kit, "ls-files", "-z").split("\0")):
+            st = os.lstat(self.kit / rel)
+            self.mtimes[rel] = (st.st_atime_ns, st.st_mtime_ns)
+
+    def snapshot(self) -> None:
+        if self.pristine.exists():
+            shutil.rmtree(self.pristine)
+        self.pristine.mkdir()
+        for entry in self.build.iterdir() if self.build.exists() else []:
+            if entry not in self.shared_skip:
+                (shutil.copytree(entry, self.pristine / entry.name, symlinks=True) if entry.is_dir() and not
+                 entry.is_symlink() else shutil.copy2(entry, self.pristine / entry.name, follow_symlinks=False))
+        self.shared = tree_hash(self.build, self.shared_skip)
+
+    def restore_shared(self) -> None:
+        for entry in list(self.build.iterdir()):
+            if entry not in self.shared_skip:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        for entry in self.pristine.iterdir():
+            (shutil.copytree(entry, self.build / entry.name, symlinks=True) if entry.is_dir() and not
+             entry.is_symlink() else shutil.copy2(entry, self.build / entry.name, follow_symlinks=False))
+
+    def run(self, name: str, spec: dict) -> Outcome:
+        out = Outcome(name, spec["class"], spec["expected"], list(spec.get("also", [])))
+        lab = spec["lab"]
+        source = attack_file(name)
+        students = self.build / "students"
+        submission = students / name
+        (submission / lab).mkdir(parents=True)
+        shutil.copy2(source, submission / lab / source.name)
+        sibling = students / f"sibling-{name}" / lab / source.name
+        sibling.parent.mkdir(parents=True)
+        solution = self.kit / "solutions" / lab / source.name
+        shutil.copy2(solution if solution.is_file() else source, sibling)
+        sibling_hash = file_hash(sibling)
+        work = self.build / "attacks" / name
+        (work / "tmp").mkdir(parents=True)
+        results = work / "results.json"
+        timeout = float(spec.get("timeout", SIM_TIMEOUT)) * (GPU_FACTOR if self.gpu else 1.0)
+
+        before = all_pids()
+        started_ticks = boot_ticks_now()
+        start = time.monotonic()
+        with open(work / "grade.log", "wb") as log:
+            proc = subprocess.Popen(self.grade_argv(submission, lab, work), cwd=self.kit, env=self.env(work),
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        watched = self.watch(proc, out, work, timeout, start, before)
+        out.seconds = time.monotonic() - start
+        at_exit = file_hash(results)
+        time.sleep(SETTLE)
+        if file_hash(results) != at_exit:
+            out.escapes.append("results.json rewritten after grade.py exited")
+
+        # processes left behind
+        left = [p for p in copy_processes(self.root, before) if p.pid != proc.pid and p.state != "Z"]
+        shells = [p for pid in all_pids() - before if (p := proc_info(pid)) and p.ppid == 1 and p.comm in SHELLS
+                  and p.start >= started_ticks and p.state != "Z" and p not in left and scrubbed(pid)]
+        if left:
+            out.escapes.append(f"{len(left)} process(es) of the copy left behind (" +
+                               ", ".join(f"{p.pid} {p.cmdline[:60]!r}" for p in left[:3]) + ")")
+            kill_pids(p.pid for p in left)
+        if shells:
+            out.escapes.append("shell(s) with parent 1 started during the grading: " +
+                               ", ".join(f"{p.pid} {p.cmdline[:60]!r}" for p in shells[:3]))
+        out.escapes.extend(watched)
+
+        # the kit, the shared build, the sibling
+        dirty = [ln for ln in git(self.kit, "status", "--porcelain", "--ignored").splitlines()
+                 if ln[3:].rstrip("/") != "build" and "__pycache__" not in ln]
+        if dirty:
+            out.escapes.append("kit tree changed: " + ", ".join(ln[3:] for ln in dirty[:4]) +
+                               (f" and {len(dirty) - 4} more" if len(dirty) > 4 else ""))
+        if tree_hash(self.build, self.shared_skip) != self.shared:
+            out.escapes.append("the shared build (harness objects, simulator library) changed")
+            self.restore_shared()
+        if file_hash(sibling) != sibling_hash:
+            out.escapes.append("the sibling student's file changed")
+
+        # the verdict
+        try:
+            report = json.loads(results.read_text())
+        except (OSError, ValueError):
+            report = {}
+        table = (work / "grade.log").read_text(errors="replace")
+        if out.got == "?":
+            judge(out, table, report, lab)
+            if not report and out.got not in ("refused-build", "refused-static"):
+                out.got = "no results"
+        seed = str(report.get("extra_data", {}).get("seed", ""))
+        out.escapes.extend(self.leaks(work / "grade", seed))
+
+        # put the copy back, each file with the time it had, so that make rebuilds nothing for the next attack
+        git(self.kit, "checkout", "-q", "--", ".")
+        git(self.kit, "clean", "-fdxq", "-e", "/build/")
+        for ln in dirty:
+            times = self.mtimes.get(ln[3:])
+            if times and (self.kit / ln[3:]).exists():
+                os.utime(self.kit / ln[3:], ns=times, follow_symlinks=False)
+        for big in (p for p in work.rglob("*") if p.is_file() and p.stat().st_size > (16 << 20)):
+            big.unlink()
+        return out
+
+    def watch(self, proc, out: Outcome, work: Path, timeout: float, start: float, before: set) -> list:
+        """Watches the grading until grade.py exits: resumes stopped processes of the copy, counts them, and kills
+        everything past the timeout or a cap. Returns the escapes seen."""
+        escapes, stopped, most, last_disk = [], {}, 0, 0.0
+        while proc.poll() is None:
+            time.sleep(WATCH_PERIOD)
+            mine = copy_processes(self.root, before - {proc.pid})
+            most = max(most, len(mine))
+            for p in mine:
+                if p.state in ("T", "t"):
+                    stopped.setdefault(p.pid, p.cmdline[:70])
+                    if p.state == "T":
+                        try:
+                            os.kill(p.pid, signal.SIGCONT)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+            why = None
+            if time.monotonic() - start > timeout:
+                why = f"timed out: grading took more than {timeout:g} s"
+                out.got = "timed out"
+            elif sum(p.rss for p in mine) > MEMORY_CAP:
+                why = f"memory: the processes of the copy used more than {MEMORY_CAP >> 30} GiB together"
+            elif time.monotonic() - last_disk > 1.0:
+                last_disk = time.monotonic()
+                if folder_bytes(work) > DISK_CAP:
+                    why = f"disk: more than {DISK_CAP >> 20} MiB written in the attack's folder"
+            if why:
+                escapes.append(why + " (killed)")
+                if out.got == "?":
+                    out.got = "killed"
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                kill_pids(p.pid for p in copy_processes(self.root, before - {proc.pid}))
+                proc.wait()
+                break
+        if stopped:
+            escapes.append("stopped process(es) of the copy: " +
+                           ", ".join(f"{pid} {cmd!r}" for pid, cmd in list(stopped.items())[:3]))
+        if most > PROCESS_CAP:
+            escapes.append(f"{most} processes of the copy at once (more than {PROCESS_CAP})")
+        return escapes
+
+    @staticmethod
+    def leaks(folder: Path, seed: str) -> list:
+        """A seed printed as ATTACK-SEED, or a reference solution's text, in the outputs of the lab's runs."""
+        found = set()
+        for path in folder.rglob("*"):
+            if not path.is_file() or path.suffix not in (".log", ".json", ".jsonl", ".txt"):
+                continue
+            size = path.stat().st_size
+            with open(path, "rb") as f:
+                data = f.read(LEAK_SCAN_BYTES)
+                if size > 2 * LEAK_SCAN_BYTES:
+                    f.seek(size - LEAK_SCAN_BYTES)
+                    data += f.read(LEAK_SCAN_BYTES)
+            if seed and f"ATTACK-SEED {seed}".encode() in data:
+                found.add("the grader's seed leaked into the lab's output")
+            if SOLUTION_MARK in data:
+                found.add("a reference solution leaked into the lab's output")
+        return sorted(found)
+
+
+# ---- the suite ----
+
+def selected(table: dict) -> list:
+    only = [s for s in os.environ.get("ATTACKS_ONLY", "").split(",") if s]
+    names = sorted(table)
+    return [n for n in names if not only or any(n == s or n.startswith(s) for s in only)]
+
+
+def run_suite(names: list, table: dict, log=print) -> dict:
+    """Grades every attack of names; returns {name: Outcome}."""
+    gpu = have_gpu()
+    ref = os.environ.get("ATTACKS_KIT_REF") or None
+    jobs = max(1, int(os.environ.get("ATTACKS_JOBS", "2")))
+    temp = Path(tempfile.mkdtemp(prefix="ppl-attacks-"))
+    temp.chmod(0o755)  # mkdtemp's 0700 would keep out a sandbox that runs the lab's code as another user
+    sources = [LAB_SOURCE[table[n]["lab"][:2]] for n in names]
+    log(f"attack suite: {len(names)} attacks, {jobs} at once, on {'a GPU' if gpu else 'the simulator'}, in "
+        f"copies of {'commit ' + ref if ref else 'the working tree'} under {temp}")
+    log(f"{'attack':<40} {'class':<14} {'expected':<15} {'got':<32} verdict")
+    workers = [Worker(temp / f"w{k}", gpu, ref, log) for k in range(min(jobs, len(names)))]
+    outcomes = {}
+    try:
+        with concurrent.futures.ThreadPoolExecutor(len(workers)) as pool:
+            list(pool.map(lambda w: w.set_up(sources), workers))
+        free = queue.Queue()
+        for w in workers:
+            free.put(w)
+        lock = threading.Lock()
+        # the longest first, so that a hang does not come last
+        order = sorted(names, key=lambda n: (-float(table[n].get("timeout", SIM_TIMEOUT)), n))
+
+        def one(name):
+            worker = free.get()
+            try:
+                result = worker.run(name, table[name])
+            except Exception as e:  # a broken attack or copy: its test fails, the suite goes on
+                result = Outcome(name, table[name]["class"], table[name]["expected"], [], got="suite error",
+                                 escapes=[f"{type(e).__name__}: {e}"])
+            finally:
+                free.put(worker)
+            with lock:
+                outcomes[name] = result
+                log(result.line())
+            return result
+
+        with concurrent.futures.ThreadPoolExecutor(len(workers)) as pool:
+            list(pool.map(one, order))
+    finally:
+        if os.environ.get("ATTACKS_KEEP"):
+            log(f"kept {temp}")
+        else:
+            shutil.rmtree(temp, ignore_errors=True)
+    log("")
+    log(f"{'attack':<40} {'class':<14} {'expected':<15} {'got':<32} verdict")
+    for name in names:
+        log(outcomes[name].line())
+    passed = sum(o.passed for o in outcomes.values())
+    log(f"attacks: {passed} of {len(outcomes)} as expected")
+    return outcomes
+
+
+class Table(unittest.TestCase):
+    """attacks.toml and the folders agree, and every entry is well formed (no nvcc needed)."""
+
+    def test_every_folder_has_an_entry_and_every_entry_a_folder(self):
+        table = load_table()
+        folders = {p.name for p in HERE.iterdir() if p.is_dir() and re.match(r"\d\d-", p.name)}
+        self.assertEqual(folders - set(table), set(), "folders without an entry in attacks.toml")
+        self.assertEqual(set(table) - folders, set(), "entries of attacks.toml without a folder")
+
+    def test_entries(self):
+        table = load_table()
+        self.assertGreaterEqual(sum(1 for s in table.values() if s["class"] != "honest"), 28)
+        self.assertGreaterEqual(sum(1 for s in table.values() if s["class"] == "honest"), 4)
+        self.assertEqual({s["class"] for s in table.values()}, set(CLASSES))
+        for name, spec in table.items():
+            with self.subTest(name):
+                self.assertLessEqual(spec.keys(), {"lab", "class", "tries", "expected", "also", "timeout", "why"})
+                self.assertIn(spec["class"], CLASSES)
+                self.assertIn(spec["expected"], VERDICTS)
+                for v in spec.get("also", []):
+                    self.assertIn(v, VERDICTS)
+                self.assertTrue(spec["tries"] and spec["why"])
+                self.assertTrue((KIT / "solutions" / spec["lab"]).is_dir() or (KIT / "labs" / spec["lab"]).is_dir(),
+                                f"no lab {spec['lab']}")
+                source = attack_file(name)
+                self.assertIsNotNone(source, f"{name}/ holds no .cu file")
+                self.assertEqual(source.name, LAB_SOURCE[spec["lab"][:2]])
+                self.assertEqual(len(list((HERE / name).iterdir())), 1, f"{name}/ holds more than its lab file")
+                self.assertEqual(spec["class"] == "honest", spec["expected"] == "honest")
+
+    def test_attacks_act_only_in_a_copy_of_the_suite(self):
+        """Each attack that writes, signals or reads another process first finds the kit root through
+        kit_root(), which needs the suite's marker; none names a path of the real kit."""
+        for name in load_table():
+            text = attack_file(name).read_text()
+            with self.subTest(name):
+                self.assertNotIn("/work/", text)
+                if "kit_root(" in text:
+                    self.assertIn(MARKER, text)
+
+    def test_judge(self):
+        table = ("03-sequential              40 / 100\n"
+                 "  static checks             0 / 0    pass       nothing forbidden\n"
+                 "  datasets                 10 / 10   pass       25 cases passed\n"
+                 "  edge sizes               15 / 15   pass       16 cases passed\n"
+                 "  large sizes               0 / 10   needs GPU  too large\n"
+                 "  sanitizers                0 / 0    FAIL       the simulator found: [race]\n"
+                 "  performance               0 / 50   needs GPU  speed\n\nTotal 40 / 100\n")
+        out = Outcome("x", "findings", "flagged", [])
+        judge(out, table, {"extra_data": {}}, "03-sequential")
+        self.assertEqual((out.got, out.flagged), ("partial 25/25", True))
+        self.assertTrue(out.passed)
+        out = Outcome("x", "build", "refused-build", [])
+        judge(out, table.replace("0 / 10   pass       25", "0 / 10   NO BUILD   25"), {"extra_data": {}},
+              "03-sequential")
+        self.assertEqual(out.got, "refused-build")
+        out = Outcome("x", "honest", "honest", [])
+        judge(out, table.replace("FAIL ", "pass "), {"extra_data": {}}, "03-sequential")
+        self.assertEqual(out.got, "honest")
+        out.escapes.append("kit tree changed")
+        self.assertFalse(out.passed)
+
+
+HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
+
+
+class Attacks(unittest.TestCase):
+    """Each attack of attacks.toml graded in a copy of the kit (one test each; the grading happens once, in
+    setUpClass)."""
+
+    outcomes: dict = {}
+
+    @classmethod
+    def setUpClass(cls):
+        if not HAVE_NVCC:
+            raise unittest.SkipTest("nvcc not found: the attacks need the CUDA toolkit to build")
+        table = load_table()
+        cls.outcomes = run_suite(selected(table), table, log=lambda s: print(s, flush=True))
+
+    def check(self, name):
+        if name not in self.outcomes:
+            self.skipTest("not selected (ATTACKS_ONLY)")
+        outcome = self.outcomes[name]
+        self.assertTrue(outcome.passed, f"{outcome.line()}{chr(10) + outcome.detail if outcome.detail else ''}")
+
+
+def _add_tests():
+    for name in load_table():
+        def test(self, name=name):
+            self.check(name)
+        test.__doc__ = f"attack {name}"
+        setattr(Attacks, "test_" + name.replace("-", "_"), test)
+
+
+_add_tests()
+
+if __name__ == "__main__":
+    unittest.main()
