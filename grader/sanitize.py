@@ -6,35 +6,61 @@ student's file and line, and the grade's "sanitizers" row made of it.
     (make sanitize LAB=04 [SUBMISSION=...]; from a lab's folder, make sanitize)
 
 The lab program is built as the grader builds it (mk/cuda.mk compiles with -lineinfo, so every finding has a file and
-a line) and run once per tool on the small inputs of labs.toml's [suites.NAME.sanitizers]. compute-sanitizer writes
-text for people, each finding a block of lines after its `=========` prefix: a headline at the left ("Invalid
-__global__ write of size 4 bytes", "Race reported between Write access at ... and Read access at ...", "Barrier
-error detected. ...", "Uninitialized __global__ memory read of size 4 bytes"), its details indented ("at KERNEL+0x1f0
-in FILE:LINE", "by thread (64,0,0) in block (2,0,0)", "Address ... is out of bounds"), a line of the prefix alone
-between two findings. parse_output() reads that layout rather than a fixed list of messages, and reads both the
-"at FUNCTION+0xOFFSET in FILE:LINE" of current versions and the "at 0xOFFSET in FILE:LINE:FUNCTION" of older ones.
-(Its --save files are binary, for compute-sanitizer --read only, and the layout of its --xml output is not
-documented; the text is.)
+a line) and run once per tool on the small inputs of labs.toml's [suites.NAME.sanitizers]. The lab program is the
+checker, which starts the runner (the student's code) in its sandbox: the tool goes around the runner, inside the
+sandbox, through the checker's --runner-wrap (each argument of the tool's command line), so it sees the student's
+kernels and nothing else.
 
-Each finding is the student's when one of its source lines is in the student's file; one whose lines are all in
-the kit (harness/, CUB and the CUDA headers) is a kit bug, reported as such and costing nothing. Options of each run:
---error-exitcode (so a run with findings is told from a clean one even when nothing could be read), --print-limit,
---check-exit-code no (a wrong answer is the correctness groups' business), --show-backtrace device (the host
-backtraces of the driver say nothing to a student), --target-processes all (the harness may run the student's code
-in a child process); racecheck: --racecheck-report analysis (one finding per pair of lines, not per thread) and
---racecheck-detect-level warn (warnings are the hazards between lanes of one warp: warp-synchronous code, such as a
-last warp that trusts `volatile`, which since Volta's independent thread scheduling is a real race); memcheck:
---padding, so a write just past one allocation cannot land unseen in the next.
+Where the findings come from. compute-sanitizer writes its text to --log-file /proc/self/fd/N, where N is the write
+end of a pipe the grader made and passed with --runner-fd N (the runner keeps N, the sandbox's filter refuses to
+close it or dup2 onto it), and the grader reads that pipe as it fills, never the program's stdout or stderr, which
+the student's code shares and can close or fill with lookalike lines. Each run gets a fresh --prefix (a random word
+in place of `=========`): only lines with it are the tool's. What the student's code can still do: it is a child of
+compute-sanitizer and inherits N, so it can append text to the log (never take back what the tool wrote); to pass
+its text off as the tool's it must read the prefix from the tool's command line (/proc/PPID/cmdline) and time its
+writes to fall between two of the tool's, and it can kill the tool (its parent). Neither hides a finding: a log
+whose tool reported errors the grader cannot read ("unreadable"), or that ends before the tool's summary
+("incomplete"), fails the row instead of excusing it.
+
+compute-sanitizer writes text for people, each finding a block of lines after its prefix: a headline at the left
+("Invalid __global__ write of size 4 bytes", "Race reported between Write access at ... and Read access at ...",
+"Barrier error detected. ...", "Uninitialized __global__ memory read of size 4 bytes"), its details indented ("at
+KERNEL+0x1f0 in FILE:LINE", "by thread (64,0,0) in block (2,0,0)", "Address ... is out of bounds"), a line of the
+prefix alone between two findings. OutputParser reads that layout line by line as it arrives (bounded: a flood of
+text costs nothing) rather than a fixed list of messages, and reads both the "at FUNCTION+0xOFFSET in FILE:LINE" of
+current versions and the "at 0xOFFSET in FILE:LINE:FUNCTION" of older ones. (Its --save files are binary, for
+compute-sanitizer --read only, and the layout of its --xml output is not documented; the text is.)
+
+Whose finding it is (origin_of, classify): a line in the student's file (its name: the grader compiles a copy of it
+in the build folder), or in any file that is not the kit's, is the student's; a line is the kit's only when its path
+lies under the kit's harness/ folder (or is in CUB or Thrust, which the static checks keep out of the student's
+object, line table included); a line in another CUDA header goes with the function it is in. A path the student's
+source claims (#line, which the build refuses anyway) that is not the kit's own is therefore the student's. A
+finding whose lines are all the kit's is a kit bug, reported as such and costing nothing.
+
+Options of each run: --print-limit, --show-backtrace device (the host backtraces of the driver say nothing to a
+student), --target-processes all (a process the runner starts is checked too), --prefix and --log-file (above);
+racecheck: --racecheck-report analysis (one finding per pair of lines, not per thread) and --racecheck-detect-level
+warn (warnings are the hazards between lanes of one warp: warp-synchronous code, such as a last warp that trusts
+`volatile`, which since Volta's independent thread scheduling is a real race); memcheck: --padding, so a write just
+past one allocation cannot land unseen in the next. The checker binds the tool's installation folder read-only in
+the sandbox (--runner-ro).
 
 Exit status of the command: 0 no findings in the student's file; 1 findings; 2 bad usage or the file does not build;
 3 compute-sanitizer is not installed; 77 no CUDA device here.
 """
 import argparse
+import fcntl
+import functools
 import os
 import re
+import secrets
+import select
 import shlex
 import shutil
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -42,18 +68,24 @@ if __package__ in (None, ""):  # run as a script: make the kit's root importable
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from grader.config import SANITIZER_TOOLS, SANITIZERS, ConfigError, load_config  # noqa: E402
-from grader.run import EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, run_process  # noqa: E402
+from grader.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, run_process  # noqa: E402
 from grader.score import TestResult  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
 NAME = SANITIZERS  # the row's name in the grade table
 ENV_VAR = "COMPUTE_SANITIZER"  # a compute-sanitizer to use instead of the one found on PATH or in the toolkit
-EXIT_FOUND = 86  # --error-exitcode: none of the harness's own exit codes (0, 1, 2, 3, 77)
+EXIT_FOUND = 86  # the exit status the fake tools of the tests use for "found something" (not passed to the tool)
 PRINT_LIMIT = 200  # findings printed per run; a bug in one line is often reported once per thread
 PADDING_BYTES = 1024  # memcheck --padding after every allocation
 DEFAULT_TIMEOUT = 300.0
-PREFIX = "========="
+PREFIX = "========="  # compute-sanitizer's default prefix (recorded outputs); each run of the grader gets its own
+LOG_FD_MIN = 10  # the log pipe's write end is moved to a descriptor at least this (the checker's --runner-fd: >= 5)
+MAX_LINE = 64 << 10  # characters of one log line read; the rest of a longer line is dropped
+MAX_FINDINGS = 1000  # distinct findings kept per run; more are counted in Parsed.dropped
+LOG_KEEP = 256 << 10  # characters of the tool's log kept at each end in the run's sanitizer.log, for people
+DRAIN_GRACE = 2.0  # seconds the log is still read after the program ended
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_TOOL = 0, 1, 2, 3
+UNTRUSTED = ("unreadable", "incomplete")  # a run's statuses that fail the row (ToolRun)
 
 TOOL_OPTIONS = {
     "memcheck": ["--padding", str(PADDING_BYTES)],
@@ -90,11 +122,32 @@ def find_sanitizer(env=None) -> str | None:
     return None
 
 
-def tool_argv(sanitizer: str, tool: str, program, args) -> list:
-    """The command line of one tool's run of `program args`."""
-    return [str(sanitizer), "--tool", tool, "--error-exitcode", str(EXIT_FOUND), "--print-limit", str(PRINT_LIMIT),
-            "--check-exit-code", "no", "--show-backtrace", "device", "--target-processes", "all",
-            *TOOL_OPTIONS[tool], str(program), *args]
+def new_prefix() -> str:
+    """A fresh --prefix for one run: a word the student's code does not know in advance."""
+    return f"=ppl-{secrets.token_hex(8)}="
+
+
+def install_folder(sanitizer: str) -> str:
+    """compute-sanitizer's installation folder, which the sandbox binds read-only (--runner-ro): the folder two
+    levels above the resolved binary (CUDA/bin/compute-sanitizer or CUDA/compute-sanitizer/compute-sanitizer give
+    CUDA)."""
+    return str(Path(sanitizer).resolve().parents[1])
+
+
+def tool_command(sanitizer: str, tool: str, *, log_fd: int, prefix: str) -> list:
+    """compute-sanitizer's own command line for one tool, without the program (the checker appends the runner)."""
+    return [str(sanitizer), "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--show-backtrace", "device",
+            "--target-processes", "all", "--prefix", prefix, "--log-file", f"/proc/self/fd/{log_fd}",
+            *TOOL_OPTIONS[tool]]
+
+
+def tool_argv(sanitizer: str, tool: str, program, args, *, log_fd: int, prefix: str) -> list:
+    """The command line of one tool's run of `program args`: the lab program (the checker) with the tool as its
+    --runner-wrap, the log's descriptor as --runner-fd and the tool's folder as --runner-ro."""
+    argv = [str(program), *map(str, args)]
+    for arg in tool_command(sanitizer, tool, log_fd=log_fd, prefix=prefix):
+        argv += ["--runner-wrap", arg]
+    return argv + ["--runner-fd", str(log_fd), "--runner-ro", install_folder(sanitizer)]
 
 
 # ---- reading compute-sanitizer's text ----
@@ -142,14 +195,19 @@ class Finding:
 
 @dataclass
 class Parsed:
-    """What one run printed: its findings (merged), the CUDA API errors it saw (after a kernel was stopped, usually:
-    context, never a finding), compute-sanitizer's own errors (it could not check), and its summary lines."""
+    """What one run's log said: its findings (merged), the CUDA API errors it saw (after a kernel was stopped, usually:
+    context, never a finding), compute-sanitizer's own errors (it could not check), and its summary lines.
+    banner: the tool's first line was seen (it started and wrote to the log); reported: the errors and hazards its
+    summaries count (None without a summary: the tool did not finish); dropped: findings past MAX_FINDINGS."""
 
     findings: list = field(default_factory=list)
     api_errors: list = field(default_factory=list)
     tool_errors: list = field(default_factory=list)
     summaries: list = field(default_factory=list)
     other: list = field(default_factory=list)  # headlines with no location, thread or detail: messages, not findings
+    banner: bool = False
+    reported: int | None = None
+    dropped: int = 0
 
 
 HOST_FRAME = re.compile(r"^(Saved host backtrace|Host Frame|in /|in [A-Za-z]:\\)")
@@ -170,8 +228,9 @@ HAZARD = re.compile(r"^(?P<severity>error|warning|warn|info)\s*:?\s*(?:\((?P<war
 HAZARD_THREAD = re.compile(r"^(?P<access>read|write) thread \((?P<thread>[^)]*)\) at (?P<loc>.+)$", re.I)
 API_ERROR = re.compile(r"^Program hit (?P<error>\S+) \(error (?P<code>\d+)\) due to \"(?P<why>[^\"]*)\" on CUDA API "
                        r"call to (?P<call>\S+?)\.?$")
-SUMMARY = re.compile(r"^(ERROR|RACECHECK|LEAK|SYNCCHECK|INITCHECK) SUMMARY\b", re.I)
-IGNORED = re.compile(r"^(COMPUTE-SANITIZER|Target application returned an error|Error: process didn'?t terminate "
+SUMMARY = re.compile(r"^(ERROR|RACECHECK|LEAK|SYNCCHECK|INITCHECK) SUMMARY\b\s*:?\s*(?P<n>\d+)?", re.I)
+BANNER = re.compile(r"^COMPUTE-SANITIZER\b")
+IGNORED = re.compile(r"^(Target application returned an error|Error: process didn'?t terminate "
                      r"successfully|Printing limit reached)", re.I)
 TOOL_ERROR = re.compile(r"^(Internal Sanitizer Error|Error: |Unable to |Unrecognized option|unrecognised option|"
                         r"Invalid value|Device not supported|The application .* not supported)", re.I)
@@ -191,30 +250,6 @@ def parse_location(text: str, access: str = "") -> Location:
     if m:
         return Location(None, None, (m["function"] or m["function2"] or "").strip(), access)
     return Location(None, None, text, access)
-
-
-def _blocks(text: str) -> list:
-    """The blocks of compute-sanitizer's lines: [(indented?, text), ...], split at the lines of the prefix alone and
-    before each line at the left; lines without the prefix are the program's own output and are dropped."""
-    blocks, current = [], []
-    for raw in text.splitlines():
-        if not raw.startswith(PREFIX):
-            continue
-        body = raw[len(PREFIX):]
-        stripped = body.strip()
-        if not stripped:
-            if current:
-                blocks.append(current)
-            current = []
-            continue
-        indented = len(body) - len(body.lstrip(" ")) > 1
-        if not indented and current:
-            blocks.append(current)
-            current = []
-        current.append((indented, stripped))
-    if current:
-        blocks.append(current)
-    return blocks
 
 
 def _severity(word: str) -> str:
@@ -285,24 +320,62 @@ def _hazard(tool: str, block: list, m) -> Finding:
     return finding
 
 
-def parse_output(text: str, tool: str) -> Parsed:
-    """Reads compute-sanitizer's output of one run of tool (the program's own lines may be mixed in: they lack the
-    prefix). Findings hit by several threads, or by several processes, are merged, counted, in order of first report."""
-    parsed = Parsed()
-    merged = {}
-    for block in _blocks(text):
+class OutputParser:
+    """Reads one run's log line by line as it arrives (feed), then close() gives the Parsed.
+
+    Only lines with the run's prefix are the tool's; the prefix may come after other text on the line (text the
+    program wrote without a line end just before). A line of the prefix alone ends a block, as does a line at the left
+    after a block; a block is a headline and its indented details. Memory stays bounded: lines past MAX_LINE are cut,
+    and findings past MAX_FINDINGS are only counted."""
+
+    def __init__(self, tool: str, prefix: str = PREFIX):
+        self.tool, self.prefix = tool, prefix
+        self.parsed = Parsed()
+        self._merged = {}
+        self._block = []
+
+    def feed(self, raw: str) -> None:
+        at = raw.find(self.prefix)
+        if at < 0:
+            return  # the program's own output
+        body = raw[at + len(self.prefix):at + len(self.prefix) + MAX_LINE]
+        stripped = body.strip()
+        if not stripped:
+            self._end_block()
+            return
+        indented = len(body) - len(body.lstrip(" ")) > 1
+        if not indented:
+            self._end_block()
+        self._block.append((indented, stripped))
+
+    def close(self) -> Parsed:
+        self._end_block()
+        return self.parsed
+
+    def _end_block(self) -> None:
+        block, self._block = self._block, []
+        if block:
+            self._take(block)
+
+    def _take(self, block: list) -> None:
+        parsed, tool = self.parsed, self.tool
         headline = block[0][1]
         if block[0][0]:  # details without a headline (a block cut short): nothing to report
-            continue
+            return
+        if BANNER.match(headline):
+            parsed.banner = True
+            return
         if IGNORED.match(headline):
-            continue
-        if SUMMARY.match(headline):
+            return
+        summary = SUMMARY.match(headline)
+        if summary:
             parsed.summaries.append(headline)
-            continue
+            parsed.reported = (parsed.reported or 0) + int(summary["n"] or 0)
+            return
         m = API_ERROR.match(headline)
         if m:
             parsed.api_errors.append(f"{m['call']} returned {m['error']} ({m['why']})")
-            continue
+            return
         race, hazard = RACE.match(headline), HAZARD.match(headline)
         if race:
             finding = _race(tool, block, race)
@@ -310,58 +383,128 @@ def parse_output(text: str, tool: str) -> Parsed:
             finding = _hazard(tool, block, hazard)
         elif TOOL_ERROR.match(headline):
             parsed.tool_errors.append(" ".join(line for _, line in block))
-            continue
+            return
         else:
             finding = _finding(tool, block)
             if not finding.locations and not finding.thread and not finding.details:
-                parsed.other.append(headline)
-                continue
+                if len(parsed.other) < MAX_FINDINGS:
+                    parsed.other.append(headline)
+                return
         if finding.severity == "info":  # racecheck's lowest level, harmless (only with --racecheck-detect-level info)
-            continue
-        seen = merged.get(finding.key())
+            return
+        seen = self._merged.get(finding.key())
         if seen:
             seen.count += finding.count
+        elif len(parsed.findings) >= MAX_FINDINGS:
+            parsed.dropped += 1
         else:
-            merged[finding.key()] = finding
+            self._merged[finding.key()] = finding
             parsed.findings.append(finding)
-    return parsed
+
+
+def parse_output(text: str, tool: str, prefix: str = PREFIX) -> Parsed:
+    """Reads compute-sanitizer's output of one run of tool (the program's own lines may be mixed in: they lack the
+    prefix). Findings hit by several threads, or by several processes, are merged, counted, in order of first report."""
+    parser = OutputParser(tool, prefix)
+    for line in text.splitlines():
+        parser.feed(line)
+    return parser.close()
 
 
 # ---- whose line is it ----
 
 def classify(findings, source: str, kit=KIT, source_text: str = "") -> None:
-    """Sets each finding's origin: "student" when one of its lines is in the student's file (named source, outside
-    the kit's harness/), "kit" when its lines are all in the kit's harness or in the CUDA and CUB headers, "unknown"
-    without any source line. A finding without a line whose function the student's file defines is the student's."""
+    """Sets each finding's origin: "student" when one of its lines is the student's (owner_of), "kit" when its lines
+    are all the kit's, "unknown" without any source line. A finding without a line whose function the student's file
+    defines is the student's."""
     for f in findings:
-        origins = {origin_of(loc.file, source, kit) for loc in f.locations if loc.file}
-        if "student" in origins:
+        owners = {owner_of(loc.file, loc.function, source, kit, source_text) for loc in f.locations if loc.file}
+        if "student" in owners:
             f.origin = "student"
-        elif origins:
+        elif owners:
             f.origin = "kit"
-        elif source_text and any(_defines(source_text, loc.function) for loc in f.locations if loc.function):
+        elif source_text and any(defines_function(source_text, loc.function) for loc in f.locations if loc.function):
             f.origin = "student"
         else:
             f.origin = "unknown"
 
 
+KIT_PARTS = ("runner", "include", "common", "checker")  # the folders of the kit's harness/
+
+
 def origin_of(path: str, source: str, kit=KIT) -> str:
-    """"student", "harness", "library" (CUDA, CUB, Thrust, libcu++ headers) or "other" for a file a finding names."""
+    """"student", "harness", "library" (CUB or Thrust), "header" (another CUDA or C++ header) or "other" for the file
+    a line table names.
+
+    harness: an absolute path of a file under the kit's harness/ folder (or, for an output recorded where the kit lay
+    elsewhere, an absolute path whose last parts are harness/FOLDER/FILE of a file this kit has); a relative path is
+    never the kit's, whose builds name absolute paths. student: the student's file, by its name (the grader compiles
+    a copy in the build folder; no file of the kit has a lab file's name)."""
     p = PurePosixPath(path)
-    if p.is_relative_to(PurePosixPath(str(Path(kit).resolve() / "harness"))):
-        return "harness"
-    if p.name == source:  # no harness file has a lab file's name (reduce.cu, scan.cu, compact.cu)
+    if p.is_absolute():
+        harness = PurePosixPath(str(Path(kit).resolve() / "harness"))
+        if p.is_relative_to(harness) and Path(p).is_file():
+            return "harness"
+        parts = p.parts
+        if (len(parts) >= 4 and parts[-3] == "harness" and parts[-2] in KIT_PARTS
+                and (Path(kit) / "harness" / parts[-2] / parts[-1]).is_file()):
+            return "harness"
+    if p.name == source:
         return "student"
-    if p.parent.name == "harness" or (not p.is_absolute() and (Path(kit) / "harness" / p.name).is_file()):
-        return "harness"  # the kit's harness built elsewhere (a recorded output), or a path without folders
-    if any(part in ("include", "cub", "thrust", "cuda", "cccl", "targets") for part in p.parts[:-1]):
-        return "library"
+    if p.is_absolute() and "include" in p.parts[:-1]:
+        below = p.parts[len(p.parts) - p.parts[::-1].index("include"):-1]
+        if below and (below[0] in ("cub", "thrust") or below[:2] in (("cccl", "cub"), ("cccl", "thrust"))):
+            return "library"
+        return "header"
     return "other"
 
 
-def _defines(source_text: str, function: str) -> bool:
-    name = re.split(r"[(<\s]", function.strip(), maxsplit=1)[0].split("::")[-1]
-    return bool(name) and re.search(rf"\b{re.escape(name)}\s*\(", source_text) is not None
+def owner_of(path: str, function: str, source: str, kit=KIT, source_text: str = "") -> str:
+    """"student" or "kit": whose line this is. The kit's: its harness, and CUB and Thrust (the static checks refuse a
+    student's object whose line table names them); a CUDA header line goes with the function it is in (the kit's when
+    the kit's harness defines it and the student's file does not); every other file, a path the student's source
+    made up included, is the student's, and so is any line in a function the student's file defines (a kit path
+    on the student's kernel: what a #line before it gives, resolved or not)."""
+    origin = origin_of(path, source, kit)
+    if origin in ("harness", "library", "header") and defines_function(source_text, function):
+        return "student"  # the kit's path on a function the student's file defines: a line the source made up
+    if origin in ("harness", "library"):
+        return "kit"
+    if origin == "header" and function and kit_defines_function(str(kit), function):
+        return "kit"
+    return "student"
+
+
+def _function_name(function: str) -> str:
+    """The plain name of compute-sanitizer's function text: "void cub::X::DeviceScanKernel<int>(int)" ->
+    "DeviceScanKernel", "reduce_kernel(const float *, float *)" -> "reduce_kernel"."""
+    text = function.strip().split("(")[0]
+    while "<" in text:  # template arguments, innermost first
+        cut = re.sub(r"<[^<>]*>", "", text)
+        if cut == text:
+            break
+        text = cut
+    words = text.split()
+    return words[-1].split("::")[-1] if words else ""
+
+
+def defines_function(source_text: str, function: str) -> bool:
+    """Whether source_text defines (not only calls) the kernel or device function named by function."""
+    name = _function_name(function or "")
+    if not name or not source_text or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return False
+    return re.search(rf"__(?:global|device)__[^;{{}}]*\b{re.escape(name)}\s*\(", source_text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def kit_defines_function(kit: str, function: str) -> bool:
+    """Whether a file of the kit's harness defines the function."""
+    for folder in ("runner", "include", "common"):
+        for path in sorted((Path(kit) / "harness" / folder).glob("*.c*")) + \
+                sorted((Path(kit) / "harness" / folder).glob("*.h")):
+            if defines_function(_read(path), function):
+                return True
+    return False
 
 
 def shown_path(path: str | None, source: str, kit=KIT) -> str:
@@ -377,6 +520,8 @@ def shown_path(path: str | None, source: str, kit=KIT) -> str:
         return str(p.relative_to(PurePosixPath(str(Path(kit).resolve()))))
     except ValueError:
         pass
+    if origin == "harness" and "harness" in p.parts:
+        return str(PurePosixPath(*p.parts[len(p.parts) - p.parts[::-1].index("harness") - 1:]))
     if "include" in p.parts:
         parts = p.parts
         return str(PurePosixPath(*parts[len(parts) - parts[::-1].index("include"):]))
@@ -387,8 +532,10 @@ def shown_path(path: str | None, source: str, kit=KIT) -> str:
 
 @dataclass
 class ToolRun:
-    """One tool's run of the program on one argument list. status: clean, findings, timeout, crash, error (the tool
-    could not check, or printed what could not be read), no-device."""
+    """One tool's run of the program on one argument list. status: clean, findings, timeout, error (the tool
+    could not check: it never wrote to its log, or said why), no-device; and two that fail the row, since only the
+    program could have caused them: unreadable (the tool's summary counts errors, but its log holds none the grader
+    could read) and incomplete (the log ends before the tool's summary: the tool did not finish)."""
 
     tool: str
     args: list
@@ -397,7 +544,8 @@ class ToolRun:
     returncode: int | None = None
     seconds: float = 0.0
     message: str = ""
-    log: str = ""  # the run's output file
+    log: str = ""  # the tool's log as the grader read it (its first and last LOG_KEEP characters)
+    output: str = ""  # the program's own output file (stdout and stderr: never read for findings)
 
     @property
     def findings(self) -> list:
@@ -424,35 +572,131 @@ def _tail(text: str, lines: int = 8) -> str:
     return "\n".join(kept)
 
 
+class LogReader(threading.Thread):
+    """Reads the tool's log from a pipe as it comes, line by line into an OutputParser, keeping the first and last
+    LOG_KEEP characters for people. It polls, so a writer that never closes the pipe (the runner inherits it) cannot
+    hold it: stop(grace) ends it grace seconds later whatever the writers do."""
+
+    def __init__(self, fd: int, parser: OutputParser):
+        super().__init__(daemon=True)
+        self.fd, self.parser = fd, parser
+        self.head, self.tail, self.total = [], [], 0
+        self.deadline = None
+        self.lock = threading.Lock()
+
+    def run(self):
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        pending = b""
+        while self.deadline is None or time.monotonic() < self.deadline:
+            if not poller.poll(50):
+                continue
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_LINE:  # a line without end: what is kept of it is read, the rest dropped
+                lines.append(pending[:MAX_LINE])
+                pending = b""
+            for line in lines:
+                self._line(line.decode("utf-8", "replace"))
+        if pending:
+            self._line(pending.decode("utf-8", "replace"))
+
+    def _line(self, line: str) -> None:
+        with self.lock:
+            self.parser.feed(line)
+            self.total += len(line) + 1
+            if sum(map(len, self.head)) < LOG_KEEP:
+                self.head.append(line[:MAX_LINE])
+            else:
+                self.tail.append(line[:MAX_LINE])
+                while len(self.tail) > 1 and sum(map(len, self.tail)) > LOG_KEEP:
+                    del self.tail[0]
+
+    def stop(self, grace: float) -> None:
+        self.deadline = time.monotonic() + grace
+        self.join(grace + 1.0)
+
+    def text(self) -> str:
+        with self.lock:
+            kept = sum(map(len, self.head)) + sum(map(len, self.tail)) + len(self.head) + len(self.tail)
+            gap = [f"[... {self.total - kept} characters of the log left out here ...]"] if self.total > kept else []
+            return "\n".join([*self.head, *gap, *self.tail]) + "\n"
+
+
+def _log_pipe() -> tuple:
+    """(read end, write end at LOG_FD_MIN or above) of a new pipe, both close-on-exec (run_process passes the write
+    end to the lab program alone); the read end does not block. The pipe's mode is write-only for everyone: the tool,
+    as nobody in the sandbox, opens /proc/self/fd/N for writing (a pipe is made 0600, its owner's only), and nothing
+    there may open it for reading, which would take the log away from the grader."""
+    read_fd, write_fd = os.pipe()
+    moved = fcntl.fcntl(write_fd, fcntl.F_DUPFD_CLOEXEC, LOG_FD_MIN)
+    os.close(write_fd)
+    os.fchmod(moved, 0o222)
+    os.set_blocking(read_fd, False)
+    return read_fd, moved
+
+
 def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdir, cwd=None, source: str,
              kit=KIT, source_text: str = "") -> ToolRun:
-    """Runs one tool on `program args --result FILE --quiet` (the output and result file in workdir) and reads it."""
+    """Runs one tool around the runner of `program args --result FILE --quiet` (tool_argv) and reads its log from
+    the pipe only: workdir gets the result file, the program's output (output.log, never read for findings) and what
+    was kept of the tool's log (sanitizer.log)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
     full_args = [*args, "--result", str(result), "--quiet"]
-    log = workdir / "output.log"
-    proc = run_process(tool_argv(sanitizer, tool, program, full_args), timeout=timeout, cwd=cwd, log_path=log)
-    run = ToolRun(tool, list(args), "clean", returncode=proc.returncode, seconds=proc.seconds, log=str(log))
-    run.parsed = parse_output(proc.output, tool)
+    output, log = workdir / "output.log", workdir / "sanitizer.log"
+    prefix = new_prefix()
+    read_fd, write_fd = _log_pipe()
+    reader = LogReader(read_fd, OutputParser(tool, prefix))
+    reader.start()
+    try:
+        proc = run_process(tool_argv(sanitizer, tool, program, full_args, log_fd=write_fd, prefix=prefix),
+                           timeout=timeout, cwd=cwd, log_path=output, pass_fds=(write_fd,))
+    finally:
+        os.close(write_fd)  # the tool and the program are gone: the reader sees the end, or stops after the grace
+        reader.stop(DRAIN_GRACE)
+        os.close(read_fd)
+    log.write_text(reader.text(), encoding="utf-8")
+    run = ToolRun(tool, list(args), "clean", returncode=proc.returncode, seconds=proc.seconds, log=str(log),
+                  output=str(output))
+    run.parsed = reader.parser.close()
     classify(run.parsed.findings, source, kit, source_text)
-    rc = proc.returncode
-    if run.parsed.findings:
+    parsed, rc = run.parsed, proc.returncode
+    if parsed.findings:
         run.status = "findings"
     elif proc.timed_out:
         run.status, run.message = "timeout", f"did not finish within {timeout:g} s"
-    elif rc == 127 and not proc.output.startswith(PREFIX):
-        run.status, run.message = "error", proc.output.strip() or f"cannot run {sanitizer}"
-    elif rc is not None and rc < 0:
-        run.status, run.message = "crash", f"stopped by signal {-rc}"
+    elif rc == 127 and not parsed.banner:
+        run.status, run.message = "error", proc.output.strip() or f"cannot run {program}"
     elif rc == EXIT_NO_DEVICE:
         run.status, run.message = "no-device", NO_DEVICE_MESSAGE
-    elif run.parsed.tool_errors:
-        run.status, run.message = "error", run.parsed.tool_errors[0]
-    elif rc == EXIT_FOUND:
+    elif parsed.tool_errors:
+        run.status, run.message = "error", parsed.tool_errors[0]
+    elif not parsed.banner:  # the tool never wrote to its log: it did not start (the program could not stop that)
         run.status = "error"
-        run.message = "compute-sanitizer reported errors that the grader could not read:\n" + _tail(proc.output)
+        run.message = "compute-sanitizer wrote nothing to its log (it did not start):\n" + _tail(proc.output)
+    elif parsed.reported and not parsed.api_errors:
+        run.status = "unreadable"
+        run.message = (f"compute-sanitizer counted {parsed.reported} error{'s' if parsed.reported != 1 else ''} that "
+                       f"the grader could not read in its log")
+    elif parsed.reported is None:
+        run.status = "incomplete"
+        run.message = ("compute-sanitizer's log ends before its summary: the tool did not finish"
+                       + (f" (the program ended with a CUDA error, status {rc}, and the tool was stopped with it)"
+                          if rc == EXIT_CUDA else f" (it was stopped; the program exited with status {rc})" if rc
+                          else " (it was stopped)"))
+    elif rc is not None and rc < 0:
+        run.message = f"found nothing, but the program was stopped by signal {-rc} under it"
     elif rc:  # nothing found, but the program's own checks failed under the tool (slowed down 10 to 100 times)
         run.message = f"found nothing, but the program exited with status {rc} under it"
     return run
@@ -622,6 +866,7 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
     source_lines = _read(source_path).splitlines()
     student, kit_side, untraced = outcome.findings("student"), outcome.findings("kit"), outcome.findings("unknown")
     inconclusive = [r for r in outcome.runs if r.status in ("timeout", "crash", "error")]
+    untrusted = [r for r in outcome.runs if r.status in UNTRUSTED]
     data = {"sanitizer_findings": [finding_data(f, source, kit) for f in student],
             "kit_findings": [finding_data(f, source, kit) for f in kit_side + untraced],
             "tools": [{"tool": r.tool, "status": r.status, "seconds": round(r.seconds, 1)} for r in outcome.runs]}
@@ -659,6 +904,18 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
         more = f" (and {extra} more finding{'s' if extra > 1 else ''} below)" if extra else ""
         return SanitizerResult(lab, NAME, points, 0.0, "FAIL", describe(student[0], source, kit, source_lines) + more,
                                "\n".join(lines), data)
+    if untrusted:
+        first = untrusted[0]
+        lines = [f"compute-sanitizer ({tools}) on {' '.join(spec.runs[0])}: a report the grader cannot trust:"]
+        lines += [f"- {r.tool} {shlex.join(r.args)}: {r.message}" for r in untrusted]
+        lines.append("Only the program run under the tool could have cut its report short or left errors in it that "
+                     "cannot be read (the kit's runs end with the tool's summary): the row is not passed without it. "
+                     "If " + source + " does not write to descriptors it did not open or signal other processes, "
+                     "tell the instructors.")
+        lines.extend(notes)
+        lines.append(reproduce_line(lab))
+        return SanitizerResult(lab, NAME, points, 0.0, "FAIL", f"{first.tool}: {first.message}", "\n".join(lines),
+                               data)
     clean = [r for r in outcome.runs if r.status in ("clean", "findings")]
     if not clean:
         why = inconclusive[0].message.splitlines()[0] if inconclusive else "nothing ran"
@@ -684,7 +941,7 @@ def print_outcome(outcome: Outcome, source: str, out, kit=KIT, source_path=None)
         head = f"  {r.tool:<10} {shlex.join(r.args)}: "
         mine = [f for f in r.findings if f.origin == "student"]
         theirs = [f for f in r.findings if f.origin != "student"]
-        if r.status in ("timeout", "crash", "error", "no-device"):
+        if r.status in ("timeout", "crash", "error", "no-device", *UNTRUSTED):
             print(head + (r.message or r.status), file=out)
         elif not mine:
             print(head + f"nothing in {source}" + (f" ({r.message})" if r.message else ""), file=out)
@@ -700,8 +957,8 @@ def print_outcome(outcome: Outcome, source: str, out, kit=KIT, source_path=None)
         if r.parsed.api_errors and mine:
             print(f"      then: {'; '.join(r.parsed.api_errors[:2])}", file=out)
         if r.findings or r.status != "clean":
-            print(f"      (full output: {r.log})", file=out)
-    return len(outcome.findings("student"))
+            print(f"      (the tool's log: {r.log}; the program's output: {r.output})", file=out)
+    return len(outcome.findings("student")) + sum(r.status in UNTRUSTED for r in outcome.runs)
 
 
 def with_sizes(run, sizes: str | None) -> list:

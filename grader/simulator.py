@@ -1,7 +1,8 @@
 """Grading correctness without a GPU, on the kit's SIMT simulator (sim/): `grade.py --simulator`, `make grade SIM=1`.
 
-The lab programs are the same (the kit's harness and the student's one file), built by mk/sim.mk so that their
-kernels run on the CPU (grader/build.py with makefile="sim.mk"). SimGrader is the Grader with three changes:
+The lab programs are the same (the kit's checker, and its runner: the harness and the student's one file), built by
+mk/sim.mk so that the runner's kernels run on the CPU (grader/build.py with makefile="sim.mk"). SimGrader is the
+Grader with these changes:
 
 - a correctness group runs only when every size it asks for is at most SIM_MAX_N elements (the datasets, the edge
   sizes, exact data); a group of larger sizes scores 0 as "needs a GPU", saying so;
@@ -11,50 +12,71 @@ kernels run on the CPU (grader/build.py with makefile="sim.mk"). SimGrader is th
   (races on shared memory, uninitialized reads, barriers not every thread reaches);
 - a run's failure carries the simulator's own diagnostic (the kernel, the PTX instruction, file:line, block and
   thread of an out-of-bounds access, a barrier deadlock, the instruction limit of a kernel that never ends), and a
-  kernel the simulator cannot run is reported as the simulator's limitation, not the student's fault.
+  kernel the simulator cannot run is "not graded" (0 points: grade on a GPU), not the student's fault nor a pass.
+
+The report channel. The simulator's runtime, inside the runner, writes its report (counts, findings, and its own
+errors with their kind: a kernel fault, or "cannot-simulate") as JSON lines to a descriptor, PPL_SIM_REPORT_FD=N: a
+pipe the grader made and passed with the checker's --runner-fd N, which the runner keeps and may not close (the
+sandbox's filter). Every finding, fault and limitation the grader uses comes from there, never from the program's
+stdout or stderr, which the student's code shares: it can close them, or print the simulator's own words. The
+simulator's findings and errors only grow during a run, so the grader keeps the union of every report line it read
+(text the student's code might write on the descriptor can add findings, never take one back) and the counts of
+the last line. What the student's code can still do, from inside the runner's process: write its own report lines
+on the descriptor (adding findings or a "cannot-simulate", which scores 0 as well), or reach the simulator's memory.
 
 Points earned on the simulator are those of the groups it can run; the report says that the rest needs a GPU.
 """
+import fcntl
+import json
 import os
 import re
+import select
 import shutil
 import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.run import run_harness, run_process
+from grader.run import interpret, read_result_lines, run_process, secret_args
+from grader.sanitize import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.score import TestResult
-
-try:  # compute-sanitizer's test, where this copy of the grader has it
-    from grader.sanitize import NAME as SANITIZERS_NAME
-except ImportError:
-    SANITIZERS_NAME = "compute-sanitizer"
 
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
 SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simulator (the edge sizes go to 2^20+1)
 SIM_MIN_TIMEOUT = 600.0  # seconds per run at least: the simulator is some thousand times slower than a GPU
-SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h)
+SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h): for people
 # Warp instructions one launch may run before the simulator stops it as hung (PPL_SIM_MAX_INSTRUCTIONS, unless set):
 # the reference solutions need under 3 million at the largest size the simulator grades, and a kernel that loops
 # forever reaches 30 million in about 10 s.
 SIM_MAX_INSTRUCTIONS = 30_000_000
-BUDGET_WORDS = "instruction budget exhausted"  # the core's message when a launch reaches the limit
 MAX_FINDING_LINES = 3
 NEEDS_GPU = "needs GPU"  # the table status of a test the simulator does not run
+NOT_GRADED = "not graded"  # a test the simulator could not run through (a kernel it cannot simulate): 0 points
 COUNTS_ARGS = {"reduce": ["--data", "integer", "--n", "65537"], "scan": ["--n", "65537"], "compact": ["--n", "65537"]}
 MAX_COUNT_LINES = 40
+REPORT_FD_MIN = 10  # the report pipe's write end is moved to a descriptor at least this (--runner-fd: >= 5)
+REPORT_MARK = b'{"ppl_sim_report": '  # how every report line starts (sim/runtime.c)
+MAX_REPORT_LINE = 16 << 20  # bytes of one report line read; a longer line is dropped, counted as garbage
+MAX_KEPT = 1000  # distinct findings (and errors) kept per run
+DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
 
 
-def sim_env(counts: bool = False, report=None, budget: bool = False) -> dict:
-    """The environment of a simulated run: this one, plus PPL_SIM_COUNTS=1 (the counts table on stderr at exit) and
-    PPL_SIM_REPORT=report (the counts and findings as JSON) when asked, and with budget the grader's instruction
-    limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already."""
+def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
+    """The environment of a simulated run: this one, plus PPL_SIM_COUNTS=1 (the counts table on stderr at exit, for
+    people), PPL_SIM_REPORT=report (the report as JSON, a file: `make sim` by hand, tools) and PPL_SIM_REPORT_FD
+    (the grader's channel) when asked, and with budget the grader's instruction limit (SIM_MAX_INSTRUCTIONS) unless
+    PPL_SIM_MAX_INSTRUCTIONS is set already."""
     env = dict(os.environ)
+    env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
     if counts:
         env["PPL_SIM_COUNTS"] = "1"
     if report:
         env["PPL_SIM_REPORT"] = str(report)
+    if report_fd is not None:
+        env["PPL_SIM_REPORT_FD"] = str(report_fd)
     if budget:
         env.setdefault("PPL_SIM_MAX_INSTRUCTIONS", str(SIM_MAX_INSTRUCTIONS))
     return env
@@ -92,64 +114,273 @@ def demangle(text: str) -> str:
     return MANGLED.sub(lambda m: table.get(m.group(0), m.group(0)), text)
 
 
-def simulator_lines(output: str) -> list:
-    """The lines the simulator printed (its diagnostics and findings), in order, with kernel names demangled."""
-    lines = [ln.strip() for ln in output.splitlines() if ln.startswith(SIM_PREFIX)]
-    return demangle("\n".join(lines)).split("\n") if lines else []
+# ---- the report channel ----
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
 
 
-def diagnostic(lines: list) -> str:
-    """What the simulator said, for a run's message: every kernel failure, and the first findings (hazards) without
-    their PTX lines."""
-    said, findings = [], 0
-    for ln in lines:
-        text = ln[len(SIM_PREFIX):]
-        if " failed: " in text:
-            said.append(text)
-        elif text.lstrip().startswith("["):
-            findings += 1
-            if findings <= MAX_FINDING_LINES:
-                said.append(text.strip())
-    if findings > MAX_FINDING_LINES:
-        said.append(f"... and {findings - MAX_FINDING_LINES} more findings (make sim LAB=NN shows them all)")
-    return "\n".join(said)
+def _number(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+FINDING_KEYS = ("kind", "kernel", "where", "other_where", "file", "line", "other_file", "other_line", "ptx_line",
+                "other_ptx_line")
+
+
+@dataclass
+class SimReport:
+    """What a run's report channel carried: lines (report lines read), garbage (lines that were not one: text the
+    lab's code wrote on the descriptor, or a line cut short), findings (distinct, each with the largest count seen),
+    errors (distinct: kind "kernel-fault" or "cannot-simulate", status, what, message), and the last line's kernels
+    (counts) and launches."""
+
+    lines: int = 0
+    garbage: int = 0
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    launches: int = 0
+    _seen: dict = field(default_factory=dict, repr=False)
+
+    def take(self, raw: bytes) -> None:
+        """Adds one line of the channel."""
+        at = raw.rfind(REPORT_MARK)  # text written just before a line, without a line end, is not part of it
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(raw[at:].decode("utf-8", "replace")) if at >= 0 else (None, 0)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict) or obj.get("ppl_sim_report") != 1:
+            self.garbage += 1
+            return
+        self.lines += 1
+        for f in obj.get("findings") or []:
+            if isinstance(f, dict):
+                self._add("finding", {k: f.get(k) for k in (*FINDING_KEYS, "count", "message")})
+        for e in obj.get("errors") or []:
+            if isinstance(e, dict):
+                self._add("error", {k: _text(e.get(k)) for k in ("kind", "status", "what", "message")})
+        kernels = obj.get("kernels")
+        self.kernels = [k for k in kernels if isinstance(k, dict)] if isinstance(kernels, list) else []
+        self.launches = _number(obj.get("launches"))
+
+    def _add(self, what: str, item: dict) -> None:
+        if what == "finding":
+            key = ("finding", *(str(item.get(k)) for k in FINDING_KEYS))
+            seen = self._seen.get(key)
+            if seen is not None:
+                seen["count"] = max(_number(seen.get("count")), _number(item.get("count")))
+                return
+            kept = self.findings
+        else:
+            key = ("error", *item.values())
+            if key in self._seen:
+                return
+            kept = self.errors
+        if len(kept) < MAX_KEPT:
+            self._seen[key] = item
+            kept.append(item)
+
+    def limitation(self) -> dict | None:
+        """The first "cannot-simulate" error: a kernel (or device code) the simulator cannot run."""
+        return next((e for e in self.errors if e["kind"] == "cannot-simulate"), None)
+
+    def faults(self) -> list:
+        return [e for e in self.errors if e["kind"] == "kernel-fault"]
+
+    def to_json(self) -> dict:
+        return {"lines": self.lines, "garbage": self.garbage, "launches": self.launches, "errors": self.errors,
+                "findings": self.findings, "kernels": self.kernels}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SimReport":
+        report = cls(_number(data.get("lines")), _number(data.get("garbage")))
+        report.findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
+        report.errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
+        report.kernels = [k for k in data.get("kernels") or [] if isinstance(k, dict)]
+        report.launches = _number(data.get("launches"))
+        return report
+
+
+def read_report(data: bytes) -> SimReport:
+    """A SimReport of a channel's whole content (tests, and PPL_SIM_REPORT files)."""
+    report = SimReport()
+    for raw in data.split(b"\n"):
+        if raw.strip():
+            report.take(raw[:MAX_REPORT_LINE])
+    return report
+
+
+def load_report(path) -> SimReport | None:
+    """The SimReport run_harness_sim saved (workdir/sim-report.json), or None."""
+    try:
+        return SimReport.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class ReportReader(threading.Thread):
+    """Reads the report channel as it fills, a line at a time into a SimReport (memory bounded whatever arrives).
+    It polls, so a writer that keeps the pipe open cannot hold it: stop(grace) ends it grace seconds later."""
+
+    def __init__(self, fd: int):
+        super().__init__(daemon=True)
+        self.fd, self.report = fd, SimReport()
+        self.deadline = None
+
+    def run(self):
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        pending, skipping = b"", False
+        while self.deadline is None or time.monotonic() < self.deadline:
+            if not poller.poll(50):
+                continue
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if skipping:  # the end of a line too long to read
+                    skipping = False
+                    continue
+                self.report.take(line)
+            if len(pending) > MAX_REPORT_LINE:
+                self.report.garbage += 1
+                pending, skipping = b"", True
+        if pending and not skipping:
+            self.report.take(pending)
+
+    def stop(self, grace: float) -> None:
+        self.deadline = time.monotonic() + grace
+        self.join(grace + 1.0)
+
+
+class _Copy(threading.Thread):
+    """Copies a pipe into a file as it comes (the checker's result lines)."""
+
+    def __init__(self, fd: int, path: Path):
+        super().__init__(daemon=True)
+        self.fd, self.path = fd, path
+
+    def run(self):
+        with open(self.fd, "rb", buffering=0) as source, open(self.path, "wb") as sink:
+            while chunk := source.read(65536):
+                sink.write(chunk)
+                sink.flush()
+
+
+def _high_pipe(minimum: int) -> tuple:
+    """(read end, write end at minimum or above), both close-on-exec: run_process passes the write end alone. The
+    pipe may not be opened again for reading through /proc/self/fd (mode write-only): the runner, which holds the
+    write end, must not be able to take the reports away from the grader."""
+    read_fd, write_fd = os.pipe()
+    moved = fcntl.fcntl(write_fd, fcntl.F_DUPFD_CLOEXEC, minimum)
+    os.close(write_fd)
+    os.fchmod(moved, 0o222)
+    return read_fd, moved
+
+
+def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file"):
+    """run.run_harness with the simulator's report channel: `program args --result-fd W --quiet --runner-fd N`, the
+    seed through --seed-fd, PPL_SIM_REPORT_FD=N and the grader's instruction limit. Returns (Outcome, SimReport);
+    workdir keeps result.jsonl, output.log (the program's output, for people) and sim-report.json (what the
+    channel carried, as the grader read it)."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = workdir / "result.jsonl"
+    result.unlink(missing_ok=True)
+    args, seed = secret_args(args)
+    result_read, result_write = os.pipe()
+    report_read, report_write = _high_pipe(REPORT_FD_MIN)
+    os.set_blocking(report_read, False)
+    fds = [result_write, report_write]
+    argv = [str(program), *args, "--result-fd", str(result_write), "--quiet", "--runner-fd", str(report_write)]
+    seed_read = None
+    if seed is not None:
+        seed_read, seed_write = os.pipe()
+        os.write(seed_write, f"{seed}\n".encode())
+        os.close(seed_write)
+        fds.append(seed_read)
+        argv += ["--seed-fd", str(seed_read)]
+    copy, reader = _Copy(result_read, result), ReportReader(report_read)
+    copy.start()
+    reader.start()
+    try:
+        proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds,
+                           env=sim_env(budget=True, report_fd=report_write))
+    finally:
+        for fd in (result_write, report_write, seed_read):
+            if fd is not None:
+                os.close(fd)
+        copy.join(timeout=30)
+        reader.stop(DRAIN_GRACE)
+        os.close(report_read)
+    report = reader.report
+    (workdir / "sim-report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+    return interpret(proc, read_result_lines(result), timeout, source), report
+
+
+# ---- what the report says ----
+
+def finding_text(f: dict) -> str:
+    """A finding in the simulator's words: "[kind] kernel K, file:line and file:line (N times): what"."""
+    where = _text(f.get("where")) or "?"
+    other = _text(f.get("other_where"))
+    count = _number(f.get("count")) or 1
+    return (f"[{_text(f.get('kind'))}] kernel {_text(f.get('kernel'))}, {where}{' and ' + other if other else ''} "
+            f"({count} time{'s' if count != 1 else ''}): {_text(f.get('message'))}")
+
+
+def fault_text(e: dict) -> str:
+    return f"{e['what']} failed: {e['message']}"
+
+
+def limitation_text(e: dict) -> str:
+    return f"the simulator cannot run {e['what']} ({e['status']}): {e['message']}"
+
+
+def diagnostic(report: SimReport) -> str:
+    """What the simulator reported, for a run's message: every kernel fault, and the first findings."""
+    said = [fault_text(e) for e in report.faults()]
+    said += [finding_text(f) for f in report.findings[:MAX_FINDING_LINES]]
+    if len(report.findings) > MAX_FINDING_LINES:
+        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (make sim LAB=NN shows them "
+                    f"all)")
+    return demangle("\n".join(said))
+
+
+def not_graded_message(limit: dict) -> str:
+    return f"not graded on the simulator: {demangle(limitation_text(limit))}; grade on a GPU"
 
 
 def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file"):
-    """run.run_harness on the simulator, with the grader's instruction limit, its report in workdir/sim-report.json.
+    """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
-    A run that did not pass gets the simulator's diagnostic in its message. A launch that reached the instruction
-    limit is a timeout (the kernel would hang on a GPU: the lab's later tests are not run). A kernel the simulator
-    cannot run becomes a kit problem (harness-error) that says so, not a fault of source.
-    """
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    wanted = sim_env(report=workdir / "sim-report.json", budget=True)
-    saved = {k: os.environ.get(k) for k in ("PPL_SIM_REPORT", "PPL_SIM_MAX_INSTRUCTIONS")}
-    os.environ.update({k: wanted[k] for k in saved})  # run_harness passes its own environment on
-    try:
-        outcome = run_harness(program, args, timeout=max(timeout, SIM_MIN_TIMEOUT), workdir=workdir, cwd=cwd,
-                              source=source)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    log = workdir / "output.log"
-    lines = simulator_lines(log.read_text(errors="replace")) if log.is_file() else []
-    cannot = [ln for ln in lines if "cannot simulate" in ln]
-    if cannot:
-        outcome.status = "harness-error"
-        outcome.message = (f"the kit's simulator cannot run this (a limitation of the simulator, not necessarily a "
-                           f"fault of {source}; run it on a GPU): " + cannot[0][len(SIM_PREFIX):])
-    elif not outcome.passed and any(BUDGET_WORDS in ln for ln in lines):
+    A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
+    graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
+    later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
+    message. outcome.sim is the SimReport."""
+    outcome, report = run_with_report(program, args, timeout=max(timeout, SIM_MIN_TIMEOUT), workdir=workdir, cwd=cwd,
+                                      source=source)
+    outcome.sim = report
+    limit = report.limitation()
+    if outcome.passed:
+        return outcome
+    if limit:
+        outcome.status, outcome.message = "not-simulated", not_graded_message(limit)
+    elif any(e["status"] == "limit" for e in report.faults()):
         outcome.status = "timeout"
-        outcome.message = (f"a kernel ran {wanted['PPL_SIM_MAX_INSTRUCTIONS']} warp instructions in one launch, the "
-                           f"simulator's limit: it probably loops forever (on a GPU it would hang)\n"
-                           f"the simulator says: {diagnostic(lines)}")
-    elif not outcome.passed and lines:
-        said = diagnostic(lines)
+        outcome.message = (f"a kernel ran {os.environ.get('PPL_SIM_MAX_INSTRUCTIONS', SIM_MAX_INSTRUCTIONS)} warp "
+                           f"instructions in one launch, the simulator's limit: it probably loops forever (on a GPU "
+                           f"it would hang)\nthe simulator says: {diagnostic(report)}")
+    else:
+        said = diagnostic(report)
         if said and said not in outcome.message:
             outcome.message = f"{outcome.message}\nthe simulator says: {said}".strip()
     return outcome
@@ -184,60 +415,106 @@ def needs_gpu(lab: str, name: str, points: float, why: str, detail: str = "") ->
 
 
 def sim_full_marks(report) -> bool:
-    """Every test the simulator ran, outside the bonus labs, got its full points (grade.py's exit status 0)."""
+    """Every test the simulator ran, outside the bonus labs, got its full points (grade.py's exit status 0); a test
+    not graded because of a kernel the simulator cannot run is not full."""
     return all(r.full for r in report.results if not r.bonus and r.status != NEEDS_GPU)
 
 
 def counts_text(program, pattern: str, workdir, cwd, timeout: float) -> str:
-    """The simulator's counts table of one small run of program (COUNTS_ARGS), cut to MAX_COUNT_LINES lines."""
+    """The simulator's counts per kernel (from its report channel) of one small run of program (COUNTS_ARGS), cut to
+    MAX_COUNT_LINES lines; "" when the run did not pass."""
     args = COUNTS_ARGS.get(pattern, ["--n", "65537"])
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    # --in-process: the counts are printed at exit, which the harness's runner process skips (it ends with _exit)
-    proc = run_process([str(program), *args, "--quiet", "--in-process"], timeout=max(timeout, SIM_MIN_TIMEOUT),
-                       cwd=cwd, log_path=workdir / "output.log", env=sim_env(counts=True, budget=True))
-    if proc.timed_out or proc.returncode != 0:
+    outcome, report = run_with_report(program, args, timeout=max(timeout, SIM_MIN_TIMEOUT), workdir=workdir, cwd=cwd)
+    if not outcome.passed:
         return ""
-    # each kernel's totals, without its table of source lines (make sim shows those)
     lines = []
-    for ln in proc.output.splitlines():
-        if ln.startswith("== ") or (ln.startswith("   ") and not ln.startswith("    ") and ":" not in ln.split()[0]
-                                    and not ln.lstrip().startswith(("source line", "(no line)"))):
-            lines.append(ln.rstrip())
+    for k in report.kernels:
+        c = {key: _number(k.get(key)) for key in ("launches", "blocks", "threads", "barriers", "fences", "atomics",
+                                                  "warp_instructions", "active_lanes", "predicated_on_lanes",
+                                                  "branches", "divergent_branches", "shared_requests",
+                                                  "shared_wavefronts", "shared_extra_wavefronts",
+                                                  "global_load_requests", "global_store_requests", "global_sectors",
+                                                  "global_ideal_sectors")}
+        lanes = 32 * c["warp_instructions"] or 1
+        requests = c["global_load_requests"] + c["global_store_requests"]
+        lines += [f"== kernel {_text(k.get('name'))}",
+                  f"   launches {c['launches']}, blocks {c['blocks']}, threads {c['threads']}, barriers "
+                  f"{c['barriers']}, fences {c['fences']}, atomics {c['atomics']}",
+                  f"   warp instructions {c['warp_instructions']}, SIMT efficiency "
+                  f"{100 * c['active_lanes'] / lanes:.1f}% (active lanes), "
+                  f"{100 * c['predicated_on_lanes'] / lanes:.1f}% (lanes not predicated off)",
+                  f"   branches {c['branches']}, divergent {c['divergent_branches']} "
+                  f"({100 * c['divergent_branches'] / (c['branches'] or 1):.1f}%)",
+                  f"   shared requests {c['shared_requests']}, wavefronts {c['shared_wavefronts']}, extra wavefronts "
+                  f"from bank conflicts {c['shared_extra_wavefronts']} "
+                  f"({c['shared_wavefronts'] / (c['shared_requests'] or 1):.2f} wavefronts/request)",
+                  f"   global requests {c['global_load_requests']} loads + {c['global_store_requests']} stores, "
+                  f"sectors {c['global_sectors']} ({c['global_sectors'] / (requests or 1):.2f} sectors/request, "
+                  f"ideal {c['global_ideal_sectors'] / (requests or 1):.2f})"]
+    if not lines:
+        return ""
     if len(lines) > MAX_COUNT_LINES:
         lines = lines[:MAX_COUNT_LINES] + [f"... ({len(lines) - MAX_COUNT_LINES} more lines)"]
     header = (f"The simulator's counts for {' '.join(args)} (per source line: make sim LAB=NN; sim/README.md "
               f"explains them):")
-    return demangle("\n".join([header, *lines])) if lines else ""
+    return demangle("\n".join([header, *lines]))
 
 
-def findings_of(logs) -> list:
-    """The distinct findings (hazard lines: "[kind] kernel K, file:line ... (N times): what") in the runs' logs."""
-    seen = {}
-    for log in logs:
-        for ln in simulator_lines(Path(log).read_text(errors="replace")):
-            text = ln[len(SIM_PREFIX):].strip()
-            if text.startswith("["):
-                seen.setdefault(re.sub(r" \(\d+ times?\)", "", text), text)
-    return list(seen.values())
+# ---- the sanitizers row ----
+
+def finding_owner(f: dict, source: str, kit=KIT, source_text: str = "") -> str:
+    """"student" or "kit": whose finding it is, by the line table's files (sanitize.owner_of: the kit's only under
+    its harness/ folder; a path the source made up is the student's) and, for an instruction without a line, by
+    whether the student's file defines its kernel."""
+    kernel = demangle(_text(f.get("kernel")))
+    owners = [owner_of(_text(f.get(name)), kernel, source, kit, source_text)
+              for name in ("file", "other_file") if _text(f.get(name))]
+    if owners:
+        return "student" if "student" in owners else "kit"
+    if defines_function(source_text, kernel) or not kit_defines_function(str(Path(kit)), kernel):
+        return "student"
+    return "kit"
 
 
-def score_hazards(lab: str, points: float, source: str, logs) -> TestResult:
+def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, source_text: str = "") -> TestResult:
     """The sanitizers row on the simulator: compute-sanitizer needs a GPU, but the simulator checks the same hazards
-    (races on shared memory, uninitialized reads, barriers not every thread reaches) in every run. A finding in
-    source fails the row, as compute-sanitizer's would; one in the kit's own kernels is reported as a kit bug."""
-    logs = list(logs)
-    findings = findings_of(logs)
-    mine = [f for f in findings if f" {source}:" in f]
-    kits = [f for f in findings if f not in mine]
+    (races on shared memory, uninitialized reads, barriers not every thread reaches) in every run. reports: the
+    SimReports of the lab's runs. A finding of the student's fails the row, as compute-sanitizer's would; one in the
+    kit's own kernels is reported as a kit bug. Not graded (0 points) when a kernel could not be simulated, or when
+    no run's channel carried a report (the checks did not run)."""
+    reports = [r for r in reports if r is not None]
+    seen, mine, kits = set(), [], []
+    for report in reports:
+        for f in report.findings:
+            text = demangle(finding_text({**f, "count": 0}))
+            if text in seen:
+                continue
+            seen.add(text)
+            (mine if finding_owner(f, source, kit, source_text) == "student" else kits).append(
+                demangle(finding_text(f)))
     note = ("\nIn the kit's own kernels (a kit bug; tell the instructors):\n" + "\n".join(kits)) if kits else ""
-    if not mine:
-        return TestResult(lab, SANITIZERS_NAME, points, points, "pass",
-                          f"the simulator found no races, uninitialized reads or barrier hazards in {source} "
-                          f"({len(logs)} runs; compute-sanitizer itself needs a GPU)", note.strip())
-    more = f" (and {len(mine) - 1} more below)" if len(mine) > 1 else ""
-    return TestResult(lab, SANITIZERS_NAME, points, 0.0, "FAIL", f"the simulator found: {mine[0]}{more}",
-                      "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note)
+    if mine:
+        more = f" (and {len(mine) - 1} more below)" if len(mine) > 1 else ""
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, "FAIL", f"the simulator found: {mine[0]}{more}",
+                          "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note)
+    limit = next((r.limitation() for r in reports if r.limitation()), None)
+    if limit:
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
+                          not_graded_message(limit).replace(f"{Path(kit).resolve()}/", ""), note.strip())
+    if not any(r.lines for r in reports):
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
+                          f"not graded on the simulator: none of its {len(reports)} runs reported what the simulator "
+                          f"checked; grade on a GPU", note.strip())
+    return TestResult(lab, SANITIZERS_NAME, points, points, "pass",
+                      f"the simulator found no races, uninitialized reads or barrier hazards in {source} "
+                      f"({len(reports)} runs; compute-sanitizer itself needs a GPU)", note.strip())
+
+
+def _source_text(path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def make_sim_grader(base):
@@ -255,6 +532,7 @@ def make_sim_grader(base):
             super().__init__(config, submission, **kwargs)
             self.timeout = max(self.timeout, SIM_MIN_TIMEOUT)
             self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
+            self.group_outcomes = []  # the Outcomes of the group being graded
 
         def grade(self, labs):
             report = super().grade(labs)
@@ -264,8 +542,19 @@ def make_sim_grader(base):
                 f"sizes and performance need a GPU and score 0 here. Grade on a GPU for the full marks.")
             return report
 
+        def _run(self, lab, tag, program, args, timeout):
+            outcome = super()._run(lab, tag, program, args, timeout)
+            self.group_outcomes.append(outcome)
+            return outcome
+
         def grade_group(self, lab, index, group, program):
+            self.group_outcomes = []
             result = self._grade_group(lab, index, group, program)
+            limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
+            if limited is not None and not result.full:
+                result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
+                                    "the simulator's limitation, not necessarily a fault of your code: the points of "
+                                    "this group need a GPU")
             if result.status != NEEDS_GPU and not result.full:
                 self.sim_failed.add(lab.name)
             return result
@@ -284,8 +573,9 @@ def make_sim_grader(base):
 
         def grade_sanitizers(self, lab, program):
             """compute-sanitizer's row, scored from the simulator's own hazard checks of the runs made so far."""
-            return score_hazards(lab.name, lab.sanitizers.points, lab.source,
-                                 sorted((self.build_dir / lab.name / "runs").glob("*/output.log")))
+            reports = [load_report(p) for p in sorted((self.build_dir / lab.name / "runs").glob("*/sim-report.json"))]
+            return score_hazards(lab.name, lab.sanitizers.points, lab.source, reports, kit=self.kit,
+                                 source_text=_source_text(Path(program).parent / lab.source))
 
         def grade_performance(self, lab, program, correct, report):
             perf = lab.performance  # correct is False here: the groups that need a GPU scored 0

@@ -358,6 +358,20 @@ static void json_counts(FILE *out, const sim_icount *c)
             (unsigned long long)c->gst_req, (unsigned long long)c->gsectors, (unsigned long long)c->gideal);
 }
 
+/* A finding's instruction as the line table (.file/.loc) has it: ", "PREFIXfile": the file's path as nvcc wrote it
+   (absolute for the kit's builds), ", "PREFIXline": N; null and 0 without a .loc. */
+static void json_place(FILE *out, const char *prefix, const sim_kstats *k, uint32_t insn)
+{
+    const int known = k && insn < k->ninsn && k->src_line[insn] && k->src_file[insn] < k->nfiles &&
+                      k->files[k->src_file[insn]];
+    fprintf(out, ", \"%sfile\": ", prefix);
+    if (known)
+        json_str(out, k->files[k->src_file[insn]]);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"%sline\": %u", prefix, known ? k->src_line[insn] : 0u);
+}
+
 void sim_report_json(FILE *out)
 {
     fprintf(out, "{\"kernels\": [");
@@ -396,11 +410,13 @@ void sim_report_json(FILE *out)
         json_str(out, f->kernel);
         fprintf(out, ", \"where\": ");
         json_str(out, f->where_a);
+        json_place(out, "", f->ks, f->insn_a);
         fprintf(out, ", \"ptx_line\": %u, \"instruction\": ", f->ptx_a);
         json_str(out, f->text_a);
         if (f->where_b) {
             fprintf(out, ", \"other_where\": ");
             json_str(out, f->where_b);
+            json_place(out, "other_", f->ks, f->insn_b);
             fprintf(out, ", \"other_ptx_line\": %u, \"other_instruction\": ", f->ptx_b);
             json_str(out, f->text_b);
         }

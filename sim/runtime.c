@@ -11,10 +11,15 @@
  * with cudaErrorNotSupported and a line "ppl-sim: cannot simulate ...", which the grader reports as a limitation
  * of the simulator, not a fault of the lab's code.
  *
- * The lab programs run the lab's code in a child process that ends with _exit (harness/isolate.h), where no exit
- * handler runs: so the report (PPL_SIM_REPORT) is rewritten after every launch, and new findings are printed as
- * soon as a launch makes them. The counts table (PPL_SIM_COUNTS=1) and PPL_SIM_STRICT=1 act at exit, so they need
- * a process that exits normally: the harness's --in-process, which `make sim` passes.
+ * The report. The lab's code runs in the runner, a process that may end with _exit (a fatal error) or be killed,
+ * where no exit handler runs: so the report (counts, findings, and the simulator's own errors: a kernel fault, or a
+ * kernel it cannot simulate, each with its kind) is written after every launch, at every error and at exit. The
+ * grader reads it from a descriptor, PPL_SIM_REPORT_FD=N (the checker's --runner-fd N: the runner keeps it and may
+ * not close it or put another file in its place), never from stdout or stderr, which the lab's code shares and can
+ * close or fill with lookalike lines: on N every report is one JSON line, {"ppl_sim_report": 1, "seq": K, ...},
+ * sent with one write(), the last complete line the final one. PPL_SIM_REPORT=FILE writes the same object to a
+ * file (make sim by hand, tools/sim_compare.py). The lines printed on stderr ("ppl-sim: ...") are for people.
+ * The counts table (PPL_SIM_COUNTS=1) and PPL_SIM_STRICT=1 act at exit, so they need a runner that exits normally.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -23,6 +28,8 @@
 
 #include "fatbin.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,25 +94,156 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Writes sim_report_json to PPL_SIM_REPORT, when set, through a temporary file renamed over it (a reader never sees
-   half a report). */
-static void write_report(void)
+/* ---- the report: counts, findings and the simulator's errors, as one JSON line ---- */
+
+#define MAX_ERRORS 16
+
+/* One thing that stopped a kernel: kind "kernel-fault" (status: out-of-bounds, misaligned, limit, trap, deadlock,
+   bad-sync-mask, bad-launch, failure) or "cannot-simulate" (a limitation of the simulator, status: parse,
+   unsupported, no-kernel, device-code, managed-memory). */
+typedef struct {
+    const char *kind, *status;
+    char what[300];
+    char message[2048];
+} rt_error;
+
+static rt_error errors[MAX_ERRORS];
+static int num_errors, errors_dropped;
+static int report_fd = -1;         /* PPL_SIM_REPORT_FD, read once at start (the lab's code cannot move it) */
+static const char *report_path;    /* PPL_SIM_REPORT */
+static unsigned long long report_seq;
+
+static void json_string(FILE *out, const char *s)
 {
-    const char *path = getenv("PPL_SIM_REPORT");
-    if (!path || !*path)
-        return;
-    static int warned;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        sim_report_json(f);
-        if (fclose(f) == 0 && rename(tmp, path) == 0)
-            return;
-        remove(tmp);
+    fputc('"', out);
+    for (; s && *s; s++) {
+        const unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
     }
-    if (!warned++)
-        fprintf(stderr, RT_PREFIX "cannot write the report to PPL_SIM_REPORT=%s: %m\n", path);
+    fputc('"', out);
+}
+
+static void add_error(const char *kind, const char *status, const char *what, const char *message)
+{
+    if (num_errors == MAX_ERRORS) {
+        errors_dropped++;
+        return;
+    }
+    rt_error *e = &errors[num_errors++];
+    e->kind = kind;
+    e->status = status;
+    snprintf(e->what, sizeof e->what, "%s", what);
+    snprintf(e->message, sizeof e->message, "%s", message);
+}
+
+/* The report as one line: {"ppl_sim_report": 1, "seq": K, "event": E, "pid": P, "launches": L, "errors": [...],
+   "errors_dropped": D, "kernels": [...], "findings": [...]}\n (sim_report_json's members after ours, its line breaks
+   made spaces: inside its strings they are escaped). NULL when out of memory. */
+static char *report_line(const char *event, size_t *len)
+{
+    char *core = NULL, *line = NULL;
+    size_t core_len = 0;
+    FILE *mem = open_memstream(&core, &core_len);
+    if (!mem)
+        return NULL;
+    sim_report_json(mem);
+    if (fclose(mem) != 0 || !core || core_len < 2 || core[0] != '{') {
+        free(core);
+        return NULL;
+    }
+    mem = open_memstream(&line, len);
+    if (!mem) {
+        free(core);
+        return NULL;
+    }
+    fprintf(mem, "{\"ppl_sim_report\": 1, \"seq\": %llu, \"event\": ", ++report_seq);
+    json_string(mem, event);
+    fprintf(mem, ", \"pid\": %ld, \"launches\": %llu, \"errors\": [", (long)getpid(), launches);
+    for (int i = 0; i < num_errors; i++) {
+        fprintf(mem, "%s{\"kind\": ", i ? ", " : "");
+        json_string(mem, errors[i].kind);
+        fprintf(mem, ", \"status\": ");
+        json_string(mem, errors[i].status);
+        fprintf(mem, ", \"what\": ");
+        json_string(mem, errors[i].what);
+        fprintf(mem, ", \"message\": ");
+        json_string(mem, errors[i].message);
+        fputc('}', mem);
+    }
+    fprintf(mem, "], \"errors_dropped\": %d, ", errors_dropped);
+    fwrite(core + 1, 1, core_len - 1, mem);
+    free(core);
+    if (fclose(mem) != 0 || !line) {
+        free(line);
+        return NULL;
+    }
+    while (*len > 0 && (line[*len - 1] == '\n' || line[*len - 1] == ' '))
+        (*len)--;
+    for (size_t i = 0; i < *len; i++)
+        if (line[i] == '\n')
+            line[i] = ' ';
+    line[(*len)++] = '\n';
+    return line;
+}
+
+/* Writes all of buf to fd: one write() unless the descriptor takes less at once (a pipe fuller than the line), then
+   the rest; waits when the descriptor was made non-blocking. 0, or -1 with errno. */
+static int write_fully(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        const ssize_t done = write(fd, buf, len);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = {fd, POLLOUT, 0};
+            poll(&p, 1, 1000);
+            continue;
+        }
+        if (done <= 0)
+            return -1;
+        buf += done;
+        len -= (size_t)done;
+    }
+    return 0;
+}
+
+/* Sends the report: to PPL_SIM_REPORT_FD as one line, and to PPL_SIM_REPORT (a temporary file renamed over it, so
+   a reader never sees half a report). event: "launch", "error", "exit". */
+static void write_report(const char *event)
+{
+    if (report_fd < 0 && !report_path)
+        return;
+    size_t len = 0;
+    char *line = report_line(event, &len);
+    static int warned_fd, warned_path;
+    if (!line) {
+        if (!warned_fd++)
+            fprintf(stderr, RT_PREFIX "cannot make the report (out of memory)\n");
+        return;
+    }
+    if (report_fd >= 0 && write_fully(report_fd, line, len) != 0 && !warned_fd++)
+        fprintf(stderr, RT_PREFIX "cannot write the report to PPL_SIM_REPORT_FD=%d: %s\n", report_fd, strerror(errno));
+    if (report_path) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", report_path, (long)getpid());
+        FILE *f = fopen(tmp, "w");
+        int ok = 0;
+        if (f) {
+            ok = fwrite(line, 1, len, f) == len;
+            ok = fclose(f) == 0 && ok && rename(tmp, report_path) == 0;
+            if (!ok)
+                remove(tmp);
+        }
+        if (!ok && !warned_path++)
+            fprintf(stderr, RT_PREFIX "cannot write the report to PPL_SIM_REPORT=%s: %s\n", report_path,
+                    strerror(errno));
+    }
+    free(line);
 }
 
 /* Prints the findings the last launch added (sim_report_text's findings section from the first new one on). */
@@ -145,7 +283,7 @@ static void at_exit(int status, void *unused)
     fflush(stdout);
     if (!rt_used)
         return;
-    write_report();
+    write_report("exit");
     const size_t findings = sim_findings_count();
     if (env_flag("PPL_SIM_COUNTS"))
         sim_report_text(stderr);
@@ -167,6 +305,17 @@ void rt_init(void)
         return;
     initialized = 1;
     rt_verbose = env_flag("PPL_SIM_VERBOSE");
+    const char *fd = getenv("PPL_SIM_REPORT_FD"), *path = getenv("PPL_SIM_REPORT");
+    if (fd && *fd) {
+        char *end;
+        const long n = strtol(fd, &end, 10);
+        if (*end == '\0' && n >= 3 && n < (1 << 20))
+            report_fd = (int)n;
+        else
+            fprintf(stderr, RT_PREFIX "PPL_SIM_REPORT_FD=%s: expected a descriptor number of 3 or more\n", fd);
+    }
+    if (path && *path)
+        report_path = strdup(path);
     on_exit(at_exit, NULL);
 }
 
@@ -245,8 +394,12 @@ void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, c
 {
     (void)fatCubinHandle, (void)hostVarPtrAddress, (void)deviceName, (void)ext, (void)size, (void)constant,
         (void)global;
-    fprintf(stderr, RT_PREFIX "__managed__ variable %s: the simulator does not support managed memory\n",
-            deviceAddress);
+    char what[300];
+    snprintf(what, sizeof what, "__managed__ variable %s", deviceAddress);
+    fprintf(stderr, RT_PREFIX "cannot simulate %s: the simulator does not support managed memory\n", what);
+    add_error("cannot-simulate", "managed-memory", what, "the simulator does not support managed memory");
+    rt_used = 1;
+    write_report("error");
     exit(EXIT_SIM_CANNOT);
 }
 
@@ -274,9 +427,13 @@ static sim_module *binary_module(rt_binary *b)
     return b->module;
 }
 
-/* Says that the simulator cannot run what it was asked to, and makes cudaErrorNotSupported sticky. */
-static cudaError_t cannot_simulate(const char *what, const char *why)
+/* Says that the simulator cannot run what it was asked to (status: the core's, or "device-code" when the PTX
+   cannot be read or loaded), reports it, and makes cudaErrorNotSupported sticky. */
+static cudaError_t cannot_simulate(const char *what, const char *status, const char *why)
 {
+    add_error("cannot-simulate", status, what, why);
+    rt_used = 1;
+    write_report("error");
     fflush(stdout);
     fprintf(stderr,
             RT_PREFIX "cannot simulate %s: %s\n" RT_PREFIX
@@ -296,7 +453,7 @@ void *rt_symbol_address(const void *symbol, size_t *bytes, cudaError_t *err)
         if (!m) {
             char what[300];
             snprintf(what, sizeof what, "__device__ variable %s", v->name);
-            *err = cannot_simulate(what, v->binary->error);
+            *err = cannot_simulate(what, "device-code", v->binary->error);
             return NULL;
         }
         size_t size = 0;
@@ -381,6 +538,21 @@ static cudaError_t launch_error(sim_status status, int *sticky)
     }
 }
 
+/* The report's word for a kernel fault. */
+static const char *fault_name(sim_status status)
+{
+    switch (status) {
+    case SIM_ERR_BAD_LAUNCH: return "bad-launch";
+    case SIM_ERR_OUT_OF_BOUNDS: return "out-of-bounds";
+    case SIM_ERR_MISALIGNED: return "misaligned";
+    case SIM_ERR_LIMIT: return "limit";
+    case SIM_ERR_TRAP: return "trap";
+    case SIM_ERR_DEADLOCK: return "deadlock";
+    case SIM_ERR_BAD_SYNC_MASK: return "bad-sync-mask";
+    default: return "failure";
+    }
+}
+
 static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, size_t shared)
 {
     if (rt_sticky != cudaSuccess)
@@ -391,7 +563,7 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
     if (!m) {
         char what[300];
         snprintf(what, sizeof what, "kernel %s", f->name);
-        return cannot_simulate(what, f->binary->error);
+        return cannot_simulate(what, "device-code", f->binary->error);
     }
     launches++;
     rt_used = 1;
@@ -404,17 +576,23 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
     const sim_status status = sim_launch(m, f->name, (sim_dim3){grid.x, grid.y, grid.z},
                                          (sim_dim3){block.x, block.y, block.z}, shared, args, &result);
     print_new_findings(findings, f->name);
-    write_report();
-    if (status == SIM_OK)
+    if (status == SIM_OK) {
+        write_report("launch");
         return cudaSuccess;
-    const char *message = result.message[0] ? result.message : "(the simulator gave no details)";
-    if (status == SIM_ERR_PARSE || status == SIM_ERR_UNSUPPORTED || status == SIM_ERR_NO_KERNEL) {
-        char what[300];
-        snprintf(what, sizeof what, "kernel %s", f->name);
-        return cannot_simulate(what, message);
     }
+    const char *message = result.message[0] ? result.message : "(the simulator gave no details)";
+    char what[300];
+    snprintf(what, sizeof what, "kernel %s", f->name);
+    if (status == SIM_ERR_PARSE)
+        return cannot_simulate(what, "parse", message);
+    if (status == SIM_ERR_UNSUPPORTED)
+        return cannot_simulate(what, "unsupported", message);
+    if (status == SIM_ERR_NO_KERNEL)
+        return cannot_simulate(what, "no-kernel", message);
     int sticky;
     const cudaError_t err = launch_error(status, &sticky);
+    add_error("kernel-fault", fault_name(status), what, message);
+    write_report("launch");
     fflush(stdout);
     fprintf(stderr, RT_PREFIX "kernel %s failed: %s\n", f->name, message);
     if (sticky)

@@ -3,8 +3,11 @@ sanitizer_samples/, CONSTRUCTED from the documented layout until real recordings
 the student's file or to the kit, the sanitizers row's score, a fake compute-sanitizer run through the grader
 (options, timeouts, a missing tool), and the sanitizers tables of labs.toml."""
 import io
+import json
 import os
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -16,9 +19,10 @@ from grader import sanitize
 from grader.config import ConfigError, Sanitizers, load_config
 from grader.grade import Grader
 from grader.report import format_table, gradescope_results
-from grader.sanitize import (EXIT_FOUND, SanitizerResult, classify, explain, find_sanitizer, origin_of,
+from grader.sanitize import (PREFIX, SanitizerResult, classify, explain, find_sanitizer, origin_of,
                              parse_output, run_sanitizers, score_sanitizers, shown_path, with_sizes)
 from tests.grader.fakes import KIT, PASS, SMALL_TOML, fake_program, make_submission, write_file
+from tests.wrong.materialize import mutated_text
 
 SAMPLES = Path(__file__).resolve().parent / "sanitizer_samples"
 STUDENT = "/home/grader/build/grade/04-unrolled/reduce.cu"  # an absolute path, as the kit's builds record it
@@ -123,21 +127,109 @@ class ReadingOutputs(unittest.TestCase):
         self.assertEqual((result.findings, result.other), ([], ["Some note of the tool"]))
 
 
+class TheLogsPrefix(unittest.TestCase):
+    """Each run gives the tool its own --prefix: lines without it are not the tool's, wherever they come from."""
+
+    PREFIX = "=ppl-0123456789abcdef="
+
+    def test_only_lines_with_the_runs_prefix_count(self):
+        real = sample("memcheck-shared-write.txt").replace(PREFIX, self.PREFIX)
+        forged = ("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+                  "=========     at kit_kernel()+0x10 in /elsewhere/harness/runner/check_i32.cu:1\n")
+        result = parse_output(forged + real + forged, "memcheck", self.PREFIX)
+        self.assertEqual([(f.locations[0].file, f.locations[0].line) for f in result.findings], [(STUDENT, 40)])
+        self.assertEqual((result.banner, result.reported), (True, 4))
+        self.assertEqual(parse_output(real, "memcheck").findings, [])  # the default prefix is not this run's
+
+    def test_text_written_before_a_line_does_not_hide_it(self):
+        real = sample("memcheck-shared-write.txt").replace(PREFIX, self.PREFIX).splitlines()
+        glued = [("half a line from the program" + line) if k % 2 else line for k, line in enumerate(real)]
+        result = parse_output("\n".join(glued), "memcheck", self.PREFIX)
+        self.assertEqual(len(result.findings), 1)
+        self.assertEqual(result.findings[0].count, 3)
+
+    def test_summaries(self):
+        self.assertEqual(parse_output(sample("racecheck-no-barrier.txt"), "racecheck").reported, 2)
+        self.assertEqual(parse_output(sample("two-processes.txt"), "memcheck").reported, 2)
+        self.assertIsNone(parse_output("========= COMPUTE-SANITIZER\n", "memcheck").reported)
+        self.assertEqual(parse_output(sample("clean.txt"), "memcheck").reported, 0)
+
+    def test_a_flood_of_findings_is_bounded(self):
+        parser = sanitize.OutputParser("memcheck", self.PREFIX)
+        for k in range(sanitize.MAX_FINDINGS + 50):
+            for line in (f"{self.PREFIX} Invalid __global__ read of size 4 bytes",
+                         f"{self.PREFIX}     at k()+0x10 in {STUDENT}:{k + 1}", f"{self.PREFIX} "):
+                parser.feed(line)
+        result = parser.close()
+        self.assertEqual((len(result.findings), result.dropped), (sanitize.MAX_FINDINGS, 50))
+
+
 class WhoseLine(unittest.TestCase):
     def test_origins(self):
         self.assertEqual(origin_of(STUDENT, "reduce.cu", KIT), "student")
         self.assertEqual(origin_of("reduce.cu", "reduce.cu", KIT), "student")
-        self.assertEqual(origin_of(f"{KIT}/harness/check_i32.cu", "scan.cu", KIT), "harness")
-        self.assertEqual(origin_of("/elsewhere/kit/harness/reduce_main.cu", "reduce.cu", KIT), "harness")
-        self.assertEqual(origin_of("check_i32.cu", "scan.cu", KIT), "harness")  # a line table without folders
+        self.assertEqual(origin_of(f"{KIT}/harness/runner/check_i32.cu", "scan.cu", KIT), "harness")
+        self.assertEqual(origin_of(f"{KIT}/harness/include/common.h", "scan.cu", KIT), "harness")
+        # recorded where the kit lay elsewhere: harness/FOLDER/FILE of a file this kit has
+        self.assertEqual(origin_of("/elsewhere/kit/harness/runner/reduce_serve.cu", "reduce.cu", KIT), "harness")
+        self.assertEqual(origin_of("/elsewhere/kit/harness/runner/made_up.cu", "reduce.cu", KIT), "other")
+        # relative paths are never the kit's (its builds name absolute ones): what a #line could claim
+        self.assertEqual(origin_of("harness/reduce_support.cu", "reduce.cu", KIT), "other")
+        self.assertEqual(origin_of("harness/runner/reduce_support.cu", "reduce.cu", KIT), "other")
+        self.assertEqual(origin_of("check_i32.cu", "scan.cu", KIT), "other")
         self.assertEqual(origin_of("/usr/local/cuda/include/cub/block/block_scan.cuh", "scan.cu", KIT), "library")
+        self.assertEqual(origin_of("/usr/local/cuda/include/cccl/cub/agent/agent_scan.cuh", "scan.cu", KIT),
+                         "library")
+        self.assertEqual(origin_of("/usr/local/cuda/include/cuda/std/__atomic/api.h", "scan.cu", KIT), "header")
         self.assertEqual(origin_of("/home/me/harness-course/04-unrolled/reduce.cu", "reduce.cu", KIT), "student")
+
+    def test_owners(self):
+        student = "__global__ void reduce_kernel(const float *in, float *out, size_t n)\n{\n}\n"
+        owner = sanitize.owner_of
+        self.assertEqual(owner(f"{KIT}/harness/runner/check_i32.cu", "checksum_kernel(const unsigned int *)",
+                               "scan.cu", KIT, student), "kit")
+        self.assertEqual(owner("/usr/include/cub/agent/agent_scan.cuh", "void cub::X::DeviceScanKernel<int>(int)",
+                               "scan.cu", KIT, student), "kit")
+        self.assertEqual(owner("harness/reduce_support.cu", "reduce_kernel(const float *, float *)", "reduce.cu",
+                               KIT, student), "student")  # a path made up (#line): neither the student's nor the kit's
+        # the kit's own absolute path on a kernel only the student's file defines: made up too
+        self.assertEqual(owner(f"{KIT}/harness/runner/reduce_support.cu", "reduce_kernel(const float *, float *)",
+                               "reduce.cu", KIT, student), "student")
+        # a CUDA header line goes with its function: the kit's checksum_kernel, or anyone else's
+        self.assertEqual(owner("/usr/local/cuda/include/crt/sm_60_atomic_functions.hpp",
+                               "checksum_kernel(const unsigned int *, unsigned long)", "scan.cu", KIT, student), "kit")
+        self.assertEqual(owner("/usr/local/cuda/include/crt/sm_60_atomic_functions.hpp",
+                               "reduce_kernel(const float *, float *)", "reduce.cu", KIT, student), "student")
+        self.assertEqual(owner("/usr/local/cuda/include/crt/sm_60_atomic_functions.hpp", "unknown_kernel()",
+                               "reduce.cu", KIT, student), "student")
+
+    def test_function_names(self):
+        self.assertTrue(sanitize.defines_function("__global__ void __launch_bounds__(256) k(int *x) {}", "k(int *)"))
+        self.assertTrue(sanitize.defines_function("static __device__ float warp_sum(float v)\n{", "warp_sum(float)"))
+        self.assertFalse(sanitize.defines_function("// unlike k(x) here\nvoid k(int *x) {}", "k(int *)"))
+        self.assertTrue(sanitize.kit_defines_function(str(KIT), "void cub::CUB_300000_NS::checksum_kernel<int>(int)"))
+        self.assertFalse(sanitize.kit_defines_function(str(KIT), "reduce_kernel(const float *, float *)"))
 
     def test_findings_in_the_kit_are_kit_bugs(self):
         findings = parsed("initcheck-kit.txt", "initcheck", "scan.cu").findings
         self.assertEqual([f.origin for f in findings], ["kit", "kit"])
-        self.assertEqual(shown_path(findings[0].locations[0].file, "scan.cu", KIT), "harness/check_i32.cu")
+        self.assertEqual(shown_path(findings[0].locations[0].file, "scan.cu", KIT), "harness/runner/check_i32.cu")
         self.assertEqual(shown_path(findings[1].locations[0].file, "scan.cu", KIT), "cub/agent/agent_scan.cuh")
+        self.assertEqual(shown_path("/elsewhere/kit/harness/runner/reduce_serve.cu", "reduce.cu", KIT),
+                         "harness/runner/reduce_serve.cu")
+
+    def test_a_line_the_source_made_up_is_the_students(self):
+        """`#line 30 "harness/reduce_support.cu"` before a racy kernel: its race names the kit's file, but the kit's
+        builds never name a relative path, and no kit file defines the kernel."""
+        text = sample("racecheck-volatile-last-warp.txt", "harness/reduce_support.cu")
+        result = parse_output(text, "racecheck")
+        classify(result.findings, "reduce.cu", KIT, "__global__ void reduce_kernel(const float *in) {}\n")
+        self.assertTrue(result.findings)
+        self.assertEqual({f.origin for f in result.findings}, {"student"})
+        text = sample("racecheck-volatile-last-warp.txt", f"{KIT}/harness/runner/reduce_support.cu")
+        result = parse_output(text, "racecheck")
+        classify(result.findings, "reduce.cu", KIT, "__global__ void reduce_kernel(const float *in) {}\n")
+        self.assertEqual({f.origin for f in result.findings}, {"student"})
 
     def test_a_finding_without_a_line_is_the_students_if_the_file_defines_its_function(self):
         text = "========= Invalid __global__ read of size 4 bytes\n=========     at my_kernel(float *)+0x70\n" \
@@ -190,7 +282,7 @@ class Scoring(unittest.TestCase):
         self.assertEqual((result.status, result.score, result.full), ("pass", 10, True))
         self.assertIn("2 findings in the kit's own code (a kit bug)", result.summary)
         self.assertIn("a kit bug, not scan.cu's", result.detail)
-        self.assertIn("harness/check_i32.cu:71", result.detail)
+        self.assertIn("harness/runner/check_i32.cu:21", result.detail)
         self.assertEqual(len(result.data["kit_findings"]), 2)
         self.assertEqual(result.data["sanitizer_findings"], [])
 
@@ -237,21 +329,57 @@ class Scoring(unittest.TestCase):
 
 
 FAKE_SANITIZER = f"""#!{sys.executable} -S
-import os, sys, time
+import os, subprocess, sys, time
 args = sys.argv[1:]
-with open(os.environ["FAKE_SANITIZER_LOG"], "a") as f:
-    f.write(" ".join(args) + "\\n")
-tool = args[args.index("--tool") + 1]
+if "FAKE_SANITIZER_LOG" in os.environ:
+    with open(os.environ["FAKE_SANITIZER_LOG"], "a") as f:
+        f.write(" ".join(args) + "\\n")
+def opt(name):
+    return args[args.index(name) + 1]
+tool, prefix, path = opt("--tool"), opt("--prefix"), opt("--log-file")
+k = 0
+while k < len(args) and args[k].startswith("--"):  # every option takes a value; the program comes after them
+    k += 2
+program = args[k:]
 if tool in os.environ.get("FAKE_SANITIZER_SLOW", "").split(","):
     time.sleep(30)
-text = open(os.path.join(os.environ["FAKE_SANITIZER_SAMPLES"], tool + ".txt")).read()
-sys.stdout.write("the program says hello\\n" + text)
-sys.exit({EXIT_FOUND} if "Race" in text or "Invalid" in text else 0)
+lines = open(os.path.join(os.environ["FAKE_SANITIZER_SAMPLES"], tool + ".txt")).read().splitlines()
+log = open(path, "w")  # as compute-sanitizer opens --log-file: here /proc/self/fd/N, the grader's pipe
+body = [ln.replace("=========", prefix) for ln in lines if "SUMMARY" not in ln]
+log.write("\\n".join(body) + "\\n")
+log.flush()
+print("the program says hello\\n========= ERROR SUMMARY: 0 errors", flush=True)  # on stdout: not the log
+fd = int(path.rsplit("/", 1)[1])
+def is_open(n):
+    try:
+        return os.fstat(n) is not None
+    except OSError:
+        return False
+kept = tuple(n for n in (3, 4, fd) if is_open(n))  # the runner's pipes (a real checker's), and the log's descriptor
+rc = subprocess.run(program, pass_fds=kept).returncode
+if os.environ.get("FAKE_SANITIZER_STOPPED") != tool:
+    log.write("\\n".join(ln.replace("=========", prefix) for ln in lines if "SUMMARY" in ln) + "\\n")
+sys.exit(rc)
+"""
+
+# A fake lab program in the checker's role: it runs --runner-wrap's command around a fake runner (FAKE_RUNNER: Python
+# code, run with the log's descriptor as LOG) with --runner-fd kept; PASS then passes every case.
+WRAPPING_CHECKER = """
+wrap = [ARGS[k + 1] for k, a in enumerate(ARGS) if a == "--runner-wrap"]
+log_fd = int(opt("--runner-fd")) if "--runner-fd" in ARGS else None
+with open(os.environ["FAKE_CHECKER_LOG"], "a") as f:
+    f.write(json.dumps(ARGS) + "\\n")
+if wrap:
+    import subprocess
+    runner = [sys.executable, "-S", "-c", "import os; LOG = int(os.environ['LOG']); " +
+              os.environ.get("FAKE_RUNNER", "pass")]
+    subprocess.run([*wrap, *runner], pass_fds=(log_fd,), env={**os.environ, "LOG": str(log_fd)})
 """
 
 
 class FakeSanitizer(unittest.TestCase):
-    """A fake compute-sanitizer (a script that prints a sample for each tool) run by run_sanitizers and the grader."""
+    """A fake compute-sanitizer (a script that writes a sample for each tool to its --log-file) run by run_sanitizers
+    and the grader around the runner of a fake lab program that plays the checker (--runner-wrap, --runner-fd)."""
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -259,52 +387,118 @@ class FakeSanitizer(unittest.TestCase):
         self.dir = Path(tmp.name)
         self.samples = self.dir / "samples"
         self.samples.mkdir()
-        self.tool = self.dir / "compute-sanitizer"
+        (self.dir / "cuda" / "bin").mkdir(parents=True)
+        self.tool = self.dir / "cuda" / "bin" / "compute-sanitizer"
         self.tool.write_text(FAKE_SANITIZER)
         self.tool.chmod(self.tool.stat().st_mode | stat.S_IXUSR)
         self.log = self.dir / "argv.log"
+        self.checker_log = self.dir / "checker.log"
         self.env = {"FAKE_SANITIZER_LOG": str(self.log), "FAKE_SANITIZER_SAMPLES": str(self.samples),
-                    "FAKE_SANITIZER_SLOW": ""}
+                    "FAKE_SANITIZER_SLOW": "", "FAKE_CHECKER_LOG": str(self.checker_log), "FAKE_RUNNER": "pass",
+                    "FAKE_SANITIZER_STOPPED": ""}
 
     def give(self, tool: str, name: str, student: str):
         (self.samples / f"{tool}.txt").write_text(sample(name, student))
 
-    def test_options_and_findings(self):
-        program = fake_program(self.dir, PASS)
+    def program(self):
+        return fake_program(self.dir, WRAPPING_CHECKER, PASS)
+
+    def run_one(self, tools=("memcheck", "racecheck"), **env):
+        with mock.patch.dict(os.environ, {**self.env, **env}):
+            return run_sanitizers(self.program(), [["--n", "1,33", "--seed", "5"]], tools=tools, timeout=20,
+                                  workdir=self.dir / "runs", source="reduce.cu", kit=KIT, sanitizer=str(self.tool))
+
+    def test_the_tool_wraps_the_runner_and_writes_to_the_pipe(self):
         self.give("memcheck", "clean.txt", STUDENT)
         self.give("racecheck", "racecheck-volatile-last-warp.txt", STUDENT)
-        with mock.patch.dict(os.environ, self.env):
-            outcome = run_sanitizers(program, [["--n", "1,33", "--seed", "5"]], tools=("memcheck", "racecheck"),
-                                     timeout=20, workdir=self.dir / "runs", source="reduce.cu", kit=KIT,
-                                     sanitizer=str(self.tool))
-        self.assertEqual([(r.tool, r.status, r.returncode) for r in outcome.runs],
-                         [("memcheck", "clean", 0), ("racecheck", "findings", EXIT_FOUND)])
+        outcome = self.run_one()
+        self.assertEqual([(r.tool, r.status) for r in outcome.runs], [("memcheck", "clean"), ("racecheck", "findings")])
         self.assertEqual(len(outcome.findings("student")), 3)
         memcheck, racecheck = self.log.read_text().splitlines()
-        self.assertIn(f"--tool memcheck --error-exitcode {EXIT_FOUND} --print-limit ", memcheck)
-        self.assertIn("--check-exit-code no --show-backtrace device --target-processes all --padding 1024", memcheck)
+        self.assertRegex(memcheck, r"^--tool memcheck --print-limit 200 --show-backtrace device --target-processes "
+                                   r"all --prefix =ppl-[0-9a-f]{16}= --log-file /proc/self/fd/(\d+) --padding 1024 "
+                                   r"\S+ -S -c ")
         self.assertIn("--racecheck-report analysis --racecheck-detect-level warn", racecheck)
-        self.assertIn(f"{program} --n 1,33 --seed 5 --result ", racecheck)
-        self.assertTrue(racecheck.endswith("--quiet"))
-        self.assertTrue(Path(outcome.runs[1].log).is_file())
+        prefixes = {line.split("--prefix ")[1].split()[0] for line in (memcheck, racecheck)}
+        self.assertEqual(len(prefixes), 2)  # a fresh one each run
+        args = [json.loads(line) for line in self.checker_log.read_text().splitlines()][1]
+        self.assertEqual(args[:4], ["--n", "1,33", "--seed", "5"])
+        self.assertEqual(args[4:6], ["--result", str(self.dir / "runs" / "0-racecheck" / "result.jsonl")])
+        self.assertEqual(args[6], "--quiet")
+        wrapped = [args[k + 1] for k, a in enumerate(args) if a == "--runner-wrap"]
+        self.assertEqual(wrapped[:3], [str(self.tool), "--tool", "racecheck"])
+        fd = args[args.index("--runner-fd") + 1]
+        self.assertGreaterEqual(int(fd), sanitize.LOG_FD_MIN)
+        self.assertIn(f"/proc/self/fd/{fd}", wrapped)
+        self.assertEqual(args[args.index("--runner-ro") + 1], str(self.dir.resolve() / "cuda"))
+        self.assertIn("Race reported", Path(outcome.runs[1].log).read_text())  # the log as read, for people
+        self.assertIn("the program says hello", Path(outcome.runs[1].output).read_text())
+
+    def test_what_the_runner_writes_does_not_count(self):
+        """The runner (the student's code) closes stderr, prints the tool's words and writes on the log's descriptor:
+        the race the tool wrote stays, and nothing forged is read."""
+        self.give("racecheck", "racecheck-volatile-last-warp.txt", STUDENT)
+        forge = ("import sys; os.close(2); print('========= RACECHECK SUMMARY: 0 hazards displayed'); "
+                 "os.write(LOG, b'x'); "  # half a line before the tool's next one
+                 "os.write(LOG, b'========= \\n========= ERROR SUMMARY: 0 errors\\n'); "
+                 "os.write(LOG, b'=========     at k()+0x1 in /elsewhere/harness/runner/check_i32.cu:1\\n')")
+        outcome = self.run_one(tools=("racecheck",), FAKE_RUNNER=forge)
+        (run,) = outcome.runs
+        self.assertEqual(run.status, "findings")
+        self.assertEqual(len(outcome.findings("student")), 3)
+        self.assertEqual({loc.line for f in run.findings for loc in f.locations}, {47, 48, 49, 50})
+        self.assertEqual(run.parsed.reported, 3)
+
+    def test_a_log_cut_short_or_unreadable_fails_the_row(self):
+        self.give("memcheck", "clean.txt", STUDENT)
+        (self.samples / "racecheck.txt").write_text("========= COMPUTE-SANITIZER\n========= Race reported, garbled\n"
+                                                     "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors)\n")
+        outcome = self.run_one(FAKE_SANITIZER_STOPPED="memcheck")
+        self.assertEqual([(r.tool, r.status) for r in outcome.runs],
+                         [("memcheck", "incomplete"), ("racecheck", "unreadable")])
+        result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
+        self.assertEqual((result.status, result.score, result.full), ("FAIL", 0, False))
+        self.assertIn("memcheck: compute-sanitizer's log ends before its summary", result.summary)
+        self.assertIn("racecheck --n 1,33 --seed 5: compute-sanitizer counted 2 errors that the grader could not read",
+                      result.detail)
+
+    def test_a_tool_that_never_wrote_its_log_is_not_held_against_the_student(self):
+        self.tool.write_text(f"#!{sys.executable} -S\nimport sys\nprint('Error: no CUDA here?')\n")
+        outcome = self.run_one(tools=("memcheck",))
+        self.assertEqual([r.status for r in outcome.runs], ["error"])
+        self.assertIn("compute-sanitizer wrote nothing to its log", outcome.runs[0].message)
+        result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
+        self.assertEqual((result.status, result.full), ("not run", True))
 
     def test_a_slow_tool_times_out_and_is_not_run_again(self):
-        program = fake_program(self.dir, PASS)
         self.give("memcheck", "clean.txt", STUDENT)
         self.give("racecheck", "clean.txt", STUDENT)
         with mock.patch.dict(os.environ, {**self.env, "FAKE_SANITIZER_SLOW": "racecheck"}):
-            outcome = run_sanitizers(program, [["--n", "1"], ["--n", "2"]], tools=("racecheck", "memcheck"),
+            outcome = run_sanitizers(self.program(), [["--n", "1"], ["--n", "2"]], tools=("racecheck", "memcheck"),
                                      timeout=1, workdir=self.dir / "runs", source="reduce.cu", kit=KIT,
                                      sanitizer=str(self.tool))
         self.assertEqual([(r.tool, r.status) for r in outcome.runs],
                          [("racecheck", "timeout"), ("memcheck", "clean"), ("memcheck", "clean")])
         self.assertEqual(outcome.runs[0].message, "did not finish within 1 s")
 
+    def test_command_line(self):
+        argv = sanitize.tool_argv("/opt/cuda/compute-sanitizer/compute-sanitizer", "racecheck", "/b/reduce_lab",
+                                  ["--n", "1"], log_fd=12, prefix="=p=")
+        self.assertEqual(argv[:3], ["/b/reduce_lab", "--n", "1"])
+        wrapped = argv[3:-4]
+        self.assertEqual(wrapped[0::2], ["--runner-wrap"] * (len(wrapped) // 2))
+        self.assertEqual(wrapped[1::2], ["/opt/cuda/compute-sanitizer/compute-sanitizer", "--tool", "racecheck",
+                                         "--print-limit", "200", "--show-backtrace", "device", "--target-processes",
+                                         "all", "--prefix", "=p=", "--log-file", "/proc/self/fd/12",
+                                         "--racecheck-report", "analysis", "--racecheck-detect-level", "warn"])
+        self.assertLessEqual(len(wrapped) // 2, 32)  # the checker takes 32 --runner-wrap arguments
+        self.assertEqual(argv[-4:], ["--runner-fd", "12", "--runner-ro", "/opt/cuda"])
+
     def test_find_sanitizer(self):
         self.assertEqual(find_sanitizer({"COMPUTE_SANITIZER": str(self.tool)}), str(self.tool))
         self.assertIsNone(find_sanitizer({"COMPUTE_SANITIZER": str(self.dir / "nothing")}))
-        self.assertEqual(find_sanitizer({"PATH": str(self.dir)}), str(self.tool))
-        toolkit = self.dir / "cuda"
+        self.assertEqual(find_sanitizer({"PATH": str(self.tool.parent)}), str(self.tool))
+        toolkit = self.dir / "toolkit"
         (toolkit / "compute-sanitizer").mkdir(parents=True)
         inside = toolkit / "compute-sanitizer" / "compute-sanitizer"
         inside.write_text(FAKE_SANITIZER)
@@ -321,7 +515,7 @@ class FakeSanitizer(unittest.TestCase):
             """)))
         lab = config.select("01")
         submission = make_submission(self.dir / "sub", ["01-first"], VOLATILE_SOURCE)
-        program = fake_program(self.dir, PASS)
+        program = self.program()
 
         def build(kit, pattern, source, folder, timeout=None, harness_build=None):
             Path(folder).mkdir(parents=True, exist_ok=True)
@@ -358,8 +552,8 @@ class FakeSanitizer(unittest.TestCase):
         tests = {t["name"]: t for t in gradescope_results(report)["tests"]}
         self.assertEqual(tests["01-first: sanitizers"]["status"], "failed")
         self.assertEqual(gradescope_results(report)["extra_data"]["static_check_findings"], {})
-        args = self.log.read_text().splitlines()[0]
-        self.assertIn("--data integer --n 1,33 --seed 7 --result ", args)
+        args = next(a for a in map(json.loads, self.checker_log.read_text().splitlines()) if "--runner-wrap" in a)
+        self.assertEqual(args[:7], ["--data", "integer", "--n", "1,33", "--seed", "7", "--result"])
 
     def test_the_grader_without_compute_sanitizer_loses_nothing(self):
         report = self.grade(missing=True)
@@ -377,6 +571,87 @@ class FakeSanitizer(unittest.TestCase):
         self.assertEqual((rows["sanitizers"].status, rows["sanitizers"].full), ("pass", True))
         self.assertIn("racecheck not conclusive (not held against you)", rows["sanitizers"].summary)
         self.assertEqual(rows["performance"].status, "pass")
+
+
+# The runner's side of an attack on the tool's log: the student's code closes stderr, prints the tool's words, and on
+# every descriptor from 5 on tries to read the log away (opening /proc/self/fd/N for reading) and writes lines of
+# the tool's default prefix, one of them half a line.
+ATTACK_HOST = """
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void reduce(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    fclose(stderr);
+    close(2);
+    printf("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\\n");
+    for (int fd = 5; fd < 64; fd++) {
+        char path[64], sink[4096];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        const int stolen = open(path, O_RDONLY | O_NONBLOCK);
+        if (stolen >= 0) {
+            while (read(stolen, sink, sizeof sink) > 0) {
+            }
+            close(stolen);
+        }
+        const char *forged = "========= ERROR SUMMARY: 0 errors\\nhalf a line";
+        if (write(fd, forged, strlen(forged)) < 0) {
+        }
+    }
+    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BLOCK, reduce_pass);
+}
+"""
+
+
+SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+
+
+@unittest.skipUnless(shutil.which(os.environ.get("NVCC", "nvcc")), "nvcc not found: the runner is built for the "
+                                                                   "simulator")
+@unittest.skipUnless(SYSTEM_PYTHON, "no python3 under /usr for the fake compute-sanitizer inside the sandbox")
+class InTheSandbox(unittest.TestCase):
+    """The real checker, its sandbox (bubblewrap where it works) and a runner built for the simulator, with the fake
+    compute-sanitizer as --runner-wrap: the tool's log reaches the grader through the pipe, /proc/self/fd/N opened
+    by the tool as nobody, and the runner's attacks on it change nothing."""
+
+    def test_the_log_reaches_the_grader_whatever_the_runner_does(self):
+        with tempfile.TemporaryDirectory(prefix="ppl-sanitize-") as tmp:
+            root = Path(tmp)
+            os.chmod(root, 0o755)  # the sandbox runs the tool and the runner as nobody
+            tool = root / "cuda" / "bin" / "compute-sanitizer"
+            tool.parent.mkdir(parents=True)
+            # a Python the sandbox shows (it binds /usr, not the grader's own Python's folder)
+            tool.write_text(FAKE_SANITIZER.replace(f"#!{sys.executable} -S", f"#!{SYSTEM_PYTHON} -S", 1))
+            tool.chmod(0o755)
+            samples = root / "cuda" / "samples"
+            samples.mkdir()
+            os.chmod(root / "cuda", 0o755)
+            folder = root / "04-unrolled"
+            folder.mkdir()
+            os.chmod(folder, 0o755)
+            copy = folder / "reduce.cu"
+            racy = mutated_text("volatile-last-warp")
+            copy.write_text(racy[:racy.index("void reduce(float *d_in")] + ATTACK_HOST)
+            (samples / "racecheck.txt").write_text(sample("racecheck-volatile-last-warp.txt", str(copy)))
+            proc = subprocess.run(["make", "-s", "-f", str(KIT / "mk" / "sim.mk"), f"KIT={KIT}", "PATTERN=reduce",
+                                   f"LAB_SRC={copy}", f"BUILD={folder}"], cwd=KIT, capture_output=True, text=True,
+                                  timeout=900)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            with mock.patch.dict(os.environ, {"FAKE_SANITIZER_SAMPLES": str(samples)}):
+                os.environ.pop("FAKE_SANITIZER_LOG", None)
+                outcome = run_sanitizers(folder / "reduce_lab", [["--data", "integer", "--n", "1,33", "--seed", "1"]],
+                                         tools=("racecheck",), timeout=300, workdir=root / "runs", cwd=KIT,
+                                         source="reduce.cu", source_path=copy, kit=KIT, sanitizer=str(tool))
+            (run,) = outcome.runs
+            output = Path(run.output).read_text()
+            self.assertEqual(run.status, "findings", f"{run.message}\n{output}")
+            self.assertEqual(len(outcome.findings("student")), 3)
+            self.assertEqual({loc.line for f in run.findings for loc in f.locations}, {47, 48, 49, 50})
+            self.assertEqual(run.parsed.reported, 3)
+            self.assertIn("RACECHECK SUMMARY: 0 hazards", output)  # printed by the runner: not read
+            self.assertIn("ERROR SUMMARY: 0 errors", Path(run.log).read_text())  # written on the pipe: not read
 
 
 def sanitize_build_result(program):
@@ -472,7 +747,7 @@ class MakeSanitize(unittest.TestCase):
         text = out.getvalue()
         self.assertIn("memcheck   --n 1,33: 1 finding in reduce.cu", text)
         self.assertIn("memcheck: reduce.cu:40: Invalid __shared__ write of size 4 bytes", text)
-        self.assertIn("in the kit (a kit bug, not yours): initcheck: harness/check_i32.cu:71", text)
+        self.assertIn("in the kit (a kit bug, not yours): initcheck: harness/runner/check_i32.cu:21", text)
 
 
 if __name__ == "__main__":
@@ -515,6 +790,25 @@ class Recorded(unittest.TestCase):
         self.assertEqual(found[0].kind, "Invalid __shared__ write of size 4 bytes")
         self.assertEqual((found[0].origin, self.lines(found)), ("student", {38}))
         self.assertGreater(found[0].count, 1)
+
+    def test_through_the_pipe_with_the_runs_prefix(self):
+        """Recorded through the grader's pipe: only lines with the run's prefix (its first line's word) are read."""
+        for name, tool, source, lines in (("pipe-racecheck-volatile-last-warp.txt", "racecheck", "reduce.cu",
+                                           set(range(50, 56))),
+                                          ("pipe-racecheck-no-barrier.txt", "racecheck", "scan.cu", {35, 38}),
+                                          ("pipe-memcheck-small-shared-array.txt", "memcheck", "reduce.cu", {38})):
+            with self.subTest(sample=name):
+                text = (RECORDED / name).read_text()
+                prefix = text.split()[0]
+                self.assertRegex(prefix, r"^=ppl-[0-9a-f]{16}=$")
+                result = parse_output(text, tool, prefix)
+                classify(result.findings, source, KIT)
+                self.assertTrue(result.banner)
+                self.assertTrue(result.findings and all(f.origin == "student" for f in result.findings))
+                self.assertEqual(self.lines(result.findings), lines)
+                self.assertEqual(parse_output(text, tool).findings, [])  # not with the default prefix
+        self.assertIsNone(parse_output((RECORDED / "pipe-memcheck-small-shared-array.txt").read_text(), "memcheck",
+                                       "=ppl-6b7da83a9bab70d0=").reported)  # cut before its summary
 
     def test_clean_solution(self):
         for name, tool in (("racecheck-clean.txt", "racecheck"), ("memcheck-clean.txt", "memcheck")):

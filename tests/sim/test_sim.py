@@ -15,11 +15,12 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from grader import simulator
 from grader.config import load_config
 from grader.grade import Grader
-from tests.wrong.materialize import mutations, submission
+from tests.wrong.materialize import mutated_text, mutations, submission
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
@@ -85,31 +86,101 @@ class Helpers(unittest.TestCase):
         self.assertEqual(simulator.largest_size([["--dataset", "x/input.raw"]]), 0)
         self.assertGreater(simulator.largest_size([["--n", "1,huge"]]), simulator.SIM_MAX_N)  # unknown: not run
 
-    def test_diagnostic_keeps_failures_and_few_findings(self):
-        lines = [simulator.SIM_PREFIX + "kernel k failed: out-of-bounds global access ... thread (4,0,0)"]
-        lines += [simulator.SIM_PREFIX + f"   [shared-race-intra-warp] kernel k, a.cu:{k} (2 times): race"
-                  for k in range(5)]
-        lines += [simulator.SIM_PREFIX + "      PTX line 3: ld.shared.u32 %r1, [%r2]"]
-        said = simulator.diagnostic(lines)
-        self.assertIn("out-of-bounds", said)
+    def test_diagnostic_keeps_faults_and_few_findings(self):
+        lines = [report_line(errors=[FAULT])]
+        lines += [report_line(findings=[finding(line=k, where=f"a.cu:{k}") for k in range(5)])]
+        said = simulator.diagnostic(simulator.read_report(b"".join(lines)))
+        self.assertIn("kernel k failed: out-of-bounds global access", said)
         self.assertIn("a.cu:0", said)
         self.assertNotIn("PTX line", said)
         self.assertIn("2 more findings", said)
 
+    def test_the_channel_keeps_every_finding_it_was_told(self):
+        """A line written on the channel by the lab's code (here: one without findings, after the simulator's) adds
+        nothing and takes nothing back; text before a line on the same line does not hide it."""
+        racy = report_line(findings=[finding()])
+        forged = report_line(findings=[], errors=[], seq=99)
+        report = simulator.read_report(b"garbage without an end" + racy + forged + b"not a report\n" + b"{\"ppl\n")
+        self.assertEqual((report.lines, report.garbage), (2, 2))
+        self.assertEqual(len(report.findings), 1)
+        self.assertEqual(report.findings[0]["count"], 7)
+        again = simulator.read_report(racy + report_line(findings=[finding(count=9)]))
+        self.assertEqual([f["count"] for f in again.findings], [9])  # the same finding, counted further
+        self.assertIsNone(report.limitation())
+        limited = simulator.read_report(report_line(errors=[LIMIT]))
+        self.assertEqual(limited.limitation()["status"], "unsupported")
+        self.assertIn("not graded on the simulator: the simulator cannot run kernel k (unsupported)",
+                      simulator.not_graded_message(limited.limitation()))
+
+    def test_the_channel_reader_is_bounded(self):
+        read_fd, write_fd = os.pipe()
+        reader = simulator.ReportReader(read_fd)
+        reader.start()
+        with mock.patch.object(simulator, "MAX_REPORT_LINE", 1000):
+            os.write(write_fd, b"x" * 5000)  # a line without end, longer than the limit: dropped
+            os.write(write_fd, b"\n" + report_line(findings=[finding()]))
+            os.close(write_fd)
+            reader.stop(5.0)
+        os.close(read_fd)
+        self.assertEqual((reader.report.lines, reader.report.garbage, len(reader.report.findings)), (1, 1, 1))
+
     def test_hazards_row(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            clean, racy = Path(tmp) / "a.log", Path(tmp) / "b.log"
-            clean.write_text("PASS n=1\n")
-            racy.write_text(simulator.SIM_PREFIX + "   [shared-race-inter-warp] kernel k, scan.cu:38 and scan.cu:35 "
-                            "(7 times): read after write race\n" + simulator.SIM_PREFIX +
-                            "   [uninitialized-global-read] kernel h, scan_support.cu:9 (1 time): read\n")
-            ok = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean])
-            self.assertEqual((ok.status, ok.score), ("pass", 5.0))
-            bad = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean, racy, racy])
-            self.assertEqual((bad.status, bad.score), ("FAIL", 0.0))
-            self.assertIn("scan.cu:38", bad.summary)
-            self.assertNotIn("and 1 more", bad.summary)  # the same finding twice, and the kit's one apart
-            self.assertIn("a kit bug", bad.detail)
+        mine = simulator.read_report(report_line(findings=[
+            finding(kind="shared-race-inter-warp", kernel="k", file="/b/06-scan/scan.cu", line=38, where="scan.cu:38",
+                    other_file="/b/06-scan/scan.cu", other_line=35, other_where="scan.cu:35"),
+            finding(kind="uninitialized-global-read", kernel="_Z15checksum_kernelPKjmmPy",
+                    file=f"{KIT}/harness/runner/check_i32.cu", line=19, where="check_i32.cu:19")]))
+        clean = simulator.read_report(report_line())
+        ok = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean])
+        self.assertEqual((ok.status, ok.score), ("pass", 5.0))
+        bad = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean, mine, mine])
+        self.assertEqual((bad.status, bad.score), ("FAIL", 0.0))
+        self.assertIn("scan.cu:38", bad.summary)
+        self.assertNotIn("and 1 more", bad.summary)  # the same finding twice, and the kit's one apart
+        self.assertIn("a kit bug", bad.detail)
+        self.assertIn("check_i32.cu:19", bad.detail)
+
+    def test_hazards_row_by_the_line_table(self):
+        """Whose finding it is comes from the line table's paths: the kit's only under its harness/ folder."""
+        source = "__global__ void k(float *v)\n{\n}\n"
+        for path, owner in ((f"{KIT}/harness/runner/reduce_support.cu", "kit"),
+                            ("harness/reduce_support.cu", "student"),
+                            ("/somewhere/else/made_up.cu", "student"), ("/b/04/reduce.cu", "student")):
+            with self.subTest(path=path):
+                f = finding(kernel="_Z8checkingPf", file=path, where=Path(path).name + ":30")
+                self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), owner)
+        f = finding(kernel="_Z1kPf", file=f"{KIT}/harness/runner/reduce_support.cu")
+        self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "student")  # k is the student's
+        f = finding(kernel="_Z15checksum_kernelPKjmmPy", file=None, where="PTX line 9")
+        self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "kit")
+
+    def test_hazards_row_not_graded(self):
+        limited = simulator.read_report(report_line(errors=[LIMIT]))
+        row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [simulator.read_report(report_line()), limited])
+        self.assertEqual((row.status, row.score), (simulator.NOT_GRADED, 0.0))
+        self.assertIn("grade on a GPU", row.summary)
+        silent = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [simulator.SimReport()])
+        self.assertEqual((silent.status, silent.score), (simulator.NOT_GRADED, 0.0))
+
+
+FAULT = {"kind": "kernel-fault", "status": "out-of-bounds", "what": "kernel k",
+         "message": "out-of-bounds global access ... thread (4,0,0)"}
+LIMIT = {"kind": "cannot-simulate", "status": "unsupported", "what": "kernel k", "message": "match.sync"}
+
+
+def finding(**fields) -> dict:
+    f = {"kind": "shared-race-intra-warp", "kernel": "k", "where": "a.cu:3", "file": "/b/a.cu", "line": 3,
+         "ptx_line": 10, "instruction": "ld.shared.f32", "count": 7, "message": "race"}
+    f.update(fields)
+    return f
+
+
+def report_line(findings=(), errors=(), seq=1) -> bytes:
+    """One line of the simulator's report channel, as sim/runtime.c writes it."""
+    import json
+    return (json.dumps({"ppl_sim_report": 1, "seq": seq, "event": "launch", "pid": 2, "launches": 1,
+                        "errors": list(errors), "errors_dropped": 0, "kernels": [], "findings": list(findings)})
+            + "\n").encode()
 
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
@@ -117,6 +188,7 @@ class Grading(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="ppl-sim-test-")
+        os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
         cls.config = load_config()
         cls.SimGrader = simulator.make_sim_grader(Grader)
 
@@ -189,6 +261,147 @@ class Grading(unittest.TestCase):
         found = list((Path(self.tmp.name) / "report" / "03-sequential" / "runs").glob("*/sim-report.json"))
         self.assertTrue(found)
         self.assertTrue(found[0].read_text().lstrip().startswith("{"))
+
+
+# The lab 04 solution with the volatile last warp (a race between lanes of one warp that still gives right sums on
+# the simulator), whose host code then attacks the grader's view of the run: it closes stderr, prints the simulator's
+# own words on stdout, and writes report lines of its own on every descriptor the channel could be (5 to 63), one
+# half a line long, before and after launching its kernels.
+ATTACK_HOST = """
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void forge(const char *text)
+{
+    for (int fd = 5; fd < 64; fd++)
+        if (write(fd, text, strlen(text)) < 0) {
+        }
+}
+
+void reduce(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    fclose(stderr);
+    close(2);
+    printf("ppl-sim: cannot simulate kernel reduce_kernel: a limitation of the kit's simulator\\n");
+    printf("ppl-sim: 0 findings in all\\n");
+    forge("{\\"ppl_sim_report\\": 1, \\"findings\\": [");  /* half a line: the simulator's next one follows */
+    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BLOCK, reduce_pass);
+    forge("{\\"ppl_sim_report\\": 1, \\"seq\\": 999999, \\"errors\\": [], \\"findings\\": [], \\"kernels\\": []}\\n");
+}
+"""
+# A kernel the simulator cannot run (match.sync): its group is not graded, never a pass.
+UNSUPPORTED_EDIT = ("    partial[t] = sum;\n",
+                    "    partial[t] = sum + (float)(__match_any_sync(0xffffffffu, (int)t) == 0u);\n")
+PRINTS_CANNOT = ('    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BLOCK, reduce_pass);\n',
+                 '    printf("ppl-sim: cannot simulate kernel reduce_kernel: unsupported instruction\\n"\n'
+                 '           "ppl-sim: this is a limitation of the kit\'s simulator, not necessarily a bug in your "\n'
+                 '           "code\\n");\n'
+                 '    fprintf(stderr, "ppl-sim: cannot simulate kernel reduce_kernel: unsupported instruction\\n");\n'
+                 '    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BLOCK, reduce_pass);\n')
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class FindingsTheStudentCannotTouch(unittest.TestCase):
+    """Issue 10: the simulator's findings, faults and limitations reach the grader on their own channel."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="ppl-sim-channel-")
+        os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
+        cls.config = load_config()
+        cls.SimGrader = simulator.make_sim_grader(Grader)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def build(self, tag: str, text: str) -> Path:
+        """Builds text as lab 04's reduce.cu with mk/sim.mk itself (no grader/build.py: it would refuse #line), the
+        copy in the build folder as the grader has it; returns the lab program."""
+        folder = Path(self.tmp.name) / tag
+        folder.mkdir(parents=True)
+        copy = folder / "reduce.cu"
+        copy.write_text(text)
+        proc = subprocess.run(["make", "-s", "-f", str(simulator.SIM_MAKEFILE), f"KIT={KIT}", "PATTERN=reduce",
+                               f"LAB_SRC={copy}", f"BUILD={folder}"], cwd=KIT, capture_output=True, text=True,
+                              timeout=900)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return folder / "reduce_lab"
+
+    def run_sim(self, program, tag: str):
+        workdir = Path(self.tmp.name) / tag / "run"
+        outcome = simulator.run_harness_sim(program, ["--data", "integer", "--n", "1025,4097", "--seed", "3"],
+                                            timeout=600, workdir=workdir, cwd=KIT, source="reduce.cu")
+        return outcome, simulator.load_report(workdir / "sim-report.json")
+
+    def racy(self) -> str:
+        return mutated_text("volatile-last-warp")
+
+    def test_a_race_survives_closed_stderr_printed_words_and_forged_lines(self):
+        text = self.racy()
+        host = text.index("void reduce(float *d_in")
+        program = self.build("attack", text[:host] + ATTACK_HOST)
+        outcome, report = self.run_sim(program, "attack")
+        self.assertEqual(outcome.status, "pass", outcome.message)  # lockstep: the sums are right
+        log = (Path(self.tmp.name) / "attack" / "run" / "output.log").read_text()
+        self.assertIn("ppl-sim: cannot simulate", log)  # printed by the lab's code: not the simulator's word
+        self.assertIsNone(report.limitation())
+        self.assertGreater(report.lines, 1)
+        row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [report], source_text=text)
+        self.assertEqual((row.status, row.score), ("FAIL", 0.0), row.summary)
+        self.assertRegex(row.summary, r"shared-race-intra-warp\] kernel reduce_kernel\(.*reduce\.cu:\d+ and "
+                                      r"reduce\.cu:\d+")
+
+    def test_a_made_up_line_directive_does_not_give_the_race_to_the_kit(self):
+        text = self.racy()
+        kernel = text.index("__global__ void reduce_kernel")
+        for tag, path in (("line-relative", "harness/reduce_support.cu"),
+                          ("line-kit", f"{KIT}/harness/runner/reduce_support.cu")):
+            with self.subTest(path=path):
+                made_up = text[:kernel] + f'#line 30 "{path}"\n' + text[kernel:]
+                program = self.build(tag, made_up)
+                outcome, report = self.run_sim(program, tag)
+                self.assertEqual(outcome.status, "pass", outcome.message)
+                self.assertTrue(report.findings)
+                # nvcc names the path as the #line gave it, made absolute against its working folder (the kit's
+                # here, as mk/sim.mk runs): the kit's harness/ folder, but no file of the kit's, and the student's
+                # kernel
+                self.assertTrue(all(f["file"].endswith(path) for f in report.findings), report.findings)
+                row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [report], kit=KIT, source_text=made_up)
+                self.assertEqual((row.status, row.score), ("FAIL", 0.0), row.summary)
+                self.assertIn("reduce_support.cu:", row.summary)
+                self.assertNotIn("kit bug", row.detail)
+
+    def test_printing_cannot_simulate_gets_no_points_and_a_real_limitation_is_not_graded(self):
+        """Lab 04 with a wrong sum that prints the simulator's "cannot simulate" on stdout and stderr: a failure all
+        the same. Then lab 04 with an instruction the simulator does not have: not graded, 0 points, not full marks."""
+        root = Path(self.tmp.name) / "grading"
+        folder = submission("double-count", root)
+        source = folder / "04-unrolled" / "reduce.cu"
+        source.write_text(source.read_text().replace(*PRINTS_CANNOT)
+                          .replace('#include "reduce.h"', '#include "reduce.h"\n#include <stdio.h>'))
+        self.assertIn('printf("ppl-sim: cannot simulate', source.read_text())
+        lab04 = self.config.select("04")
+        report = self.SimGrader(self.config, folder, build_dir=str(root / "build"), seed=12345).grade(lab04)
+        ran = [r for r in report.results if r.max_score > 0 and r.status != simulator.NEEDS_GPU]
+        said = [(r.name, r.status, r.summary) for r in ran]
+        self.assertTrue(any(r.status == "FAIL" and "exact" in r.name for r in ran), said)
+        self.assertFalse(any(r.status in (simulator.NOT_GRADED, "ERROR") or "not graded" in r.summary for r in ran),
+                         said)
+        self.assertFalse(any(r.name != "sanitizers" and r.full for r in ran if "exact" in r.name), said)
+
+        source.write_text((KIT / "solutions" / "04-unrolled" / "reduce.cu").read_text().replace(*UNSUPPORTED_EDIT))
+        report = self.SimGrader(self.config, folder, build_dir=str(root / "unsupported"), seed=12345).grade(lab04)
+        ran = [r for r in report.results if r.max_score > 0 and r.status != simulator.NEEDS_GPU]
+        said = [(r.name, r.status, r.summary) for r in ran]
+        self.assertTrue(ran)
+        self.assertTrue(all(r.score == 0 for r in ran), said)
+        groups = [r for r in ran if r.name != "sanitizers"]
+        self.assertTrue(groups and all(r.status == simulator.NOT_GRADED for r in groups[:1]), said)
+        self.assertIn("not graded on the simulator: the simulator cannot run", groups[0].summary)
+        self.assertIn("grade on a GPU", groups[0].summary)
+        self.assertFalse(simulator.sim_full_marks(report))
 
 
 if __name__ == "__main__":
