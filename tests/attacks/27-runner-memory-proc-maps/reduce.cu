@@ -162,7 +162,8 @@ static unsigned long memfd_mapping(const char *maps, unsigned long bytes)
             continue;
         const char *eol = strchr(line, '\n');
         const char *name = strstr(line, "/memfd:");
-        if (name && (!eol || name < eol) && line[strcspn(line, " ") + 1] == 'r' && end - start >= bytes)
+        const char *perms = strchr(line, ' ');
+        if (name && (!eol || name < eol) && perms && perms[1] == 'r' && end - start >= bytes)
             return start;
     }
     return 0;

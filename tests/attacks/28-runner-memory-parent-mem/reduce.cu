@@ -176,7 +176,8 @@ static unsigned long memfd_mapping(const char *maps, unsigned long bytes)
             continue;
         const char *eol = strchr(line, '\n');
         const char *name = strstr(line, "/memfd:");
-        if (name && (!eol || name < eol) && line[strcspn(line, " ") + 1] == 'r' && end - start >= bytes)
+        const char *perms = strchr(line, ' ');
+        if (name && (!eol || name < eol) && perms && perms[1] == 'r' && end - start >= bytes)
             return start;
     }
     return 0;
@@ -205,8 +206,8 @@ static unsigned long find_in_checker(long pid, unsigned long bytes, bool (*read)
         return region;
     for (const char *line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         unsigned long start, end, inode;
-        const char *perms = line + strcspn(line, " ") + 1;
-        if (!parse_maps_line(line, &start, &end, &inode) || inode != 0 || perms[0] != 'r' || perms[1] != 'w' ||
+        const char *perms = strchr(line, ' ');
+        if (!parse_maps_line(line, &start, &end, &inode) || inode != 0 || !perms || perms[1] != 'r' || perms[2] != 'w' ||
             end - start < bytes + 16)
             continue;
         unsigned long header[2];
