@@ -316,7 +316,7 @@ class Grader:
         skipped = self._skip(lab, sanitize_mod.NAME, spec.points)
         if skipped:
             return skipped
-        runs = [[*args, *lab.args, "--seed", str(self.seed)] for args in spec.runs]
+        runs = [self._args([*args, *lab.args, "--seed", str(self.seed)]) for args in spec.runs]
         copy = Path(program).parent / lab.source  # grader/build.py builds from a copy beside the program
         outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
                                 workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,

@@ -50,6 +50,7 @@ Exit status of the command: 0 no findings in the student's file; 1 findings; 2 b
 3 compute-sanitizer is not installed; 77 no CUDA device here.
 """
 import argparse
+import concurrent.futures
 import fcntl
 import functools
 import os
@@ -703,10 +704,11 @@ def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdi
 
 
 def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, source: str, source_path=None,
-                   kit=KIT, sanitizer=None, log=None) -> Outcome:
+                   kit=KIT, sanitizer=None, log=None, parallel: bool = True) -> Outcome:
     """Runs each tool on each argument list of runs and returns the Outcome. source is the student's file name;
-    source_path its copy (its lines are quoted in the report). A run that finds no device ends it; a tool that
-    times out is not run on the next argument lists."""
+    source_path its copy (its lines are quoted in the report). The tools of one argument list run side by side
+    (parallel: each is a program of its own on the same GPU), their runs kept in the order of tools. A run that finds
+    no device ends it; a tool that times out is not run on the next argument lists."""
     sanitizer = sanitizer or find_sanitizer()
     outcome = Outcome(sanitizer)
     if not sanitizer:
@@ -714,18 +716,25 @@ def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, s
     source_text = _read(source_path)
     slow = set()
     for k, args in enumerate(runs):
-        for tool in tools:
-            if tool in slow:
-                continue
+        todo = [tool for tool in tools if tool not in slow]
+
+        def one(tool, k=k, args=args):
             if log:
                 log(f"compute-sanitizer --tool {tool} {shlex.join(str(a) for a in args)}")
-            run = run_tool(sanitizer, tool, program, args, timeout=timeout, workdir=Path(workdir) / f"{k}-{tool}",
-                           cwd=cwd, source=source, kit=kit, source_text=source_text)
+            return run_tool(sanitizer, tool, program, args, timeout=timeout, workdir=Path(workdir) / f"{k}-{tool}",
+                            cwd=cwd, source=source, kit=kit, source_text=source_text)
+
+        if parallel and len(todo) > 1:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
+                done = list(pool.map(one, todo))
+        else:
+            done = [one(tool) for tool in todo]
+        for tool, run in zip(todo, done):
             outcome.runs.append(run)
-            if run.status == "no-device":
-                return outcome
             if run.status == "timeout":
                 slow.add(tool)
+        if any(run.status == "no-device" for run in done):
+            return outcome
     return outcome
 
 

@@ -186,6 +186,7 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         return PPL_LINK_SYSTEM;
     }
     l->runner = pid;
+    l->wrapped = o->num_wrap > 0;
     l->to_runner = requests[1];
     l->from_runner = replies[0];
     fcntl(l->to_runner, F_SETFL, O_NONBLOCK); /* write_timed waits with poll: a runner that stops reading cannot
@@ -521,6 +522,22 @@ void ppl_link_fail(ppl_link *l, int code)
 {
     const int result = ppl_link_report(l, code);
     unstage(l);
+    if (l->runner > 0 && l->wrapped && l->to_runner >= 0) {
+        /* a wrapping tool writes its summary when its target ends: end the runner by closing its requests, and
+         * give the tool a few seconds before the kill */
+        close(l->to_runner);
+        l->to_runner = -1;
+        for (int k = 0; k < 50 && l->runner > 0; k++) {
+            int status;
+            const pid_t done = waitpid(l->runner, &status, WNOHANG);
+            if (done == l->runner) {
+                l->wait_status = ppl_sandbox_wait_status(&l->sandbox, status);
+                l->runner = 0;
+            } else {
+                usleep(100000);
+            }
+        }
+    }
     if (l->runner > 0) {
         ppl_sandbox_kill(l->runner);
         reap(l);

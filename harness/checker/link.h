@@ -48,6 +48,7 @@ typedef struct {
     int from_runner;
     double deadline;       /* CLOCK_MONOTONIC seconds by which the runner must answer (0: none) */
     char staged[256];      /* a private folder with copies of the runner and the checker, until the runner answers */
+    int wrapped;           /* a tool (compute-sanitizer) runs the runner: it gets time to write its log at the end */
     ppl_sandbox_report sandbox; /* the layers in force */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */
