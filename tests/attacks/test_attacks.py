@@ -21,8 +21,8 @@ How each attack is graded:
     there too, from the copy's root, in a session of its own;
   - while it runs, a watcher looks at every process of the copy (its command line, working folder, executable or
     environment names the copy): one stopped (SIGSTOP, ptrace) is an escape and is resumed; more than PROCESS_CAP
-    at once is an escape; more than MEMORY_CAP of memory together, more than DISK_CAP in the attack's folder, or
-    the attack's timeout passed, and the grading is killed: the kit must set such limits itself;
+    at once is an escape; more than MEMORY_CAP (GPU_MEMORY_CAP) of memory together, more than DISK_CAP in the
+    attack's folder, or the attack's timeout passed, and the grading is killed: the kit must set such limits itself;
   - afterwards: the copy's `git status` must be clean apart from build/; the shared build and the sibling
     unchanged; results.json not rewritten 1 s after grade.py exited; no process of the copy left, nor a shell with
     parent 1 and an emptied environment started since the grading began (a shell with its environment is some other
@@ -35,8 +35,9 @@ PASS/FAIL and the escapes), then the whole table. An expected verdict says what 
 succeeds against the kit fails its test, however the kit stands today.
 
 Environment: ATTACKS_ONLY=NAME[,NAME] grades some attacks (a prefix such as 16 picks 16-...); ATTACKS_JOBS (2)
-gradings at once; ATTACKS_KIT_REF grades against a commit instead of the working tree; ATTACKS_KEEP=1 keeps the
-temporary folder. Needs nvcc (skipped, saying so, without it). About five minutes on 2 cores without a GPU.
+gradings at once; ATTACKS_KIT_REF grades against a commit instead of the working tree (or, as dir:FOLDER, against
+the kit in FOLDER); ATTACKS_KEEP=1 keeps the temporary folder. Needs nvcc (skipped, saying so, without it). About
+five minutes on 2 cores without a GPU.
 """
 import concurrent.futures
 import hashlib
@@ -70,7 +71,8 @@ WARM_UP_LABS = {"reduce.cu": "03-sequential", "scan.cu": "06-scan", "compact.cu"
 
 SIM_TIMEOUT = 120.0  # seconds a whole grading may take on the simulator, unless attacks.toml gives more
 GPU_FACTOR = 4.0  # on a GPU the groups are larger and the benchmark and compute-sanitizer run too
-MEMORY_CAP = 4 << 30  # bytes of memory (resident) all processes of the copy may use together
+MEMORY_CAP = 4 << 30  # bytes of memory (resident) all processes of the copy may use together, on the simulator
+GPU_MEMORY_CAP = 32 << 30  # on a GPU: the 2^29-element cases hold 2 GiB inputs in host memory, some of it twice
 DISK_CAP = 256 << 20  # bytes in the attack's own folder (its build, its runs' output, TMPDIR)
 PROCESS_CAP = 150  # processes of the copy alive at once
 WATCH_PERIOD = 0.1
@@ -113,9 +115,13 @@ def git(folder, *args, check=True) -> str:
 
 def copy_kit(dest: Path, ref: str | None = None) -> None:
     """dest (which must not exist) becomes a copy of the kit: the working tree's tracked and untracked (not ignored)
-    files, or the files of commit ref; then a git repository with one commit, the marker included."""
+    files, or the files of commit ref, or (ref "dir:FOLDER") every file of FOLDER but .git/ and build/; then a git
+    repository with one commit, the marker included."""
     dest.mkdir(parents=True)
-    if ref:
+    if ref and ref.startswith("dir:"):
+        shutil.copytree(Path(ref[4:]).resolve(), dest, symlinks=True, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [n for n in names if n in (".git", "build")])
+    elif ref:
         archive = subprocess.run(["git", "-C", str(KIT), "archive", ref], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     else:
@@ -377,9 +383,12 @@ class Worker:
             (out / "tmp").mkdir(parents=True)
             done = subprocess.run(self.grade_argv(self.kit / "labs", lab, out), cwd=self.kit, env=self.env(out),
                                   capture_output=True, text=True, timeout=1800)
-            if not (out / "results.json").is_file():
-                raise RuntimeError(f"warming up the kit copy: grade.py --lab {lab} on the blank labs wrote no "
-                                   f"results (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            try:
+                broken = json.loads((out / "results.json").read_text())["extra_data"]["kit_error"]
+            except (OSError, ValueError, KeyError):
+                broken = f"grade.py wrote no results (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            if broken:
+                raise RuntimeError(f"warming up the kit copy, grade.py --lab {lab} on the blank labs: {broken}")
             shutil.rmtree(out)
         self.snapshot()
         self.mtimes = {}  # the kit's files as copied: put back with their times, so that make sees nothing new
@@ -438,7 +447,7 @@ class Worker:
             out.escapes.append("results.json rewritten after grade.py exited")
 
         # processes left behind
-        left = [p for p in copy_processes(self.root, before) if p.pid != proc.pid and p.state != "Z"]
+        left = [p for p in copy_processes(self.root, before) if p.pid != proc.pid and p.state not in ("Z", "X")]
         shells = [p for pid in all_pids() - before if (p := proc_info(pid)) and p.ppid == 1 and p.comm in SHELLS
                   and p.start >= started_ticks and p.state != "Z" and p not in left and scrubbed(pid)]
         if left:
@@ -506,8 +515,8 @@ class Worker:
             if time.monotonic() - start > timeout:
                 why = f"timed out: grading took more than {timeout:g} s"
                 out.got = "timed out"
-            elif sum(p.rss for p in mine) > MEMORY_CAP:
-                why = f"memory: the processes of the copy used more than {MEMORY_CAP >> 30} GiB together"
+            elif sum(p.rss for p in mine) > (cap := GPU_MEMORY_CAP if self.gpu else MEMORY_CAP):
+                why = f"memory: the processes of the copy used more than {cap >> 30} GiB together"
             elif time.monotonic() - last_disk > 1.0:
                 last_disk = time.monotonic()
                 if folder_bytes(work) > DISK_CAP:
@@ -522,6 +531,10 @@ class Worker:
                     pass
                 kill_pids(p.pid for p in copy_processes(self.root, before - {proc.pid}))
                 proc.wait()
+                for _ in range(50):  # a process killed with gigabytes mapped takes a moment to go
+                    if not [p for p in copy_processes(self.root, before) if p.state not in ("Z", "X")]:
+                        break
+                    time.sleep(0.1)
                 break
         if stopped:
             escapes.append("stopped process(es) of the copy: " +
@@ -566,8 +579,9 @@ def run_suite(names: list, table: dict, log=print) -> dict:
     temp = Path(tempfile.mkdtemp(prefix="ppl-attacks-"))
     temp.chmod(0o755)  # mkdtemp's 0700 would keep out a sandbox that runs the lab's code as another user
     sources = [LAB_SOURCE[table[n]["lab"][:2]] for n in names]
+    source = (ref[4:] if ref.startswith("dir:") else "commit " + ref) if ref else "the working tree"
     log(f"attack suite: {len(names)} attacks, {jobs} at once, on {'a GPU' if gpu else 'the simulator'}, in "
-        f"copies of {'commit ' + ref if ref else 'the working tree'} under {temp}")
+        f"copies of {source} under {temp}")
     log(f"{'attack':<40} {'class':<14} {'expected':<15} {'got':<32} verdict")
     workers = [Worker(temp / f"w{k}", gpu, ref, log) for k in range(min(jobs, len(names)))]
     outcomes = {}
