@@ -46,7 +46,11 @@ from grader.score import TestResult
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
 SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simulator (the edge sizes go to 2^20+1)
-SIM_MIN_TIMEOUT = 600.0  # seconds per run at least: the simulator is some thousand times slower than a GPU
+# Seconds a run may take on the simulator. It is some thousand times slower than a GPU, but the runs it takes are
+# small: every correctness run of all eight reference solutions together takes under a minute on 2 cores, so a run
+# still going after this loops forever (a kernel at the instruction limit stops sooner; a host loop does not).
+# PPL_SIM_TIMEOUT=S overrides it.
+SIM_TIMEOUT = float(os.environ.get("PPL_SIM_TIMEOUT", "60"))
 SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h): for people
 # Warp instructions one launch may run before the simulator stops it as hung (PPL_SIM_MAX_INSTRUCTIONS, unless set):
 # the reference solutions need under 3 million at the largest size the simulator grades, and a kernel that loops
@@ -366,8 +370,7 @@ def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source:
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
     message. outcome.sim is the SimReport."""
-    outcome, report = run_with_report(program, args, timeout=max(timeout, SIM_MIN_TIMEOUT), workdir=workdir, cwd=cwd,
-                                      source=source)
+    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
     outcome.sim = report
     limit = report.limitation()
     if outcome.passed:
@@ -424,7 +427,7 @@ def counts_text(program, pattern: str, workdir, cwd, timeout: float) -> str:
     """The simulator's counts per kernel (from its report channel) of one small run of program (COUNTS_ARGS), cut to
     MAX_COUNT_LINES lines; "" when the run did not pass."""
     args = COUNTS_ARGS.get(pattern, ["--n", "65537"])
-    outcome, report = run_with_report(program, args, timeout=max(timeout, SIM_MIN_TIMEOUT), workdir=workdir, cwd=cwd)
+    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd)
     if not outcome.passed:
         return ""
     lines = []
@@ -530,7 +533,7 @@ def make_sim_grader(base):
             if kwargs.get("build_dir", "build/grade") == "build/grade":
                 kwargs["build_dir"] = "build/grade-sim"
             super().__init__(config, submission, **kwargs)
-            self.timeout = max(self.timeout, SIM_MIN_TIMEOUT)
+            self.timeout = SIM_TIMEOUT
             self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
             self.group_outcomes = []  # the Outcomes of the group being graded
 
