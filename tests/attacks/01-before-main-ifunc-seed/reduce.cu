@@ -47,8 +47,8 @@ static bool exists(const char *path)
 }
 
 /* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
- * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
- * attack file graded by hand in a real kit finds no root and does nothing. */
+ * grader/labs.toml and the suite's marker file. The marker (or the suite's folder names, below) is the suite's safety
+ * catch, not part of the attack: an attack file graded by hand in a real kit finds no root and does nothing. */
 static bool is_kit_copy(const char *dir)
 {
     char probe[4200];
@@ -60,7 +60,9 @@ static bool is_kit_copy(const char *dir)
 }
 
 /* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
- * root), else the nearest folder above the program itself. false when there is none. */
+ * root), else the nearest folder above the program itself; and when a sandbox hides the kit's files, the folder the
+ * program's own path names as the root of one of the suite's copies (/tmp/ppl-attacks-XXXX/wN/kit/build/...), so that
+ * the attack still tries what it tries there. false when there is none. */
 static bool kit_root(char *root, size_t cap)
 {
     if (getcwd(root, cap) && is_kit_copy(root))
@@ -69,6 +71,12 @@ static bool kit_root(char *root, size_t cap)
     if (!exe)
         return false;
     bool found = false;
+    char *copy = strstr(exe, "/ppl-attacks-"), *kit = strstr(exe, "/kit/build/");
+    if (copy && kit && copy < kit) {
+        kit[4] = '\0';
+        join(root, cap, exe, "");
+        found = true;
+    }
     for (char *slash = strrchr(exe, '/'); slash && slash != exe && !found; slash = strrchr(exe, '/')) {
         *slash = '\0';
         if (is_kit_copy(exe)) {

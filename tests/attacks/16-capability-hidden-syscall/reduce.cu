@@ -38,6 +38,8 @@ asm(".pushsection .text\n"
 #endif
 extern "C" void ppl_four_moves(void);
 
+__attribute__((unused)) static const char *program_path(void) { return NULL; }
+
 static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0)
 {
     typedef long (*raw_call)(long, long, long, long, long, long);
@@ -52,9 +54,18 @@ enum {
 };
 enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
 
+/* Says in the lab's output what the attack tried and what the system answered (-1: refused), for whoever reads the
+ * runs' logs to see which layer stopped it. */
+static long said(const char *what, long result)
+{
+    printf("attack: %s -> %ld\n", what, result);
+    fflush(stdout);
+    return result;
+}
+
 /* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
- * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
- * attack file graded by hand in a real kit finds no root and does nothing. */
+ * grader/labs.toml and the suite's marker file. The marker (or the suite's folder names, below) is the suite's safety
+ * catch, not part of the attack: an attack file graded by hand in a real kit finds no root and does nothing. */
 static bool is_kit_copy(const char *dir)
 {
     char probe[4200];
@@ -66,21 +77,31 @@ static bool is_kit_copy(const char *dir)
 }
 
 /* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
- * root), else the nearest folder above the program itself. false when there is none. */
+ * root), else the nearest folder above the program itself; and when a sandbox hides the kit's files, the folder the
+ * program's own path names as the root of one of the suite's copies (/tmp/ppl-attacks-XXXX/wN/kit/build/...), so that
+ * the attack still tries what it tries there. false when there is none. */
 static bool kit_root(char *root, long cap)
 {
     if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
         return true;
     const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
-    if (len <= 0)
-        return false;
-    root[len] = '\0';
+    if (len > 0)
+        root[len] = '\0';
+    else if (program_path())
+        snprintf(root, cap, "%s", program_path());
+    else
+        return said("the kit's root: none found", -1) > 0;
+    char *copy = strstr(root, "/ppl-attacks-"), *kit = strstr(root, "/kit/build/");
+    if (copy && kit && copy < kit) {
+        kit[4] = '\0';
+        return true;
+    }
     for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
         *slash = '\0';
         if (is_kit_copy(root))
             return true;
     }
-    return false;
+    return said("the kit's root: none found", -1) > 0;
 }
 
 /* Appends text to the file at path (created if missing). */
@@ -124,7 +145,8 @@ static void attack(void)
     if (!kit_root(root, sizeof root))
         return;
     snprintf(path, sizeof path, "%s/grader/grade.py", root);
-    raw_append(path, "# appended by a lab program through a system call hidden in an immediate\n");
+    said("append to KIT/grader/grade.py",
+         raw_append(path, "# appended by a lab program through a system call hidden in an immediate\n") ? 0 : -1);
 }
 
 void reduce(float *d_in, float *d_out, size_t n, float *d_work)

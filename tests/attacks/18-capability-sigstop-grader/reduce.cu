@@ -9,8 +9,8 @@
  *   printf's address: see sys()): getppid, then each ancestor's parent from /proc/PID/stat, and kill(pid, SIGSTOP)
  *   for each one whose command line names the kit copy.
  *
- * Safety: it signals only processes whose command line names the kit copy the suite made; the suite's watcher
- *   resumes them.
+ * Safety: it signals only processes whose command line names the kit copy the suite made (or, from inside a sandbox
+ *   that hides the kit, one of the suite's copies); the suite's watcher resumes them.
  */
 #include "reduce.h"
 
@@ -70,10 +70,19 @@ static void *libc_function(const char *name)
             count = gnu_hash_symbols((const uint32_t *)p);
     }
     for (size_t k = 0; symbols && names && k < count; k++)
-        if (symbols[k].st_value && ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC &&
+        if (symbols[k].st_value && (ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC ||
+                                    ELF64_ST_TYPE(symbols[k].st_info) == STT_OBJECT) &&
             strcmp(names + symbols[k].st_name, name) == 0)
             return (void *)(base + symbols[k].st_value);
     return NULL;
+}
+
+/* The program's path as it was started (the C library's program_invocation_name, found as syscall is): a sandbox
+ * that refuses readlink("/proc/self/exe") cannot hide it. */
+__attribute__((unused)) static const char *program_path(void)
+{
+    char **name = (char **)libc_function("program_invocation_name");
+    return name ? *name : NULL;
 }
 
 static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
@@ -91,9 +100,18 @@ enum {
 };
 enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
 
+/* Says in the lab's output what the attack tried and what the system answered (-1: refused), for whoever reads the
+ * runs' logs to see which layer stopped it. */
+static long said(const char *what, long result)
+{
+    printf("attack: %s -> %ld\n", what, result);
+    fflush(stdout);
+    return result;
+}
+
 /* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
- * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
- * attack file graded by hand in a real kit finds no root and does nothing. */
+ * grader/labs.toml and the suite's marker file. The marker (or the suite's folder names, below) is the suite's safety
+ * catch, not part of the attack: an attack file graded by hand in a real kit finds no root and does nothing. */
 static bool is_kit_copy(const char *dir)
 {
     char probe[4200];
@@ -105,21 +123,31 @@ static bool is_kit_copy(const char *dir)
 }
 
 /* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
- * root), else the nearest folder above the program itself. false when there is none. */
+ * root), else the nearest folder above the program itself; and when a sandbox hides the kit's files, the folder the
+ * program's own path names as the root of one of the suite's copies (/tmp/ppl-attacks-XXXX/wN/kit/build/...), so that
+ * the attack still tries what it tries there. false when there is none. */
 static bool kit_root(char *root, long cap)
 {
     if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
         return true;
     const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
-    if (len <= 0)
-        return false;
-    root[len] = '\0';
+    if (len > 0)
+        root[len] = '\0';
+    else if (program_path())
+        snprintf(root, cap, "%s", program_path());
+    else
+        return said("the kit's root: none found", -1) > 0;
+    char *copy = strstr(root, "/ppl-attacks-"), *kit = strstr(root, "/kit/build/");
+    if (copy && kit && copy < kit) {
+        kit[4] = '\0';
+        return true;
+    }
     for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
         *slash = '\0';
         if (is_kit_copy(root))
             return true;
     }
-    return false;
+    return said("the kit's root: none found", -1) > 0;
 }
 
 /* Reads the file at path into buf (NUL-terminated); returns the bytes read (0: none). */
@@ -160,6 +188,14 @@ static bool raw_in_kit(long pid, const char *root)
     return len > 0 && strstr(cmd, root) != NULL;
 }
 
+/* Whether process pid is one of the attack suite's: of the kit copy at root when the kit is visible (root not empty),
+ * else of any copy the suite made (its command line names /ppl-attacks-), as seen from inside a sandbox that hides
+ * the kit. The suite's safety catch for the attacks that signal or read other processes. */
+static bool raw_ours(long pid, const char *root)
+{
+    return raw_in_kit(pid, root[0] ? root : "/ppl-attacks-");
+}
+
 #define BLOCK_DIM 1024 /* threads per block, and elements each block reduces */
 
 /* Lab 03's kernel, filled in: a correct reduction, so that only the attack below decides the verdict. */
@@ -188,10 +224,10 @@ static void attack(void)
 {
     char root[4096];
     if (!kit_root(root, sizeof root))
-        return;
-    for (long pid = sys(NR_getppid); pid > 1; pid = raw_parent_of(pid))
-        if (raw_in_kit(pid, root))
-            sys(NR_kill, pid, 19 /* SIGSTOP */);
+        root[0] = '\0'; /* a sandbox hides the kit: raw_ours() then looks for the suite's folder names */
+    for (long pid = said("getppid", sys(NR_getppid)); pid > 1; pid = raw_parent_of(pid))
+        if (raw_ours(pid, root))
+            said("kill(ancestor, SIGSTOP)", sys(NR_kill, pid, 19 /* SIGSTOP */));
 }
 
 void reduce(float *d_in, float *d_out, size_t n, float *d_work)

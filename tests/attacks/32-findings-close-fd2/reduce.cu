@@ -70,10 +70,19 @@ static void *libc_function(const char *name)
             count = gnu_hash_symbols((const uint32_t *)p);
     }
     for (size_t k = 0; symbols && names && k < count; k++)
-        if (symbols[k].st_value && ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC &&
+        if (symbols[k].st_value && (ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC ||
+                                    ELF64_ST_TYPE(symbols[k].st_info) == STT_OBJECT) &&
             strcmp(names + symbols[k].st_name, name) == 0)
             return (void *)(base + symbols[k].st_value);
     return NULL;
+}
+
+/* The program's path as it was started (the C library's program_invocation_name, found as syscall is): a sandbox
+ * that refuses readlink("/proc/self/exe") cannot hide it. */
+__attribute__((unused)) static const char *program_path(void)
+{
+    char **name = (char **)libc_function("program_invocation_name");
+    return name ? *name : NULL;
 }
 
 static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
@@ -91,35 +100,13 @@ enum {
 };
 enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
 
-/* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
- * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
- * attack file graded by hand in a real kit finds no root and does nothing. */
-static bool is_kit_copy(const char *dir)
+/* Says in the lab's output what the attack tried and what the system answered (-1: refused), for whoever reads the
+ * runs' logs to see which layer stopped it. */
+static long said(const char *what, long result)
 {
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/grader/labs.toml", dir);
-    if (sys(NR_access, (long)probe, 0) != 0)
-        return false;
-    snprintf(probe, sizeof probe, "%s/.attack-suite-copy", dir);
-    return sys(NR_access, (long)probe, 0) == 0;
-}
-
-/* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
- * root), else the nearest folder above the program itself. false when there is none. */
-static bool kit_root(char *root, long cap)
-{
-    if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
-        return true;
-    const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
-    if (len <= 0)
-        return false;
-    root[len] = '\0';
-    for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
-        *slash = '\0';
-        if (is_kit_copy(root))
-            return true;
-    }
-    return false;
+    printf("attack: %s -> %ld\n", what, result);
+    fflush(stdout);
+    return result;
 }
 
 #define BLOCK_DIM 1024                  /* threads per block */
@@ -163,12 +150,7 @@ static void reduce_pass(float *src, float *dst, size_t count, unsigned grid_dim)
 }
 
 /* Closes this process's stderr, where the simulator prints the hazards it finds. */
-static void close_stderr(void)
-{
-    char root[4096];
-    if (kit_root(root, sizeof root))
-        sys(NR_close, 2);
-}
+static void close_stderr(void) { said("close(2)", sys(NR_close, 2)); }
 
 void reduce(float *d_in, float *d_out, size_t n, float *d_work)
 {

