@@ -17,7 +17,7 @@ Suites, in order:
             blank labs and the run-time bugs of tests/wrong/, and make sim (needs nvcc, libzstd-dev and Check)
   gpu       end-to-end grading on a GPU (tests/gpu); skipped, saying so, where there is no GPU
   attacks   hostile lab submissions (tests/attacks), each graded in a throwaway copy of the kit: the verdict
-            attacks.toml expects and no effect outside the sandbox (needs nvcc; about 5 minutes on 2 cores)
+            attacks.toml expects and no effect outside the sandbox (needs nvcc; about 4 minutes on 2 cores)
 
 `--only NAME[,NAME]` runs some suites. Each suite's own output is shown as it runs. Exit status 1 if any test
 failed, 0 otherwise.

@@ -9,10 +9,12 @@ decides; plus honest files written otherwise than the solutions, which must keep
 the verdicts (refused-build, refused-static, zero, flagged, contained, honest).
 
 How each attack is graded:
-  - the kit is copied into a temporary folder, one copy per worker (its tracked and untracked, not ignored, files;
-    or, with ATTACKS_KIT_REF=<git ref>, that commit's files), the copy made a git repository and committed, and a
-    marker file (.attack-suite-copy) put at its root: the attacks act only in a kit that has it, so an attack that
-    escapes can damage only the copy, and an attack graded by hand in a real kit does nothing;
+  - the kit is copied into a temporary folder, /tmp/ppl-attacks-XXXX/wN/kit, one copy per worker (its tracked and
+    untracked, not ignored, files; or, with ATTACKS_KIT_REF=<git ref>, that commit's files), the copy made a git
+    repository and committed, and a marker file (.attack-suite-copy) put at its root. The attacks write, signal and
+    read other processes only in a kit that has the marker (or, seen from inside a sandbox that hides the kit, in a
+    folder so named), so an attack that escapes can damage only the copy, and one graded by hand in a real kit does
+    nothing; the few that act anywhere (17, 27, 32, 36) are bounded and harmless outside it;
   - each copy is warmed up by grading the blank labs of the patterns the attacks use (the harness objects and the
     simulator's library are built then, once), and its shared build (build/ less the attacks' own folders) hashed;
   - the attack's file goes into build/students/NAME/LAB/, a sibling student's folder build/students/sibling-NAME/
@@ -37,7 +39,8 @@ succeeds against the kit fails its test, however the kit stands today.
 Environment: ATTACKS_ONLY=NAME[,NAME] grades some attacks (a prefix such as 16 picks 16-...); ATTACKS_JOBS (2)
 gradings at once; ATTACKS_KIT_REF grades against a commit instead of the working tree (or, as dir:FOLDER, against
 the kit in FOLDER); ATTACKS_KEEP=1 keeps the temporary folder. Needs nvcc (skipped, saying so, without it). About
-five minutes on 2 cores without a GPU.
+four minutes on 2 cores without a GPU; on a GPU each attack is graded in full (the large sizes, the benchmark,
+compute-sanitizer), a minute or more each: set ATTACKS_JOBS to the cores available.
 """
 import concurrent.futures
 import hashlib
@@ -656,8 +659,8 @@ class Table(unittest.TestCase):
                 self.assertEqual(spec["class"] == "honest", spec["expected"] == "honest")
 
     def test_attacks_act_only_in_a_copy_of_the_suite(self):
-        """Each attack that writes, signals or reads another process first finds the kit root through
-        kit_root(), which needs the suite's marker; none names a path of the real kit."""
+        """Each attack that writes, signals or reads another process first finds the kit root through kit_root(),
+        which needs the suite's marker (or its folder names); none names a path of the real kit."""
         for name in load_table():
             text = attack_file(name).read_text()
             with self.subTest(name):
