@@ -205,8 +205,8 @@ class SingleNodeSlurm(unittest.TestCase):
         self.assertEqual(book["broken"]["status"], "unreadable")
         for student in ("student01", "student02", "student03"):
             self.assertEqual(book[student]["status"], "static only", logs)
-            self.assertTrue((out / student / "results.json").is_file())
-            self.assertIn("static checks", (out / student / "feedback.txt").read_text())
+            self.assertTrue((out / "students" / student / "results.json").is_file())
+            self.assertIn("static checks", (out / "students" / student / "feedback.txt").read_text())
         self.assertEqual(len(list((out / "_slurm/logs").glob("grade-*_*.out"))), 2)
         self.assertIn("gradebook:", (next((out / "_slurm/logs").glob("merge-*.out"))).read_text())
 
