@@ -374,20 +374,25 @@ static int nobody_has_userns(void)
     return known;
 }
 
-/* The RUNNER profile's environment: PATH, LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, PPL_SIM_*; NULL if out of memory. */
+/* The sandboxed program's environment (both profiles): PATH, LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, PPL_SIM_*, and
+ * TMPDIR and HOME set to /tmp, the one writable folder (a tmpfs of its own under bubblewrap: the grader's TMPDIR is
+ * not there, and compute-sanitizer, which keeps its files in TMPDIR, would not start); NULL if out of memory. */
 static char **allowed_env(void)
 {
     static const char *const prefixes[] = {"PATH=", "LD_LIBRARY_PATH=", "CUDA_", "NVIDIA_", "PPL_SIM_"};
+    static char tmpdir[] = "TMPDIR=/tmp", home[] = "HOME=/tmp";
     size_t n = 0, k = 0;
     while (environ[n])
         n++;
-    char **envp = calloc(n + 1, sizeof *envp);
+    char **envp = calloc(n + 3, sizeof *envp);
     for (size_t i = 0; envp && i < n; i++)
         for (size_t j = 0; j < sizeof prefixes / sizeof *prefixes; j++)
             if (strncmp(environ[i], prefixes[j], strlen(prefixes[j])) == 0) {
                 envp[k++] = environ[i];
                 break;
             }
+    if (envp)
+        envp[k++] = tmpdir, envp[k] = home;
     return envp;
 }
 
@@ -486,7 +491,7 @@ static int read_status(int fd, char *msg, size_t len, int *refused)
 }
 
 /* What the stage needs to start s: the kept descriptors' numbers in the program, then the status pipe's (or, under
- * bubblewrap, the real stderr's) just above them; the CPU limit in whole seconds; the RUNNER's environment. */
+ * bubblewrap, the real stderr's) just above them; the CPU limit in whole seconds; the environment (allowed_env). */
 static stage_args stage_for(const ppl_sandbox_spec *s, int wrapped, char **envp)
 {
     stage_args st = {.profile = s->profile, .strict = s->mode == PPL_SANDBOX_REQUIRE,
@@ -531,7 +536,7 @@ static void child(const ppl_sandbox_spec *s, const stage_args *st, int status_w,
 static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int *got, char *msg, size_t len,
                     int *refused)
 {
-    char **envp = s->profile == PPL_PROFILE_RUNNER && s->mode != PPL_SANDBOX_OFF ? allowed_env() : NULL;
+    char **envp = s->mode != PPL_SANDBOX_OFF ? allowed_env() : NULL;
     const stage_args st = stage_for(s, bwrap != NULL, envp);
     char exe[4096] = "";
     int argc = 0, p[2] = {-1, -1};
@@ -544,7 +549,7 @@ static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int 
         bwrap_args(&args, bwrap, exe, s, &st);
     const pid_t parent = getpid();
     pid_t pid = -1;
-    if ((!envp && s->profile == PPL_PROFILE_RUNNER && !st.off) || (bwrap && (exe_len <= 0 || !args.v || args.failed)))
+    if ((!envp && !st.off) || (bwrap && (exe_len <= 0 || !args.v || args.failed)))
         snprintf(msg, len, "cannot build the command line or the environment (out of memory?)");
     else if (pipe2(p, O_CLOEXEC) != 0 || (pid = fork()) < 0)
         snprintf(msg, len, "cannot start the program: %s", strerror(errno));

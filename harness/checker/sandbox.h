@@ -50,7 +50,7 @@ typedef enum {
     PPL_PROFILE_RUNNER, /* the runner itself: one exec (its own), threads but no processes, no connect (the CUDA
                            driver's own AF_UNIX listener is allowed) */
     PPL_PROFILE_TOOL    /* a tool (compute-sanitizer) that starts the runner: fork, exec and AF_UNIX sockets
-                           allowed, the whole environment passed */
+                           allowed; the runner's environment allow-list (the runner inherits the tool's) */
 } ppl_sandbox_profile;
 
 typedef struct {
