@@ -356,10 +356,12 @@ def short_name(demangled: str) -> str:
 
 
 def c_name(name: str) -> str:
-    """The C function a student wrote for a symbol the compiler put in its place: glibc's fortified variants
-    (-D_FORTIFY_SOURCE, on by default in some distributions' compilers) are named as written:
-    "__fread_chk" -> "fread", "__printf_chk" -> "printf"."""
-    return re.sub(r"^__(\w+?)_chk$", r"\1", name)
+    """The C function a student wrote for a symbol the compiler put in its place, named as written: glibc's
+    fortified variants (-D_FORTIFY_SOURCE, on by default in some distributions' compilers), "__fread_chk" -> "fread";
+    and its ISO C variants, which glibc's headers pick under _GNU_SOURCE (always on in g++): C23's number parsers
+    from glibc 2.38 (Ubuntu 24.04), "__isoc23_strtoul" -> "strtoul", and C99's scanf family, "__isoc99_sscanf" ->
+    "sscanf"."""
+    return re.sub(r"^__isoc(?:99|23)_(\w+)$", r"\1", re.sub(r"^__(\w+?)_chk$", r"\1", name))
 
 
 def listed_name(name: str, demangled: str) -> str:

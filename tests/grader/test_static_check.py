@@ -374,6 +374,14 @@ class Rules(unittest.TestCase):
         self.assertEqual(listed_name("__fread_chk", "__fread_chk"), "fread")
         self.assertIsNone(find_allowed("fread", allowed_for("reduce")))
 
+    def test_iso_c_variants_are_named_as_written(self):
+        # glibc 2.38's headers (Ubuntu 24.04, the lent GPU machine) turn strtoul into __isoc23_strtoul under
+        # _GNU_SOURCE, which g++ always defines; older ones turn sscanf into __isoc99_sscanf. Allowed as written.
+        self.assertEqual(listed_name("__isoc23_strtoul", "__isoc23_strtoul"), "strtoul")
+        self.assertEqual(listed_name("__isoc99_sscanf", "__isoc99_sscanf"), "sscanf")
+        self.assertIsNotNone(find_allowed(listed_name("__isoc23_strtoul", "__isoc23_strtoul"), allowed_for("reduce")))
+        self.assertIsNone(find_allowed(listed_name("__isoc99_fscanf", "__isoc99_fscanf"), allowed_for("reduce")))
+
     def test_definitions(self):
         found = messages(check_symbols([sym("fwrite", "T"), sym("_Znwm", "T", "operator new(unsigned long)"),
                                         sym("stdout", "D"), sym("_Z6helperv", "T", "helper()"),
