@@ -17,6 +17,7 @@ ran got full marks.
 """
 import argparse
 import json
+import os
 import secrets
 import sys
 import time
@@ -39,6 +40,33 @@ KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
 EXIT_FULL, EXIT_LOST, EXIT_BROKEN, EXIT_NO_DEVICE = 0, 1, 2, 77
 
+
+
+def _parent(pid: int) -> int | None:
+    """The parent of pid from /proc/PID/stat (the field after the command's closing parenthesis), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def left_by_us(pid) -> bool:
+    """Whether process pid (an nvidia-smi pid, an int or a string) is this process's descendant or an orphan (parent
+    pid 1); a process that cannot be read (gone, or another pid namespace's) counts as ours, so nothing is hidden."""
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return True
+    me, seen = os.getpid(), 0
+    parent = _parent(pid)
+    if parent is None or parent == 1:
+        return True
+    while parent not in (None, 0, 1) and seen < 4096:
+        if parent == me:
+            return True
+        parent, seen = _parent(parent), seen + 1
+    return False
 
 class Grader:
     """Grades labs of one submission. After a run times out, the rest of that lab is not run (a hung kernel would
@@ -132,13 +160,14 @@ class Grader:
         return {app.get("pid") for app in snap.get("apps", [])}
 
     def check_gpu_released(self, lab, report, before):
-        """After a lab: a compute process that was not there before the grading holds the GPU still (the lab's code
-        left something running) is reported; the sandbox's pid namespace and parent-death signal should make it
-        impossible."""
+        """After a lab: a compute process that was not there before the grading and holds the GPU still, left behind
+        by this grading, is reported (the sandbox's pid namespace and parent-death signal should make it impossible).
+        Left behind means a descendant of this grader, or an orphan (its parent is pid 1): another grading's runner
+        on the same GPU at the same time (a class run's workers, the attack suite) has a living parent of its own."""
         if before is None or self.no_device:
             return
         snap = self.gpu_apps()
-        left = [app for app in snap.get("apps", []) if app.get("pid") not in before]
+        left = [app for app in snap.get("apps", []) if app.get("pid") not in before and left_by_us(app.get("pid"))]
         for app in left:
             report.notes.append(f"{lab.name}: warning: after its tests, process {app.get('pid')} "
                                 f"({app.get('process_name', '?')}, {app.get('used_memory_mib', '?')} MiB) still held "

@@ -521,3 +521,26 @@ class CommandLine(GradingRun):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GpuLeftovers(unittest.TestCase):
+    """check_gpu_released warns of the processes this grading left on the GPU, not of a concurrent grading's."""
+
+    def test_descendants_and_orphans_are_ours_a_living_strangers_child_is_not(self):
+        import os
+        import subprocess
+        from grader.grade import left_by_us
+        child = subprocess.Popen(["sleep", "30"])
+        # a grandchild whose parent (a shell) is alive stands for another grading's runner; an orphan (the shell
+        # gone, parent pid 1 or a subreaper) for a process left behind
+        stranger = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+        try:
+            grandchild = int(stranger.stdout.readline())
+            self.assertTrue(left_by_us(child.pid))
+            self.assertTrue(left_by_us(grandchild))  # a descendant, through the shell
+            self.assertFalse(left_by_us(os.getppid()))  # the test runner's parent: alive, not ours
+            self.assertTrue(left_by_us("not a pid"))
+            self.assertTrue(left_by_us(2 ** 22 + 12345))  # gone (or another namespace's): counted, not hidden
+        finally:
+            child.kill(), os.killpg(stranger.pid, 9), child.wait(), stranger.wait()
