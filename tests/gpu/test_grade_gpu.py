@@ -22,6 +22,7 @@ import time
 import unittest
 from pathlib import Path
 
+from tests.grader.test_static_check import WRONG
 from tests.wrong.materialize import submission
 
 KIT = Path(__file__).resolve().parents[2]
@@ -170,19 +171,22 @@ class GradeOnGPU(unittest.TestCase):
                                   r"the input was modified: element \d+ is now 0, was")
         self.assertIn("the input was modified", tests["03-sequential: exact integer data"]["output"])
 
-    def test_a_sum_kept_from_an_earlier_call_fails_the_benchmark(self):
-        """tests/wrong/cached-sum replays its last sum when called again on the same buffers: no correctness case
-        does that, so they all pass, but the harness changes the input before every timed run, so the benchmark's
-        runs give stale sums and performance scores 0."""
+    def test_a_sum_kept_from_an_earlier_call_fails(self):
+        """tests/wrong/cached-sum replays its last sum when called again on the same buffers and size. One runner
+        program runs a lab's cases one after another, so two dataset cases of the same size (n = 1) already meet
+        it (H100: "datasets/reduce/0002-n1-negative: wrong sum"); where they would not, the harness changes the input
+        before every timed run and the benchmark's sums are stale. Either way the lab loses points and performance
+        scores 0."""
         lab = "05-coarsened"
         status, table, tests = self.grade(self.wrong("cached-sum"), lab)
         self.assertEqual(status, 1, table)
-        for name, test in tests.items():
-            if name not in (f"{lab}: {STATIC_CHECKS}", f"{lab}: {PERFORMANCE}", f"{lab}: sanitizers"):
-                self.assertEqual(test["score"], test["max_score"], f"{name}: {test['output']}\n{table}")
         perf = tests[f"{lab}: {PERFORMANCE}"]
         self.assertEqual(perf["score"], 0, table)
-        self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
+        failed = [t for n, t in tests.items() if t["score"] < t["max_score"] and n != f"{lab}: {PERFORMANCE}"]
+        if failed:
+            self.assertRegex(failed[0]["output"], r"wrong sum: got ", table)
+        else:
+            self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
         """The race of tests/wrong/no-barrier may or may not show on a given run and GPU: the submission must lose
@@ -201,18 +205,14 @@ class GradeOnGPU(unittest.TestCase):
     def test_static_checks_zero_the_lab(self):
         """Each of these compiles and would pass on the GPU, but the static checks find what it uses: 0 points on
         every test, and none run."""
-        cases = {"host-sum": ("01-global-strided", r"^calls cudaMemcpy: "),
-                 "reads-expected": ("03-sequential", r"^calls fopen, fread: "),
-                 "library-call": ("05-coarsened", r"^uses CUB or Thrust \(cub::"),
-                 "static-constructor": ("05-coarsened", r"^runs the initializers of its global variables .* before "
-                                                        r"main")}
-        for folder, (lab, message) in cases.items():
+        for (folder, lab), expected in WRONG.items():  # the messages the CPU tests expect of the same objects
             with self.subTest(folder):
                 status, table, tests = self.grade(self.wrong(folder), lab)
                 self.assertEqual(status, 1, table)
                 static = tests[f"{lab}: {STATIC_CHECKS}"]
                 self.assertEqual(static["status"], "failed", table)
-                self.assertRegex(static["output"], message, table)
+                for pattern in expected:  # one finding a line after "- " (CUB's headers bring findings of their own)
+                    self.assertRegex(static["output"], re.compile(pattern.replace("^", "^- ", 1), re.M), table)
                 for name, test in tests.items():
                     self.assertEqual(test["score"], 0, f"{name}\n{table}")
                     if name != f"{lab}: {STATIC_CHECKS}":

@@ -56,8 +56,9 @@ CAUGHT_BEFORE_RUNNING = {
 }
 # Known-wrong submissions only a GPU can catch, and why: every one in mutations.toml is in one of the three tables.
 GPU_ONLY = {
-    "cached-sum": "it replays its last sum only when the same buffers come back, which only the benchmark's timed "
-                  "runs do; the simulator does not run the benchmark",
+    "cached-sum": "it replays its last sum only when the same buffers and size come back: on a GPU one runner "
+                  "program runs a lab's datasets one after another (two of n = 1) and the benchmark; the simulator "
+                  "runs each case in a program of its own and no benchmark",
 }
 
 
