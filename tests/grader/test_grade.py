@@ -544,3 +544,50 @@ class GpuLeftovers(unittest.TestCase):
             self.assertTrue(left_by_us(2 ** 22 + 12345))  # gone (or another namespace's): counted, not hidden
         finally:
             child.kill(), os.killpg(stranger.pid, 9), child.wait(), stranger.wait()
+
+
+class SanitizersBesideCorrectness(GradingRun):
+    """On a GPU, compute-sanitizer's runs go beside the correctness runs; the rows read as they would after them."""
+
+    TOML = SMALL_TOML.replace("""[labs.01-first]""", """[suites.s.sanitizers]
+points = 0
+tools = ["memcheck"]
+runs = [["--data", "integer", "--n", "33"]]
+
+[labs.01-first]""")
+
+    def grade_one(self, status: str):
+        import threading
+        from grader.run import Outcome as RunOutcome
+        config = load_config(write_file(self.dir, "labs.toml", self.TOML))
+        events, lock = [], threading.Lock()
+
+        def run_many(program, runs, timeouts, workdir, cwd, source):
+            with lock:
+                events.append("correctness starts")
+            time.sleep(0.4)
+            with lock:
+                events.append("correctness ends")
+            return [RunOutcome(status, "" if status == "pass" else "did not finish within 20 s") for _ in runs]
+
+        def sanitize(program, runs, **kw):
+            with lock:
+                events.append("sanitizers start")
+            time.sleep(0.1)
+            return SanitizeOutcome(None)
+
+        grader = self.grader(config, {"01-first": self.fake(PASS)}, labs=["01-first"], run_many=run_many)
+        grader.sanitize = sanitize
+        grader.gpu_snapshot = lambda: {}
+        report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+        return events, [(r.name, r.status, r.summary) for r in rows(report, "01-first")]
+
+    def test_the_sanitizers_start_before_the_correctness_runs_end(self):
+        events, got = self.grade_one("pass")
+        self.assertLess(events.index("sanitizers start"), events.index("correctness ends"), events)
+        self.assertEqual([n for n, _, _ in got], ["small", "exact", "sanitizers", "performance"])
+
+    def test_a_hang_skips_the_sanitizers_row_as_before(self):
+        events, got = self.grade_one("timeout")
+        sanitizers = [g for g in got if g[0] == "sanitizers"][0]
+        self.assertIn("an earlier test of this lab timed out", sanitizers[2])
