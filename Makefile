@@ -1,7 +1,11 @@
 # Parallel Patterns Lab - the kit's top-level targets. `make help` lists them.
 
 KIT := $(CURDIR)
-PYTHON ?= python3
+# The Python of every target: build/venv's where tools/setup.sh made one (python3 lacked requirements.txt's packages
+# and may not take pip's, as on Debian 12), else python3. Looked up when used, since make grade and make test may make
+# it on the way; exported, so that the tests and the makes under them (in copies of the kit too) run the same one.
+PYTHON ?= $(shell if [ -x '$(KIT)/build/venv/bin/python3' ]; then echo '$(KIT)/build/venv/bin/python3'; else echo python3; fi)
+export PYTHON
 SUBMISSION ?= labs
 LAB ?=
 RESULTS ?= build/grade/results.json
@@ -12,7 +16,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help grade sim sim-compare check sanitize profile test test-harness test-grader test-build test-drift test-gpu bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-build test-drift test-gpu bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
@@ -37,7 +41,11 @@ help:
 	@echo "make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)"
 	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
 
-grade:
+# Install what grade or test needs and this machine lacks, or say how (tools/setup.sh; cheap once done).
+setup-grade setup-test:
+	@tools/setup.sh $(@:setup-%=%)
+
+grade: setup-grade
 	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
 
 sim:
@@ -55,7 +63,7 @@ sanitize:
 profile:
 	$(PYTHON) tools/profile.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
-test:
+test: setup-test
 	$(PYTHON) tests/run.py
 
 test-harness test-build test-drift:
