@@ -50,6 +50,7 @@ if [ "$PY" = python3 ] || [ "$PY" = "$VENV/bin/python3" ]; then OWN_PYTHON=1; fi
 PACKAGES=() WHY=()
 want() { PACKAGES+=("$1"); WHY+=("$1 ($2)"); }
 has() { command -v "$1" >/dev/null 2>&1; }
+joined() { local IFS=";"; echo "$*" | sed 's/;/; /g'; }
 
 { has cc && has g++; } || want build-essential "cc and g++: the harness, and nvcc's host compiler"
 { has nm && has objdump; } || want binutils "nm, objdump: the grader's static checks"
@@ -140,7 +141,7 @@ fi
 
 if [ ${#FATAL[@]} -gt 0 ]; then
     for f in "${FATAL[@]}"; do say "$f"; done
-    [ ${#PACKAGES[@]} -eq 0 ] || say "it also lacks: ${WHY[*]}"
+    [ ${#PACKAGES[@]} -eq 0 ] || say "it also lacks: $(joined "${WHY[@]}")"
     say "make $TARGET cannot run here until that is fixed"
     exit 2
 fi
@@ -154,7 +155,7 @@ python_plan() {  # how this script would install the Python packages
     else echo "then: $PY -m pip install -r requirements.txt"; fi
 }
 if [ ${#PACKAGES[@]} -gt 0 ]; then
-    say "make $TARGET needs, and this machine lacks: ${WHY[*]}"
+    say "make $TARGET needs, and this machine lacks: $(joined "${WHY[@]}")"
     if [ -n "$CHECK_ONLY" ]; then
         say "to install them: $(apt_line "sudo ")"
         [ -z "$PY_LACKS" ] || say "$(python_plan)"
@@ -170,8 +171,8 @@ if [ ${#PACKAGES[@]} -gt 0 ]; then
     fi
     say "$(apt_line "$SUDO")"
     export DEBIAN_FRONTEND=noninteractive
-    ${SUDO}apt-get update -qq
-    ${SUDO}apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/dev/null
+    { ${SUDO}apt-get update -qq && ${SUDO}apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/dev/null; } ||
+        { say "apt-get failed (its message is above): make $TARGET cannot go on"; exit 2; }
     [ "$PY_LACKS" != later ] || { PY_LACKS=$(python_lacks "$PY") || true; }
 fi
 

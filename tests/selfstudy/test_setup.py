@@ -126,6 +126,14 @@ class Setup(unittest.TestCase):
                                                "build-essential", *lacking_headers("grade")])
         self.assertTrue((self.kit / "build" / "setup" / "grade.ok").exists())
 
+    def test_apt_get_failing_stops_it(self):
+        self.drop("nm")
+        self.fake("apt-get", RECORD + "exit 100\n")
+        done = self.setup("grade")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("apt-get failed (its message is above): make grade cannot go on", done.stderr)
+        self.assertFalse((self.kit / "build" / "setup" / "grade.ok").exists())
+
     def test_through_sudo_without_a_password(self):
         self.drop("bwrap")
         self.fake("id", "#!/bin/sh\necho 1000\n")
