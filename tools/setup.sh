@@ -184,8 +184,9 @@ if [ -n "$PY_LACKS" ]; then
     exec 9>"$STAMP_DIR/lock"
     flock 9  # another make grade/test of this kit may be installing at the same time
     pip_failed() {
-        say "pip could not install requirements.txt (no network? then download the wheels where there is one:"
-        say "pip download -r requirements.txt -d DIR, and run make $TARGET PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR)"
+        say "pip could not install requirements.txt (its message is above). Without a network, download the wheels"
+        say "where there is one (pip download -r requirements.txt -d DIR) and run make $TARGET PIP_NO_INDEX=1"
+        say "PIP_FIND_LINKS=DIR; behind a proxy that re-signs TLS, give pip its CA: PIP_CERT=FILE"
         exit 2
     }
     PIP=(-m pip install --disable-pip-version-check --no-input -q -r "$REQUIREMENTS")
