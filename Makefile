@@ -27,6 +27,7 @@ help:
 	@echo "make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)"
 	@echo "make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's"
 	@echo "make test                                            every test; GPU tests skip without a GPU"
+	@echo "make bench LAB=03 [SUBMISSION=...] [SIZES=2^24,2^26]  your kernel beside the reference and the baseline, on the ladder (SVG)"
 	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
 	@echo "make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips"
 	@echo "make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)"
@@ -76,7 +77,7 @@ test-gpu:
 	$(PYTHON) -m unittest discover -s tests/gpu -t .
 
 bench:
-	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB)) $(if $(SIZES),--sizes $(SIZES))
+	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
 
 regrade-bench:
 	$(PYTHON) tools/regrade_bench.py $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))

@@ -43,7 +43,7 @@ class Column:
     lab: str
     yardstick: str = "baseline"
     yours: float | None = None
-    why_not: str = ""
+    why_not: str = ""  # empty with yours None: the column has no "yours" at all (the reference ladder alone)
     lower: float | None = None
     full: float | None = None
     references: dict = field(default_factory=dict)
@@ -111,7 +111,7 @@ def _panel(ax, columns, yardstick, reference_labels):
             ax.plot([x + 0.2], [c.yours], marker="D", ms=9, color=YOURS, mec=INK, mew=0.8, ls="none", zorder=4)
             ax.text(x + 0.26, c.yours, f" {c.yours:.2f}{unit}", ha="left", va="center", fontsize=9,
                     fontweight="bold", color=YOURS, zorder=5)
-        else:
+        elif c.why_not:
             y = low * 1.15 if log else high * 0.04
             ax.text(x + 0.2, y, _wrap(c.why_not or "not measured"), ha="center", va="bottom", fontsize=7.5,
                     style="italic", color=MUTED, zorder=5,
@@ -128,14 +128,17 @@ def _panel(ax, columns, yardstick, reference_labels):
         ax.spines[side].set_visible(False)
 
 
-def _legend(reference_labels) -> list:
+def _legend(columns, reference_labels) -> list:
+    """Legend entries for what the chart holds."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     handles = [Patch(facecolor=REFERENCE_COLOURS[k % len(REFERENCE_COLOURS)], edgecolor="#4a6f96",
                      label=f"reference solution, {plain(label)}") for k, label in enumerate(reference_labels)]
-    handles.append(Patch(facecolor=BAND, alpha=0.35, label="grader's thresholds: no points at or below the dotted "
-                                                           "line, all at the solid line"))
-    handles.append(Line2D([], [], marker="D", ms=8, color=YOURS, mec=INK, ls="none", label="yours"))
+    if any(_finite(c.lower) and _finite(c.full) for c in columns):
+        handles.append(Patch(facecolor=BAND, alpha=0.35, label="grader's thresholds: no points at or below the "
+                                                               "dotted line, all at the solid line"))
+    if any(c.yours is not None or c.why_not for c in columns):
+        handles.append(Line2D([], [], marker="D", ms=8, color=YOURS, mec=INK, ls="none", label="yours"))
     return handles
 
 
@@ -155,7 +158,7 @@ def speedup_chart(columns, *, title: str, subtitle: str = "", note: str = "") ->
     rc = {"svg.fonttype": "none", "svg.hashsalt": "parallel-patterns-lab", "text.parse_math": False,
           "font.family": "DejaVu Sans", "font.size": 9}
     with matplotlib.rc_context(rc):
-        head = 1.25 + (0.3 if subtitle else 0) + 0.17 * ((len(reference_labels) + 2) // 2)
+        head = 1.25 + (0.3 if subtitle else 0) + 0.17 * ((len(reference_labels) + 3) // 2)
         height = head + 3.1 * len(panels)
         fig = Figure(figsize=(10, height))
         top = 1 - (head + 0.05) / height
@@ -167,7 +170,7 @@ def speedup_chart(columns, *, title: str, subtitle: str = "", note: str = "") ->
             fig.text(0.01, 1 - 0.62 / height, plain(subtitle, 160), fontsize=9, color=MUTED, va="center")
         for k, yardstick in enumerate(panels):
             _panel(axes[k][0], [c for c in columns if c.yardstick == yardstick], yardstick, reference_labels)
-        fig.legend(handles=_legend(reference_labels), loc="upper left", ncol=2, fontsize=8, frameon=False,
+        fig.legend(handles=_legend(columns, reference_labels), loc="upper left", ncol=2, fontsize=8, frameon=False,
                    bbox_to_anchor=(0.06, 1 - (0.45 + (0.3 if subtitle else 0)) / height))
         if note:
             fig.text(0.5, (axes[-1][0].get_position().y0 + axes[0][0].get_position().y1) / 2, _wrap(note, 70, 240),

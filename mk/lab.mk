@@ -12,6 +12,7 @@
 #   make sanitize   compute-sanitizer's findings (races, out-of-bounds accesses, barriers) with file:line
 #   make profile    Nsight Compute metrics of this lab's kernels beside the previous stage's reference
 #   make grade      grades this lab with the kit's grader
+#   make bench      times this lab's kernel beside the reference solution and the baseline, and draws it on the ladder
 #   make clean
 
 BUILD ?= build
@@ -63,6 +64,11 @@ run: $(PROGRAM)
 
 check sanitize profile grade:
 	$(MAKE) -C $(KIT) $@ LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
+
+# Your kernel beside the reference and the baseline, on the ladder (tools/bench.py); SIZES=2^24,2^26 chooses the sizes.
+.PHONY: bench
+bench:
+	$(MAKE) --no-print-directory -C $(KIT) bench LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
 
 clean:
 	rm -rf $(BUILD)
