@@ -34,7 +34,7 @@ help:
 	@echo "make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (grader/classroom.py)"
 	@echo "make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)"
 	@echo "make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml"
-	@echo "make skeletons                                       rederive labs/ from solutions/"
+	@echo "make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)"
 	@echo "make datasets                                        regenerate the committed small datasets"
 	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/figures.py)"
 	@echo "make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)"
@@ -102,7 +102,7 @@ calibrate:
 	$(PYTHON) tools/calibrate.py $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
 skeletons:
-	$(PYTHON) tools/make_skeletons.py
+	$(PYTHON) tools/make_skeletons.py $(if $(FORCE),--force)
 
 datasets:
 	$(MAKE) -C tools datasets
