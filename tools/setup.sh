@@ -91,14 +91,16 @@ if [ -z "$CHECKED" ]; then
     fi
 fi
 
-# Prints requirements.txt's pins that $1 lacks, one per line, or python3.11's own lack; exit status 1 if any.
-python_lacks() {
-    "$1" - "$REQUIREMENTS" <<'EOF'
+# Whether Python $1 has requirements.txt's pins: status 0 yes; 1 no, PY_LACKS naming those it lacks, one per line;
+# 3 it cannot have them (too old, does not run, an unpinned line), PY_LACKS saying why.
+python_state() {
+    local status=0
+    PY_LACKS=$("$1" - "$REQUIREMENTS" "$1" 2>&1 <<'EOF'
 import sys
-from importlib import metadata
 if sys.version_info < (3, 11):
-    print(f"Python 3.11 or later (this is {sys.version.split()[0]})")
-    sys.exit(1)
+    print("%s is Python %s: the kit needs 3.11 or later (its tomllib)" % (sys.argv[2], sys.version.split()[0]))
+    sys.exit(11)
+from importlib import metadata
 lacking = []
 for n, line in enumerate(open(sys.argv[1]), 1):
     line = line.split("#")[0].strip()
@@ -107,7 +109,7 @@ for n, line in enumerate(open(sys.argv[1]), 1):
     name, sep, version = (s.strip() for s in line.partition("=="))
     if not sep or not name or not version:
         print(f"requirements.txt:{n}: {line!r} is not pinned as NAME==VERSION")
-        sys.exit(1)
+        sys.exit(11)
     try:
         have = metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -115,8 +117,15 @@ for n, line in enumerate(open(sys.argv[1]), 1):
     if have != version:
         lacking.append(f"{name}=={version} (installed: {have or 'none'})")
 print("\n".join(lacking))
-sys.exit(1 if lacking else 0)
+sys.exit(10 if lacking else 0)
 EOF
+    ) || status=$?
+    case $status in  # its own statuses, apart from a traceback's 1
+    0) return 0 ;;
+    10) return 1 ;;
+    11) return 3 ;;
+    *) PY_LACKS="$1 does not run (exit status $status): ${PY_LACKS:0:300}"; return 3 ;;
+    esac
 }
 
 PY_LACKS=  # requirements the Python lacks, or "later" where python3 itself is still to be installed
@@ -128,14 +137,14 @@ if [ -z "$CHECKED" ]; then
         else
             FATAL+=("PYTHON=$PY: no such program")
         fi
-    elif ! PY_LACKS=$(python_lacks "$PY"); then
-        case "$PY_LACKS" in
-        "Python 3.11"*|requirements.txt:*) FATAL+=("$PY: $PY_LACKS") ;;
-        *) if [ -n "$OWN_PYTHON" ] && [ ! -x "$VENV/bin/python3" ] && ! "$PY" -c "import ensurepip, venv" 2>/dev/null
-           then
-               want python3-venv "build/venv, for requirements.txt's packages"
-           fi ;;
-        esac
+    else
+        status=0
+        python_state "$PY" || status=$?
+        if [ $status = 3 ]; then FATAL+=("$PY_LACKS")
+        elif [ $status = 1 ] && [ -n "$OWN_PYTHON" ] && [ ! -x "$VENV/bin/python3" ] &&
+             ! "$PY" -c "import ensurepip, venv" 2>/dev/null; then
+            want python3-venv "build/venv, for requirements.txt's packages"
+        fi
     fi
 fi
 
@@ -173,7 +182,7 @@ if [ ${#PACKAGES[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     { ${SUDO}apt-get update -qq && ${SUDO}apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/dev/null; } ||
         { say "apt-get failed (its message is above): make $TARGET cannot go on"; exit 2; }
-    [ "$PY_LACKS" != later ] || { PY_LACKS=$(python_lacks "$PY") || true; }
+    if [ "$PY_LACKS" = later ]; then python_state "$PY" || [ $? = 1 ] || { say "$PY_LACKS"; exit 2; }; fi
 fi
 
 # ---- install the Python packages ----
@@ -194,7 +203,7 @@ if [ -n "$PY_LACKS" ]; then
         say "$PY -m pip install -r requirements.txt"
         "$PY" "${PIP[@]}" || { say "or install them in PYTHON=$PY some other way, or leave PYTHON unset"; pip_failed; }
     elif [ -x "$VENV/bin/python3" ]; then
-        if python_lacks "$VENV/bin/python3" >/dev/null; then :  # made meanwhile by another run
+        if (python_state "$VENV/bin/python3"); then :  # made meanwhile by another run
         else
             say "installing requirements.txt into build/venv"
             "$VENV/bin/python3" "${PIP[@]}" || pip_failed
@@ -210,7 +219,7 @@ if [ -n "$PY_LACKS" ]; then
         PY=$VENV/bin/python3
         say "make runs $PY from now on (\`make clean\` removes it)"
     fi
-    if ! lacks=$(python_lacks "$PY"); then say "still lacking after pip: $lacks"; exit 2; fi
+    python_state "$PY" || { say "still lacking after pip: $PY_LACKS"; exit 2; }
     KEY=$(key)
     STAMP=$STAMP_DIR/$TARGET.ok
 fi

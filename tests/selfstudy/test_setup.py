@@ -2,6 +2,7 @@
 and what it remembers. Each test runs the script from a throwaway copy of the kit (the script and a requirements.txt)
 with a PATH of chosen programs: real ones linked in, and fakes of nvcc, id, sudo and apt-get that only record how
 they were called. No test installs anything."""
+import glob
 import os
 import shutil
 import subprocess
@@ -169,6 +170,25 @@ class Setup(unittest.TestCase):
         self.assertIn("python3 lacks: kit-setup-test-no-such-package==1.0", done.stderr)
         self.assertIn("make grade installs requirements.txt's Python packages into build/venv", done.stderr)
         self.assertFalse((self.kit / "build" / "venv").exists())
+
+    def test_python_older_than_3_11(self):
+        old = next(iter(glob.glob("/usr/bin/python3.10") + glob.glob("/usr/bin/python3.[0-9]")
+                        + glob.glob(os.path.expanduser("~/.pyenv/versions/3.10.*/bin/python3"))
+                        + glob.glob(os.path.expanduser("~/.pyenv/versions/3.[0-9].*/bin/python3"))), None)
+        if not old:
+            self.skipTest("no Python older than 3.11 here")
+        (self.bin / "python3").unlink()
+        (self.bin / "python3").symlink_to(old)
+        done = self.setup("grade")
+        self.assertEqual(done.returncode, 2)
+        self.assertRegex(done.stderr, r"setup: python3 is Python 3\.\d+\.\d+: the kit needs 3\.11 or later")
+
+    def test_a_python_that_does_not_run(self):
+        self.fake("python3", "#!/bin/sh\necho 'Traceback: broken' >&2\nexit 1\n")
+        done = self.setup("grade")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("setup: python3 does not run (exit status 1): Traceback: broken", done.stderr)
+        self.assertFalse((self.kit / "build" / "setup" / "grade.ok").exists())
 
     def test_requirements_must_be_pinned(self):
         self.requirements("matplotlib>=3\n")
