@@ -75,6 +75,22 @@ CHECKED=
 [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && CHECKED=1
 
 FATAL=()
+# As root, the runner's sandbox runs the students' code as nobody (harness/checker/sandbox.c), which must be able to
+# reach the kit: a clone in /root (mode 700) fails every sandboxed run. The tests need the sandbox; grading falls back
+# to fewer layers and says so in results.json.
+if [ "$(id -u)" = 0 ]; then
+    d=$KIT
+    while [ "$d" != / ]; do
+        mode=$(stat -c %a "$d")
+        if [ $((8#$mode & 1)) = 0 ]; then
+            shut="as root, the sandbox runs the students' code as nobody (uid 65534), who cannot enter $d (mode $mode):
+       put the kit where anyone may enter (e.g. git clone $KIT /srv/kit), or chmod o+x $d"
+            if [ "$TARGET" = test ]; then FATAL+=("$shut"); else say "warning: $shut"; fi
+            break
+        fi
+        d=$(dirname "$d")
+    done
+fi
 if [ -z "$CHECKED" ]; then
     if ! has "$NVCC_BIN"; then
         if [ -x /usr/local/cuda/bin/nvcc ]; then

@@ -13,7 +13,7 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent.parent
 # What the script itself runs, linked in from this machine.
-BASICS = ("bash", "env", "dirname", "cat", "sha256sum", "cut", "sed", "head", "paste", "mkdir", "flock", "rm", "mv",
+BASICS = ("bash", "env", "dirname", "cat", "sha256sum", "cut", "sed", "head", "paste", "mkdir", "flock", "rm", "mv", "stat",
           "true", "basename")  # the last two for the fakes
 # What it looks for; a test drops some to see them reported.
 TOOLS = ("cc", "g++", "nm", "objdump", "bwrap", "pkg-config", "pandoc", "git")
@@ -33,6 +33,7 @@ class Setup(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix="setup-test-"))
         self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp.chmod(0o755)  # as root, a kit that nobody can reach is a finding of its own (a test below)
         self.kit = self.tmp / "kit"
         (self.kit / "tools").mkdir(parents=True)
         shutil.copy2(KIT / "tools" / "setup.sh", self.kit / "tools" / "setup.sh")
@@ -189,6 +190,19 @@ class Setup(unittest.TestCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("setup: python3 does not run (exit status 1): Traceback: broken", done.stderr)
         self.assertFalse((self.kit / "build" / "setup" / "grade.ok").exists())
+
+    def test_as_root_the_kit_must_be_reachable_by_nobody(self):
+        if not str(self.tmp).startswith("/tmp/") or os.stat("/tmp").st_mode & 0o001 == 0:
+            self.skipTest("the test wants its folder under a /tmp anyone may enter")
+        self.tmp.chmod(0o700)
+        done = self.setup("test")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn(f"who cannot enter {self.tmp} (mode 700)", done.stderr)
+        self.assertIn(f"or chmod o+x {self.tmp}", done.stderr)
+        done = self.setup("grade")  # grading falls back to fewer layers: a warning
+        self.assertIn("setup: warning: as root, the sandbox runs the students' code as nobody", done.stderr)
+        self.fake("id", "#!/bin/sh\necho 1000\n")  # a user's sandbox maps nobody to that user: no finding
+        self.assertNotIn("cannot enter", self.setup("test", "--check").stderr)
 
     def test_requirements_must_be_pinned(self):
         self.requirements("matplotlib>=3\n")
