@@ -37,8 +37,10 @@ which); 2 a file does not build, or bad usage; 77 no CUDA device here: then it s
 simulator command does the nearest thing.
 """
 import argparse
+import concurrent.futures
 import hashlib
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -285,20 +287,36 @@ class YoursBench:
                            workdir=workdir, cwd=self.kit, source=lab.source)
         return Timing(lab.name, lab.pattern, kernel, size, outcome.status, outcome.message, outcome.bench_line())
 
+    def prebuild(self, labs) -> None:
+        """Builds the reference solutions of labs side by side (each harness once first, so that no two builds make
+        the same objects); raises BenchError when one does not build (a kit problem)."""
+        todo = [lab for lab in labs if lab.name not in self.references]
+        for lab in todo:
+            if not (self.kit / "solutions" / lab.name).is_dir():
+                self.references[lab.name] = None
+        todo = [lab for lab in todo if lab.name not in self.references]
+        if not todo:
+            return
+        for pattern in dict.fromkeys(lab.pattern for lab in todo):
+            built = self.build_harness(self.kit, pattern)
+            if not built.ok:
+                raise BenchError(built.message, EXIT_BUILD)
+        self.log(f"  building the reference solution{'s' if len(todo) > 1 else ''} of "
+                 f"{', '.join(lab.name for lab in todo)}")
+        with concurrent.futures.ThreadPoolExecutor(max(1, min(len(todo), os.cpu_count() or 1))) as pool:
+            jobs = {lab.name: pool.submit(self.build_reference, self.kit / "solutions" / lab.name,
+                                          self.kit / "build" / "bench" / lab.name) for lab in todo}
+            for name, job in jobs.items():
+                try:
+                    self.references[name] = job.result()[1]
+                except (subprocess.CalledProcessError, OSError) as e:
+                    raise BenchError(f"the reference solution of {name} does not build (a kit problem): {e}",
+                                     EXIT_BUILD) from None
+
     def reference_program(self, lab):
         """The reference solution's program (built once), or None where the kit has no solutions/. Raises
         BenchError when it does not build (a kit problem)."""
-        if lab.name not in self.references:
-            folder = self.kit / "solutions" / lab.name
-            if not folder.is_dir():
-                self.references[lab.name] = None
-            else:
-                try:
-                    self.references[lab.name] = self.build_reference(folder, self.kit / "build" / "bench" /
-                                                                     lab.name)[1]
-                except (subprocess.CalledProcessError, OSError) as e:
-                    raise BenchError(f"the reference solution of {lab.name} does not build (a kit problem): {e}",
-                                     EXIT_BUILD) from None
+        self.prebuild([lab])
         return self.references[lab.name]
 
     def build_yours(self, lab):
@@ -345,6 +363,9 @@ class YoursBench:
             if yours.status in ("timeout", "crash") and stopped is None:
                 stopped = f"{size} ({yours.status})"
             timings.append(yours)
+            if not self.references:  # a GPU is there: the references this run needs, built side by side
+                self.prebuild([other for other in config.labs if other.name == lab.name or
+                               (rungs and other.performance is not None)])
             reference = self.reference_program(lab)
             if reference is not None:
                 ref = self.time(lab, "reference", reference, size)
