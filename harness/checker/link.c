@@ -476,7 +476,7 @@ int ppl_link_report(const ppl_link *l, int code)
         if (WIFSIGNALED(l->wait_status)) {
             snprintf(message, sizeof message,
                      "the runner (the program running the lab's code) %s during this case (a crash in the host code it runs; "
-                     "run it under a debugger or compute-sanitizer to find where)", how);
+                     "rerun the case with --in-process under a debugger, gdb --args PROGRAM ARGS --in-process, to find where)", how);
             result = -WTERMSIG(l->wait_status);
         } else {
             snprintf(message, sizeof message,

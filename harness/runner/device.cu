@@ -7,16 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The kit's SIMT simulator (sim/) calls its device this (sim/runtime_internal.h, RT_DEVICE_NAME): on it, errors send
+   the student to its own diagnostic, not to compute-sanitizer, which needs a GPU. */
+#define PPL_SIMULATOR_NAME "PPL SIMT simulator"
+static int on_simulator;
+
 void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int line)
 {
     if (err == cudaSuccess)
         return;
-    char message[512];
+    char message[600];
     const char *hint = "";
     if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorMisalignedAddress ||
         err == cudaErrorIllegalInstruction || err == cudaErrorHardwareStackError)
-        hint = " (kernels run asynchronously: the fault is in the kernel launched before this call; run it under "
-               "compute-sanitizer to find the line)";
+        hint = on_simulator ? " (the fault is in the kernel launched before this call; the simulator's own "
+                              "diagnostic, \"ppl-sim: kernel ... failed\", names its file:line, block and thread)"
+                            : " (kernels run asynchronously: the fault is in the kernel launched before this call; "
+                              "run it under compute-sanitizer to find the line)";
     else if (err == cudaErrorInvalidConfiguration)
         hint = " (check the grid and block sizes of the launch)";
     snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
@@ -33,7 +40,7 @@ int ppl_device_open(ppl_device_info *info)
     if (err != cudaSuccess || count == 0) {
         fprintf(stderr,
                 "no CUDA device here (%s). This program needs an NVIDIA GPU with a working driver; "
-                "on a machine without one, the kit's CPU tests still run (make test).\n",
+                "on a machine without one, the kit's CPU simulator runs the lab: make sim in its folder.\n",
                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found 0 devices");
         return PPL_EXIT_NO_DEVICE;
     }
@@ -41,6 +48,7 @@ int ppl_device_open(ppl_device_info *info)
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     snprintf(info->name, sizeof info->name, "%s", prop.name);
+    on_simulator = strcmp(prop.name, PPL_SIMULATOR_NAME) == 0;
     info->cc_major = prop.major;
     info->cc_minor = prop.minor;
     info->sm_count = prop.multiProcessorCount;

@@ -273,8 +273,8 @@ START_TEST(test_crash_is_reported_for_the_case)
     ck_assert_int_eq(action, -SIGSEGV); /* the checker dies of it too, so the exit status says "crash" */
     ck_assert_str_eq(line, "{\"case\": \"n=33 integer\", \"kind\": \"error\", \"status\": \"error\", \"message\": "
                            "\"the runner (the program running the lab's code) died of SIGSEGV (signal 11) during "
-                           "this case (a crash in the host code it runs; run it under a debugger or "
-                           "compute-sanitizer to find where)\"}\n");
+                           "this case (a crash in the host code it runs; rerun the case with --in-process under a "
+                           "debugger, gdb --args PROGRAM ARGS --in-process, to find where)\"}\n");
     free(line);
     ck_assert_int_eq(ppl_link_send(&l, PPL_MSG_HELLO, NULL, 0, NULL, 0), PPL_LINK_SYSTEM); /* no runner any more */
     ck_assert_str_eq(l.message, "the runner has already ended");
