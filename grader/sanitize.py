@@ -47,7 +47,9 @@ past one allocation cannot land unseen in the next. The checker binds the tool's
 the sandbox (--runner-ro).
 
 Exit status of the command: 0 no findings in the student's file; 1 findings; 2 bad usage or the file does not build;
-3 compute-sanitizer is not installed; 77 no CUDA device here.
+3 compute-sanitizer is not installed; 77 no CUDA device here (also when compute-sanitizer is missing and nvidia-smi
+lists no GPU): it says what it would have done and which simulator commands come nearest (grader/no_gpu.py: the
+simulator checks every run for the same hazards). Through make, 77 reads "Error 77" and make itself exits 2.
 """
 import argparse
 import concurrent.futures
@@ -996,9 +998,12 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def main(argv=None, *, kit=KIT, out=None, sanitizer=None) -> int:
-    """`make sanitize`: builds each chosen lab as the grader does, runs its sanitizers and prints the findings."""
+def main(argv=None, *, kit=KIT, out=None, sanitizer=None, gpu_lister=None) -> int:
+    """`make sanitize`: builds each chosen lab as the grader does, runs its sanitizers and prints the findings.
+    sanitizer (the tool's path) and gpu_lister (grader.no_gpu.nvidia_smi) are hooks for tests."""
     from grader import build as build_mod  # here: the grader's build is not needed to read or score outputs
+    from grader import no_gpu
+    gpu_lister = gpu_lister or no_gpu.nvidia_smi
     out = out or sys.stdout
     args = parse_args(argv)
     try:
@@ -1021,6 +1026,11 @@ def main(argv=None, *, kit=KIT, out=None, sanitizer=None) -> int:
         return EXIT_USAGE
     sanitizer = sanitizer or find_sanitizer()
     if not sanitizer:
+        listed, said = gpu_lister()
+        if not listed:  # no GPU either: what would run it is missing too, and the simulator is the way here
+            print(f"{no_gpu.message('sanitize', labs[0].name, submission, reason=said)}\n"
+                  f"{NOT_INSTALLED.replace(' here ', ' here either ', 1)}.", file=out)
+            return EXIT_NO_DEVICE
         print(f"make sanitize: {NOT_INSTALLED}", file=sys.stderr)
         return EXIT_NO_TOOL
     build_root = Path(args.build_dir) if args.build_dir else Path(kit) / "build" / "sanitize"
@@ -1047,7 +1057,7 @@ def main(argv=None, *, kit=KIT, out=None, sanitizer=None) -> int:
                                  workdir=build_root / lab.name / "runs", cwd=kit, source=lab.source,
                                  source_path=built.program.parent / lab.source, kit=kit, sanitizer=sanitizer)
         if outcome.no_device:
-            print(f"make sanitize needs an NVIDIA GPU; {NO_DEVICE_MESSAGE.removeprefix('not run: ')}", file=out)
+            print(no_gpu.message("sanitize", lab.name, submission), file=out)
             return EXIT_NO_DEVICE
         mine = print_outcome(outcome, lab.source, out, kit, built.program.parent / lab.source)
         found += mine

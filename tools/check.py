@@ -13,7 +13,9 @@ compaction with the harness's four thresholds. One line per case says what it tr
 timeout, so a kernel that hangs cannot hang the check.
 
 Exit status: 0 every case passed; 1 a case failed, hung or crashed; 2 the file does not compile (or bad usage);
-77 no CUDA device here (the build is still checked).
+77 no CUDA device here: the build is still checked, and it says what it would have done and which simulator
+commands come nearest (grader/no_gpu.py: make sim, make grade SIM=1). Through make, 77 reads "Error 77" and make
+itself exits 2.
 """
 import argparse
 import re
@@ -30,6 +32,7 @@ if str(KIT / "tools") not in sys.path:  # appended: this folder's profile.py mus
     sys.path.append(str(KIT / "tools"))
 
 from grader import build as build_mod  # noqa: E402
+from grader import no_gpu  # noqa: E402
 from grader import static_check  # noqa: E402
 from grader.config import ConfigError, load_config  # noqa: E402
 from grader.run import run_harness  # noqa: E402
@@ -37,7 +40,6 @@ from kitlabs import lab_dirs, lab_settings  # noqa: E402
 
 EXIT_PASS, EXIT_FAIL, EXIT_BUILD, EXIT_NO_DEVICE = 0, 1, 2, 77
 DEFAULT_TIMEOUT = 60.0
-NO_DEVICE_LINE = "make check needs an NVIDIA GPU; this machine has none"
 
 SIZES = "1,2,31,32,33,1023,1024,1025,2049,65537"
 SCAN_SIZES = "1,2,31,32,33,1023,1024,1025,2049,4097,65537"
@@ -381,7 +383,7 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
     if any(not c.built for c in checks):
         return EXIT_BUILD
     if any(c.no_device for c in checks):
-        print(f"\n{NO_DEVICE_LINE} (the builds above are checked; the cases are not run).", file=out)
+        print(f"\n{no_gpu.message('check', labs[0].name, submission)}", file=out)
         return EXIT_NO_DEVICE
     return EXIT_PASS if all(c.passed for c in checks) else EXIT_FAIL
 

@@ -24,7 +24,9 @@ against lab 06's); a lab that starts its pattern (01, 06, 07) is compared with i
 
 ncu is looked for in $NCU, on PATH, in /usr/local/cuda/bin and in /opt/nvidia/nsight-compute/*/. Clocks are left as
 the card runs them (--clock-control none). Exit status: 0 profiled; 1 the lab hangs or profiling failed; 2 the lab
-does not compile, ncu is missing or cannot read the GPU's counters, or bad usage; 77 no CUDA device here.
+does not compile, ncu is missing or cannot read the GPU's counters, or bad usage; 77 no CUDA device here (it says
+what it would have done and which simulator commands come nearest, grader/no_gpu.py; through make, 77 reads "Error
+77" and make itself exits 2).
 """
 import argparse
 import csv
@@ -45,6 +47,7 @@ if str(KIT / "tools") not in sys.path:  # appended: this folder's profile.py mus
     sys.path.append(str(KIT / "tools"))
 
 from grader import build as build_mod  # noqa: E402
+from grader import no_gpu  # noqa: E402
 from grader.run import run_harness, run_process  # noqa: E402
 from kitlabs import lab_dirs, lab_settings  # noqa: E402
 
@@ -496,7 +499,7 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
                         timeout=RUN_TIMEOUT, workdir=build_root / "yours" / lab.name / "run", cwd=kit,
                         source=source_name)
     if outcome.status == "no-device":
-        print(f"{source_name} builds. make profile needs an NVIDIA GPU; this machine has none.", file=out)
+        print(f"{source_name} builds.\n{no_gpu.message('profile', lab.name, submission)}", file=out)
         return EXIT_NO_DEVICE
     if outcome.status in ("timeout", "crash", "cuda-error", "harness-error"):
         print(f"your {CALL[pattern]} does not finish cleanly at n = {args.n}: {outcome.message}\n"

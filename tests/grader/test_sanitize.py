@@ -741,8 +741,22 @@ class MakeSanitize(unittest.TestCase):
             self.assertEqual(sanitize.main(["--lab", "04", "--tools", "leakcheck"]), sanitize.EXIT_USAGE)
         with mock.patch.dict(os.environ, {"COMPUTE_SANITIZER": "/nonexistent/compute-sanitizer"}), \
                 mock.patch("sys.stderr", new=io.StringIO()) as err:
-            self.assertEqual(sanitize.main(["--lab", "04"]), sanitize.EXIT_NO_TOOL)
+            gpu = (True, "nvidia-smi lists GPU 0: NVIDIA H100, but CUDA cannot use it")
+            self.assertEqual(sanitize.main(["--lab", "04"], gpu_lister=lambda: gpu), sanitize.EXIT_NO_TOOL)
             self.assertIn("compute-sanitizer is not installed here", err.getvalue())
+
+    def test_no_tool_and_no_gpu(self):
+        """Without compute-sanitizer and without a GPU, the GPU is what is missing first: exit 77 and the
+        simulator's commands (grader/no_gpu.py), the missing tool named too."""
+        out = io.StringIO()
+        with mock.patch.dict(os.environ, {"COMPUTE_SANITIZER": "/nonexistent/compute-sanitizer"}):
+            status = sanitize.main(["--lab", "04"], out=out, gpu_lister=lambda: (False, "nvidia-smi: not found"))
+        text = out.getvalue()
+        self.assertEqual(status, sanitize.EXIT_NO_DEVICE, text)
+        self.assertIn("make sanitize runs your kernel under compute-sanitizer", text)
+        self.assertIn("there is none here (nvidia-smi: not found).", " ".join(text.split()))
+        self.assertRegex(text, r"\n  make sim LAB=04 +your kernel on small and edge sizes; the simulator checks")
+        self.assertIn("compute-sanitizer is not installed here either", text)
 
     def test_print_outcome(self):
         out = io.StringIO()

@@ -1,6 +1,7 @@
 """tools/check.py (`make check`): the lines it prints from recorded result lines, and its exit statuses with fake
 harness programs that pass, fail, hang, crash or find no GPU, and with a build that fails."""
 import io
+import os
 import tempfile
 import time
 import unittest
@@ -216,8 +217,19 @@ class Runs(unittest.TestCase):
     def test_no_device(self):
         status, text = self.main("03", "sys.exit(77)", plan=False)
         self.assertEqual(status, check.EXIT_NO_DEVICE, text)
-        self.assertIn("make check needs an NVIDIA GPU; this machine has none", text)
         self.assertIn("reduce.cu builds", text)
+        # what it would have done, and the simulator's commands for this lab and submission (grader/no_gpu.py)
+        self.assertIn("make check runs your kernel on small and edge sizes, on a GPU; there is none here (", text)
+        self.assertRegex(text, r"\n  make sim LAB=03 SUBMISSION=\S+sub\n")
+        self.assertRegex(text, r"\n  make grade SIM=1 LAB=03 SUBMISSION=\S+sub\n")
+
+    def test_no_device_in_a_lab_folder(self):
+        """Typed in a lab's folder (mk/lab.mk sets PPL_LAB_FOLDER), the commands are that folder's."""
+        with unittest.mock.patch.dict(os.environ, {"PPL_LAB_FOLDER": str(self.submission / "03-sequential")}):
+            status, text = self.main("03", "sys.exit(77)", plan=False)
+        self.assertEqual(status, check.EXIT_NO_DEVICE, text)
+        self.assertRegex(text, r"\n  make sim +your kernel on the same small and edge sizes")
+        self.assertRegex(text, r"\n  make grade SIM=1 +the grader's correctness tests")
 
     def test_no_device_still_builds_every_lab(self):
         status, text = self.main("0", "sys.exit(77)", plan=False)
