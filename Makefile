@@ -21,7 +21,7 @@ LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
 	@echo "make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)"
-	@echo "make sim LAB=03 [SUBMISSION=...] [N=1,1025]          run one lab on the CPU simulator, no GPU: counts per line"
+	@echo "make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line"
 	@echo "make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)"
 	@echo "make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution"
 	@echo "make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)"
@@ -50,7 +50,7 @@ grade: setup-grade
 	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
 
 sim:
-	$(PYTHON) tools/sim.py --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N))
+	$(PYTHON) tools/sim.py --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)")
 
 sim-compare:
 	$(PYTHON) tools/sim_compare.py $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
