@@ -88,11 +88,16 @@ def format_table(report: Report, details: bool = True) -> str:
 
 
 def _total(report: Report) -> str:
-    """The total line: "Total 784 / 700", and "(84 of them bonus points)" when bonus labs were graded."""
+    """The total line: "Total 784 / 700", and "(84 of them bonus points)" when bonus labs were graded; when only
+    bonus labs were, "Total 35 / 0 (35 of them bonus points, of 100: a bonus lab's points are outside the total's
+    maximum)", so that a maximum of 0 does not read as a mistake."""
     line = f"Total {_points(report.score)} / {_points(report.max_score)}"
     if report.bonus_labs():
         bonus = round(sum(r.score for r in report.results if r.bonus), 2)
-        line += f" ({_points(bonus)} of them bonus points)"
+        line += f" ({_points(bonus)} of them bonus points"
+        if report.max_score == 0:
+            line += f", of {_points(report.bonus_max_score)}: a bonus lab's points are outside the total's maximum"
+        line += ")"
     return line
 
 

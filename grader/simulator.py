@@ -12,7 +12,10 @@ Grader with these changes:
   (races on shared memory, uninitialized reads, barriers not every thread reaches);
 - a run's failure carries the simulator's own diagnostic (the kernel, the PTX instruction, file:line, block and
   thread of an out-of-bounds access, a barrier deadlock, the instruction limit of a kernel that never ends), and a
-  kernel the simulator cannot run is "not graded" (0 points: grade on a GPU), not the student's fault nor a pass.
+  kernel the simulator cannot run is "not graded" (0 points: grade on a GPU), not the student's fault nor a pass;
+- a failed run's "to reproduce" line is the simulator's command that reruns it here (make sim LAB=NN ARGS='...'),
+  not the GPU's lab program, which cannot run without one;
+- a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table.
 
 The report channel. The simulator's runtime, inside the runner, writes its report (counts, findings, and its own
 errors with their kind: a kernel fault, or "cannot-simulate") as JSON lines to a descriptor, PPL_SIM_REPORT_FD=N: a
@@ -31,6 +34,7 @@ import json
 import os
 import re
 import select
+import shlex
 import shutil
 import subprocess
 import threading
@@ -41,7 +45,8 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.run import interpret, read_result_lines, run_process, secret_args
 from grader.sanitize import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
-from grader.score import TestResult
+from grader.no_gpu import in_lab_folder
+from grader.score import TestResult, reproduce_line
 
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
@@ -58,6 +63,7 @@ SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so 
 SIM_MAX_INSTRUCTIONS = 30_000_000
 MAX_FINDING_LINES = 3
 NEEDS_GPU = "needs GPU"  # the table status of a test the simulator does not run
+TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score.py's STATUS_WORDS)
 NOT_GRADED = "not graded"  # a test the simulator could not run through (a kernel it cannot simulate): 0 points
 COUNTS_ARGS = {"reduce": ["--data", "integer", "--n", "65537"], "scan": ["--n", "65537"], "compact": ["--n", "65537"]}
 MAX_COUNT_LINES = 40
@@ -354,8 +360,8 @@ def diagnostic(report: SimReport) -> str:
     said = [fault_text(e) for e in report.faults()]
     said += [finding_text(f) for f in report.findings[:MAX_FINDING_LINES]]
     if len(report.findings) > MAX_FINDING_LINES:
-        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (make sim LAB=NN shows them "
-                    f"all)")
+        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the run's reproduction "
+                    f"below, on the simulator, prints them all)")
     return demangle("\n".join(said))
 
 
@@ -418,12 +424,43 @@ def needs_gpu(lab: str, name: str, points: float, why: str, detail: str = "") ->
 
 
 def sim_full_marks(report) -> bool:
-    """Every test the simulator ran, outside the bonus labs, got its full points (grade.py's exit status 0); a test
-    not graded because of a kernel the simulator cannot run is not full."""
-    return all(r.full for r in report.results if not r.bonus and r.status != NEEDS_GPU)
+    """Every test the simulator ran, outside the bonus labs, got its full points, and no run hung, in any lab
+    (grade.py's exit status 0); a test not graded because of a kernel the simulator cannot run is not full."""
+    return (all(r.full for r in report.results if not r.bonus and r.status != NEEDS_GPU)
+            and not hung_labs(report))
 
 
-def counts_text(program, pattern: str, workdir, cwd, timeout: float) -> str:
+def hung_labs(report) -> list:
+    """The labs with a run that hung (a TIMEOUT row), bonus labs included, in order."""
+    return list(dict.fromkeys(r.lab for r in report.results if r.status == TIMEOUT))
+
+
+def hang_note(labs: list) -> str:
+    """The line under the table that says why a grading with a hung run fails."""
+    return (f"Hung: {', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
+            f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
+
+
+def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False) -> str:
+    """How a student reruns one of the grader's runs on the simulator: make sim with the run's arguments (without
+    --sandbox, which a run in one process does not take), in the lab's folder (here: the grading was started
+    there) or from the kit's root with LAB= and, for a folder other than the kit's labs/, SUBMISSION=."""
+    args = list(args)
+    while "--sandbox" in args[:-1]:
+        k = args.index("--sandbox")
+        del args[k:k + 2]
+    words = ["make", "sim"]
+    if not here:
+        words.append(f"LAB={lab[:2]}")
+        folder, kit = Path(submission or Path(kit) / "labs").resolve(), Path(kit).resolve()
+        if folder != kit / "labs":
+            shown = folder.relative_to(kit) if folder.is_relative_to(kit) else folder
+            words.append(f"SUBMISSION={shlex.quote(str(shown))}")
+    where = "in this lab's folder" if here else "from the kit's root"
+    return f"to reproduce on the simulator, {where}: {' '.join(words)} ARGS={shlex.quote(shlex.join(args))}"
+
+
+def counts_text(program, pattern: str, workdir, cwd, timeout: float, lab: str = "NN") -> str:
     """The simulator's counts per kernel (from its report channel) of one small run of program (COUNTS_ARGS), cut to
     MAX_COUNT_LINES lines; "" when the run did not pass."""
     args = COUNTS_ARGS.get(pattern, ["--n", "65537"])
@@ -458,8 +495,8 @@ def counts_text(program, pattern: str, workdir, cwd, timeout: float) -> str:
         return ""
     if len(lines) > MAX_COUNT_LINES:
         lines = lines[:MAX_COUNT_LINES] + [f"... ({len(lines) - MAX_COUNT_LINES} more lines)"]
-    header = (f"The simulator's counts for {' '.join(args)} (per source line: make sim LAB=NN; sim/README.md "
-              f"explains them):")
+    header = (f"The simulator's counts for {' '.join(args)} (per source line: make sim LAB={lab[:2]}; "
+              f"sim/README.md explains them):")
     return demangle("\n".join([header, *lines]))
 
 
@@ -536,6 +573,7 @@ def make_sim_grader(base):
             self.timeout = SIM_TIMEOUT
             self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
             self.group_outcomes = []  # the Outcomes of the group being graded
+            self.group_args = []  # and the arguments of each of its runs, in the same order
 
         def grade(self, labs):
             report = super().grade(labs)
@@ -543,16 +581,25 @@ def make_sim_grader(base):
                 f"Graded on the kit's CPU simulator (--simulator), not a GPU: only the correctness groups of sizes up "
                 f"to {SIM_MAX_N} elements ran, and the simulator's hazard checks stand for compute-sanitizer; larger "
                 f"sizes and performance need a GPU and score 0 here. Grade on a GPU for the full marks.")
+            hung = hung_labs(report)
+            if hung:
+                report.notes.append(hang_note(hung))
             return report
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
             self.group_outcomes.append(outcome)
+            self.group_args.append(list(args))
             return outcome
 
         def grade_group(self, lab, index, group, program):
-            self.group_outcomes = []
+            self.group_outcomes, self.group_args = [], []
             result = self._grade_group(lab, index, group, program)
+            failed = next((a for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
+            if failed is not None and result.detail:  # the GPU's reproduction line (score_group's) cannot run here
+                result.detail = result.detail.replace(
+                    reproduce_line(lab.name, failed, Path(program).name),
+                    sim_reproduce_line(lab.name, failed, self.submission, self.kit, here=in_lab_folder()))
             limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
             if limited is not None and not result.full:
                 result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
@@ -585,7 +632,7 @@ def make_sim_grader(base):
             detail = ""
             if lab.name not in self.sim_failed:
                 detail = counts_text(program, lab.pattern, self.build_dir / lab.name / "runs" / "counts", self.kit,
-                                     self.timeout)
+                                     self.timeout, lab.name)
             why = "speed is measured on a GPU; the simulator counts instructions instead"
             return needs_gpu(lab.name, "performance", perf.points,
                              why + (" (below)" if detail else ""), detail)
