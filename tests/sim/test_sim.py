@@ -231,6 +231,12 @@ class Grading(unittest.TestCase):
                 self.assertTrue(lost, f"{name}: nothing reported")
                 said = "\n".join(f"{r.summary}\n{r.detail}" for r in lost)
                 self.assertIn(words, said, f"{name}: {said[:2000]}")
+                # issue 13: nothing sends the student to a tool that needs a GPU, and every reproduction line is
+                # the simulator's command (make sim ... ARGS='...'), not the GPU's lab program
+                self.assertNotIn("compute-sanitizer", said, f"{name}: {said[:2000]}")
+                repro = [ln.strip() for ln in said.splitlines() if "to reproduce" in ln]
+                self.assertTrue(all(ln.startswith("to reproduce on the simulator, from the kit's root: make sim LAB=")
+                                    for ln in repro), f"{name}: {repro}")
                 if name in WITH_LINE:  # issue 6: these are reported with the student's file and line
                     self.assertRegex(said, WITH_LINE[name], f"{name}: {said[:2000]}")
 
