@@ -6,6 +6,9 @@ the tracked files (`git ls-files`, as they are in the working tree) and neither 
     python3 tools/dist.py gradescope [--out build/gradescope/autograder.zip] [--sm 75] [--lab 03]
     python3 tools/dist.py list       which tracked file goes where, and why the others stay out
 
+The lab files of labs/ are the skeletons tools/make_skeletons.py derives from solutions/, not the working tree's
+labs/, which may hold somebody's answers (a maintainer who tried a lab, a course assistant's filled-in clone).
+
 Every tracked file is either in the release (RELEASE) or left out of it for a stated reason (LEAVE_OUT): a file in
 neither stops the build, so that shipping a new file is a decision, not an accident. The release's Makefile and
 README are rewritten so that they point at nothing the release lacks: the targets that need the solutions or the
@@ -28,6 +31,8 @@ import zipfile
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_skeletons  # noqa: E402
 RELEASE_NAME = "parallel-patterns-lab"
 DEFAULT_RELEASE = Path("build/dist") / f"{RELEASE_NAME}.tar.gz"
 DEFAULT_ZIP = Path("build/gradescope/autograder.zip")
@@ -48,6 +53,7 @@ LEAVE_OUT = {
     "tests/selfstudy/": "they profile the solutions and use tests/grader's fakes",
     "tests/handouts/": "they check the handouts against solutions/",
     "tests/dist/": "tests of make dist and make gradescope",
+    "tests/drift/": "tests of make skeletons and of labs/ against solutions/, which stay with the course staff",
     "tools/make_skeletons.py": "derives labs/ from solutions/",
     "tools/bench.py": "times the reference solutions",
     "tools/regrade_bench.py": "grades the reference solutions and kernels made from them, again and again",
@@ -160,6 +166,15 @@ def classify(files) -> tuple:
         raise DistError("tracked files that are neither in the student release nor left out of it: "
                         + ", ".join(unknown) + ". Add each (or its folder) to RELEASE or LEAVE_OUT in tools/dist.py")
     return kept, left
+
+
+def skeletons(kit=KIT) -> dict:
+    """{labs/...: bytes}: the skeletons derived from solutions/, which the archives ship as labs/."""
+    try:
+        return {f"labs/{rel.as_posix()}": text.encode()
+                for rel, text in make_skeletons.lab_files(Path(kit) / "solutions")}
+    except make_skeletons.MarkerError as e:
+        raise DistError(f"solutions/: {e}") from None
 
 
 def commit_label(kit=KIT, paths=()) -> tuple:
@@ -319,14 +334,15 @@ def release_readme(text: str, commit: str) -> str:
 
 def solution_lines(kit=KIT) -> dict:
     """{stripped line: solution file} for every distinctive line of a solution region: MIN_LEAK characters or more,
-    not in the lab's own blank file, and not given away elsewhere by the kit (any file of labs/ or harness/: a
+    not in the lab's own blank file, and not given away elsewhere by the kit (any skeleton or file of harness/: a
     later lab's skeleton may start from an earlier lab's answer, and the harness's baseline is lab 01's kernel)."""
     kit = Path(kit)
     given = set()
-    for folder in ("labs", "harness"):
-        for path in (kit / folder).rglob("*"):
-            if path.is_file() and "build" not in path.relative_to(kit).parts:
-                given.update(ln.strip() for ln in _text(path).splitlines())
+    for path in (kit / "harness").rglob("*"):
+        if path.is_file() and "build" not in path.relative_to(kit).parts:
+            given.update(ln.strip() for ln in _text(path).splitlines())
+    for text in skeletons(kit).values():
+        given.update(ln.strip() for ln in text.decode().splitlines())
     lines = {}
     for path in sorted((kit / "solutions").rglob("*")):
         if not path.is_file() or "build" in path.relative_to(kit).parts:
@@ -389,8 +405,9 @@ def release_contents(kit=KIT) -> tuple:
     files = tracked_files(kit)
     kept, _ = classify(files)
     stray_files(RELEASE, kit)
-    commit, when = commit_label(kit, kept)
-    contents = {p: (kit / p).read_bytes() for p in kept}
+    derived = skeletons(kit)
+    commit, when = commit_label(kit, [p for p in kept if p not in derived] + ["solutions"])
+    contents = {p: derived[p] if p in derived else (kit / p).read_bytes() for p in kept}
     contents["Makefile"] = release_makefile(contents["Makefile"].decode()).encode()
     contents["README.md"] = release_readme(contents["README.md"].decode(), commit).encode()
     shipped = [p for p in contents if matches(p, LEAVE_OUT)]

@@ -32,6 +32,7 @@ KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 from tests.wrong.materialize import mutated_text, mutations  # noqa: E402
 from tools.kitlabs import lab_dirs, lab_settings  # noqa: E402
+from tools.make_skeletons import blank_out  # noqa: E402
 
 SHAPES = ("folder", "zip-flat", "tar.gz-top", "loose", "zip-top", "tar", "kit-copy", "nested-zip")
 EXPECT = {"solution": "full marks (performance by this GPU's thresholds)", "blank": "0: wrong answers",
@@ -69,8 +70,8 @@ def file_text(lab: str, source: str, variant: str) -> str | None:
     """The text a student hands in for lab, or None for no file."""
     if variant == "missing":
         return None
-    if variant == "blank":
-        return (KIT / "labs" / lab / source).read_text()
+    if variant == "blank":  # the skeleton derived from the solution: labs/ may hold someone's answers
+        return blank_out((KIT / "solutions" / lab / source).read_text())
     if variant in ("solution", "syntax-error"):
         text = (KIT / "solutions" / lab / source).read_text()
         if variant == "syntax-error":

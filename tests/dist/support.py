@@ -6,11 +6,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(KIT / "tools"))
+from make_skeletons import lab_files  # noqa: E402
 SM = "75"  # what every test builds for: the same objects whether or not this machine has a GPU
 
 _harness = None
@@ -51,12 +54,14 @@ def tracked(kit=KIT) -> list:
 
 def solution_secrets(kit=KIT) -> tuple:
     """({stripped line: origin}, given): every line of a solution region 25 characters or longer (stripped) that its
-    lab's blank file does not hold, and the set of lines the kit hands to students anyway (any file of labs/ or
-    harness/: later skeletons start from earlier answers, and the harness's baseline is lab 01's kernel)."""
+    lab's blank file does not hold, and the set of lines the kit hands to students anyway (any skeleton or file of
+    harness/: later skeletons start from earlier answers, and the harness's baseline is lab 01's kernel). The blank
+    files are the skeletons derived from solutions/, not labs/, which may hold a student's answers."""
+    skeletons = {f"labs/{rel.as_posix()}": text for rel, text in lab_files(kit / "solutions")}
     secrets = {}
     for path in sorted((kit / "solutions").glob("[0-9][0-9]-*/*")):
-        blank = kit / "labs" / path.relative_to(kit / "solutions")
-        blank_lines = {ln.strip() for ln in blank.read_text().splitlines()} if blank.is_file() else set()
+        blank = skeletons.get(f"labs/{path.relative_to(kit / 'solutions').as_posix()}", "")
+        blank_lines = {ln.strip() for ln in blank.splitlines()}
         inside = False
         for line in path.read_text().splitlines():
             if "@@ BEGIN SOLUTION" in line:
@@ -68,7 +73,8 @@ def solution_secrets(kit=KIT) -> tuple:
     given = set()
     for rel in tracked(kit):
         if rel.startswith(("labs/", "harness/")):
-            given.update(ln.strip() for ln in (kit / rel).read_text().splitlines())
+            text = skeletons[rel] if rel in skeletons else (kit / rel).read_text()
+            given.update(ln.strip() for ln in text.splitlines())
     return secrets, given
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tests.dist.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run, shared_harness_build,
                                 solution_secrets)
+from make_skeletons import blank_out  # tools/, on the path through tests.dist.support
 
 # tests.class is a package whose name is a Python keyword: importlib reaches it where an import statement cannot.
 _intake_tests = importlib.import_module("tests.class.test_intake")
@@ -178,7 +179,8 @@ class Autograder(GradescopeFormat):
         return self.assert_results(root / "results" / "results.json"), done.stdout + done.stderr
 
     def blank(self) -> str:
-        return (KIT / "labs" / "03-sequential" / "reduce.cu").read_text()
+        """Lab 03's skeleton, derived from solutions/ (labs/ may hold a student's work)."""
+        return blank_out((KIT / "solutions" / "03-sequential" / "reduce.cu").read_text())
 
     def test_the_zip(self):
         for name in ("setup.sh", "run_autograder"):

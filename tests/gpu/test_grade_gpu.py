@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tests.grader.test_static_check import WRONG
 from tests.wrong.materialize import submission
+from tools.make_skeletons import derive
 
 KIT = Path(__file__).resolve().parents[2]
 GRADE = KIT / "grader" / "grade.py"
@@ -123,7 +124,8 @@ class GradeOnGPU(unittest.TestCase):
                           f"({', '.join(f'solutions/{lab}/{SOURCES[lab]}' for lab in missing)} does not exist)")
 
     def test_blank_labs_score_no_correctness_points(self):
-        status, table, tests = self.grade("labs")
+        """The skeletons derived from solutions/ (labs/ may hold a student's work)."""
+        status, table, tests = self.grade(derive(Path(self.wrong_root.name) / "skeletons"))
         self.assertEqual(status, 1, table)
         self.assertEqual({lab_of(name) for name in tests}, set(LABS))
         for name, test in tests.items():

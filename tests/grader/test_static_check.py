@@ -31,6 +31,7 @@ from grader.run import run_process
 from grader.static_check import (RULES, Symbol, ToolError, advice_for, allowed_for, check_symbols, find_allowed,
                                  header_api, listed_name, load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
+from tools.make_skeletons import derive
 from tests.wrong.materialize import submission
 
 LABS = {"01-global-strided": ("reduce", "reduce.cu"), "02-shared-strided": ("reduce", "reduce.cu"),
@@ -448,10 +449,11 @@ class RealObjects(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         root = Path(cls.tmp.name)
         jobs = {}  # key -> (pattern, source, make settings...)
-        for top in ("solutions", "labs"):
+        skeletons = derive(root / "skeletons")  # derived from solutions/: labs/ may hold a student's work
+        for top, folder in (("solutions", KIT / "solutions"), ("labs", skeletons)):
             for lab, (pattern, source) in LABS.items():
-                if (KIT / top / lab / source).is_file():
-                    jobs[(top, lab)] = (pattern, KIT / top / lab / source)
+                if (folder / lab / source).is_file():
+                    jobs[(top, lab)] = (pattern, folder / lab / source)
         for folder, lab in WRONG:
             jobs[("wrong", folder)] = (LABS[lab][0], submission(folder, root / "wrong") / lab / LABS[lab][1])
         for name, (pattern, text, _, _) in (("sneaky", SNEAKY), ("startup", STARTUP), ("honest", HONEST)):
