@@ -1,8 +1,8 @@
 """The kit's CPU simulator end to end, without a GPU (tests/run.py's `sim` suite): `grade.py --simulator` gives every
-reference solution full marks on what the simulator runs, every blank lab loses its points, and each known-wrong
-submission of tests/wrong/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit,
-or a hazard in the sanitizers row); `make sim` runs a lab and prints the counts. Plus the pure helpers of
-grader/simulator.py.
+reference solution full marks on what the simulator runs, every blank lab loses its points (the skeletons derived
+from solutions/ into a temp folder, not labs/, which may hold a student's work), and each known-wrong submission of
+tests/wrong/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit, or a hazard in
+the sanitizers row); `make sim` runs a lab and prints the counts. Plus the pure helpers of grader/simulator.py.
 
 Needs nvcc (skipped, saying so, without it) and the simulator core (sim/Makefile). The solutions, the blank labs and
 each wrong submission are graded once, in temporary build folders; the harness objects are shared
@@ -21,6 +21,7 @@ from grader import simulator
 from grader.config import load_config
 from grader.grade import Grader
 from tests.wrong.materialize import mutated_text, mutations, submission
+from tools.make_skeletons import derive
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
@@ -213,7 +214,7 @@ class Grading(unittest.TestCase):
         self.assertTrue(all("warp instructions" in r.detail for r in perf), "the counts stand in for performance")
 
     def test_blank_labs_lose_points(self):
-        report = self.grade(KIT / "labs", "", "labs")
+        report = self.grade(derive(Path(self.tmp.name) / "skeletons"), "", "labs")
         for lab in report.labs():
             with self.subTest(lab=lab):
                 rows = [r for r in report.results if r.lab == lab and r.status != simulator.NEEDS_GPU]
