@@ -5,9 +5,10 @@
  * 1. First add during load: a block of BLOCK_DIM threads now reduces 2*BLOCK_DIM elements. Each thread loads two
  *    elements BLOCK_DIM apart (both loads coalesced) and stores their sum, so no thread idles from the first step
  *    and half as many blocks do the same work (Harris, kernel 4).
- * 2. The last warp without barriers: once 32 partial sums remain they all live in warp 0, whose lanes can exchange
- *    registers directly with __shfl_down_sync; no shared memory and no __syncthreads for the last five steps
- *    (Harris, kernel 5; CUDA C++ Programming Guide, "Warp Shuffle Functions").
+ * 2. The last warp without barriers: once 64 partial sums remain, warp 0 finishes alone: each of its 32 lanes adds
+ *    two of them into a register, and the lanes exchange registers directly with __shfl_down_sync; no shared memory
+ *    and no __syncthreads for the last five steps (Harris, kernel 5; CUDA C++ Programming Guide, "Warp Shuffle
+ *    Functions").
  *
  * Why not the old `volatile` trick: Harris's kernel 5 unrolls the last warp over a volatile shared array with no
  * synchronization at all, relying on the 32 lanes running in lockstep. Since Volta, lanes of a warp are scheduled

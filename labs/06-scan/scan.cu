@@ -38,7 +38,7 @@ __device__ void block_scan_kogge_stone(int *s)
 {
     const unsigned t = threadIdx.x;
     for (unsigned stride = 1; stride < BLOCK_DIM; stride *= 2) {
-        // @@ TODO (about 6 lines): read s[t - stride] (when t >= stride) into a register; barrier; add it into s[t]; barrier
+        // @@ TODO (about 6 lines): read s[t - stride] (when t >= stride) into a register; barrier; add it into s[t] (the step's closing barrier is below)
         __syncthreads();
     }
 }
