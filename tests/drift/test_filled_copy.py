@@ -44,7 +44,10 @@ def filled_copy(dest: Path) -> dict:
             shutil.copy2(src, dst, follow_symlinks=False)
     for shared in ("harness", "lib"):  # the simulator's harness objects and library, if built
         if (KIT / "build" / "sim" / shared).is_dir():
-            shutil.copytree(KIT / "build" / "sim" / shared, dest / "build" / "sim" / shared, symlinks=True)
+            try:
+                shutil.copytree(KIT / "build" / "sim" / shared, dest / "build" / "sim" / shared, symlinks=True)
+            except (OSError, shutil.Error):  # being rebuilt meanwhile: the copy builds its own
+                shutil.rmtree(dest / "build" / "sim" / shared, ignore_errors=True)
     derive(dest / "labs", dest / "solutions")  # the kit's own state, whatever this kit's labs/ holds
     git(dest, "init", "-q")
     git(dest, "add", "-A")
@@ -73,7 +76,8 @@ class FilledCopy(unittest.TestCase):
 
     def unittest_in_copy(self, *names, timeout=600):
         done = self.run_in_copy(sys.executable, "-m", "unittest", *names, timeout=timeout)
-        self.assertEqual(done.returncode, 0, done.stdout[-4000:] + done.stderr[-8000:])
+        said = (done.stdout[-4000:] + done.stderr[-8000:]).splitlines()
+        self.assertEqual(done.returncode, 0, "in the copy:\n" + "\n".join("    " + ln for ln in said))
         self.assertRegex(done.stderr, r"\nOK\b")
         for rel, text in self.filled.items():
             self.assertEqual((self.kit / rel).read_text(), text, f"{names} changed the student's {rel}")
