@@ -19,7 +19,7 @@ Writing labs/, a file is replaced only while it is still a blank skeleton: the s
 or of solutions/ as committed (HEAD; a maintainer who edited a solution rederives its blank). Any other file holds
 edits, a student's work most likely: then nothing at all is written, the files are named, and exit status is 1.
 `--force` replaces them too, after copying each to backups/skeletons-YYYYMMDD-HHMMSS/labs/... at the kit's root
-(outside build/, which `make clean` removes). No file is ever deleted.
+(outside build/, which `make clean` removes; git ignores backups/). No file is ever deleted.
 
 The drift check compares the skeletons derived from solutions/ with labs/, and must not fail in a student's copy,
 whose labs/ are filled in (committed or not). For each file of solutions/:

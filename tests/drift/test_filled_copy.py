@@ -4,11 +4,12 @@ labs/ as blank skeletons pass, and `make skeletons` keeps the work (refuses; wit
 Filled in this way (issue 13), `make test` failed 13 tests: the drift check, tests/dist's leak checks (the release
 took labs/ as the blanks, so it would have shipped the answers) and tests/sim's blank-labs test, one per lab. Each
 runs again here, in the copy, and must pass; so do the cheap tests that read skeletons (the source check, the
-synthetic class's blank students). The copy is what a student's clone holds: the kit's tracked and untracked (not
-ignored) files as they are in the working tree, with their times (so that the simulator's objects, copied from
-build/sim/, stay up to date), and a git repository of one commit whose labs/ are the skeletons; then every labs/
-file is overwritten with its solution, the marker lines left out. CI is removed from the copy's environment (a
-student's machine). About a minute on 2 cores, most of it the simulator grading the eight skeletons.
+synthetic class's blank students). The copy is what a student's clone holds: the kit's tracked files as they are in
+the working tree (a new file must be `git add`ed first, as for make dist), with their times (so that the
+simulator's objects, copied from build/sim/, stay up to date), and a git repository of one commit whose labs/ are
+the skeletons; then every labs/ file is overwritten with its solution, the marker lines left out. CI is removed
+from the copy's environment (a student's machine). 20 s to a minute on 2 cores, most of it the simulator grading
+the eight skeletons (longer where build/sim/ has not been built yet).
 """
 import os
 import re
@@ -36,7 +37,7 @@ def git(folder, *args) -> str:
 
 def filled_copy(dest: Path) -> dict:
     """Makes dest a student's copy of the kit with every lab filled in; returns {labs/...: the filled text}."""
-    listed = git(KIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+    listed = git(KIT, "ls-files", "-z", "--cached").split("\0")
     for rel in filter(None, dict.fromkeys(listed)):
         src, dst = KIT / rel, dest / rel
         if src.is_file() or src.is_symlink():  # not one deleted in the working tree
