@@ -31,6 +31,7 @@ whose labs/ are filled in (committed or not). For each file of solutions/:
     or outside a git checkout, are reported and not judged.
   - `--strict`, or the environment variable CI that CI services set: labs/ must hold the skeleton, edits or not
     (the kit's own repository, checked in a fresh clone).
+A file of labs/ with no counterpart in solutions/ (a student's notes) is named, and is drift only with --strict.
 Exit status of --check: 0 no drift, 1 drift (the files listed, with a diff), 2 unpaired markers.
 """
 import argparse
