@@ -42,7 +42,8 @@ RELEASE = (
     "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "mk/", "grader/", "datasets/",
     "tests/run.py", "tests/harness/",
     "tools/check.py", "tools/profile.py", "tools/kitlabs.py", "tools/figures.py", "tools/render_handouts.py",
-    "tools/gen_datasets.c", "tools/Makefile", "sim/", "tools/sim.py",
+    "tools/gen_datasets.c", "tools/Makefile", "sim/", "tools/sim.py", "tools/bench.py", "tools/setup.sh",
+    "requirements.txt",
 )
 # What it leaves out, and why.
 LEAVE_OUT = {
@@ -55,7 +56,6 @@ LEAVE_OUT = {
     "tests/dist/": "tests of make dist and make gradescope",
     "tests/drift/": "tests of make skeletons and of labs/ against solutions/, which stay with the course staff",
     "tools/make_skeletons.py": "derives labs/ from solutions/",
-    "tools/bench.py": "times the reference solutions",
     "tools/regrade_bench.py": "grades the reference solutions and kernels made from them, again and again",
     "tests/near/": "near-threshold kernels: the solutions slowed to sit at a threshold, for make regrade-bench",
     "tools/calibrate.py": "times the reference solutions to set a GPU model's thresholds",
@@ -82,9 +82,6 @@ AUTOGRADER_SCRIPTS = ("tools/gradescope/setup.sh", "tools/gradescope/run_autogra
 # Top-level make targets the release lacks, and what to say instead.
 UNAVAILABLE = {
     "skeletons": "it rederives labs/ from the reference solutions (solutions/), which stay with the course staff",
-    "bench": "it times the reference solutions, which stay with the course staff. Time your own kernel against "
-             "the same yardsticks with: make -C labs/NN-stage && labs/NN-stage/build/PATTERN_lab --bench 2^26 --cub "
-             "(reductions; --copy for scan and compaction)",
     "regrade-bench": "it grades the reference solutions again and again, and they stay with the course staff",
     "test-drift": "it checks labs/ against solutions/, which stay with the course staff",
     "test-grader": "the grader's tests need the reference solutions; make test runs this release's tests",
@@ -270,8 +267,9 @@ RELEASE_NOTE = """\
 
 This is the student release of the kit, made by `make dist` from commit {commit}. The reference solutions
 (`solutions/`), the known-wrong submissions and the course staff's tests and packaging are not in it; the commands
-that need them (`make grade SUBMISSION=solutions`, `make bench`, `make skeletons`, `make figures LADDER=...`) say
-so. `make test` runs the tests that make sense here: the harness's Check tests and a build of every lab.
+that need them (`make grade SUBMISSION=solutions`, the whole reference ladder of `make bench` without `LAB=`,
+`make skeletons`, `make figures LADDER=...`) say so; `make bench` in a lab's folder times your kernel on the ladder,
+against the reference figures in `handouts/figures/ladder.json`. `make test` runs the tests that make sense here: the harness's Check tests and a build of every lab.
 `grader/labs.toml` holds the points and speedup thresholds the course grades with, and `make grade` runs the
 course's grader on your labs; `docs/DESIGN.md` says how it builds, checks and times your kernels. Build for another
 GPU than the one in this machine with `SM=NN` (e.g. `make grade SM=75` for a T4).
@@ -288,7 +286,7 @@ RELEASE_LAYOUT = {
 # Sections of the README (by their heading's words) that the release leaves out, with every subsection.
 README_DROPPED = ("Instructors",)
 # Words that must not stay in the release's README: they name what it lacks.
-README_FORBIDDEN = ("solutions/", "SUBMISSION=solutions", "make skeletons", "make bench", "tests/wrong", "make dist",
+README_FORBIDDEN = ("solutions/", "SUBMISSION=solutions", "make skeletons", "tests/wrong", "make dist",
                     "make gradescope", "LADDER=")
 
 

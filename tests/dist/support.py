@@ -59,7 +59,7 @@ def solution_secrets(kit=KIT) -> tuple:
     files are the skeletons derived from solutions/, not labs/, which may hold a student's answers."""
     skeletons = {f"labs/{rel.as_posix()}": text for rel, text in lab_files(kit / "solutions")}
     secrets = {}
-    for path in sorted((kit / "solutions").glob("[0-9][0-9]-*/*")):
+    for path in sorted(p for p in (kit / "solutions").glob("[0-9][0-9]-*/*") if p.is_file()):  # not a lab's build/
         blank = skeletons.get(f"labs/{path.relative_to(kit / 'solutions').as_posix()}", "")
         blank_lines = {ln.strip() for ln in blank.splitlines()}
         inside = False

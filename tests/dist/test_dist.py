@@ -102,7 +102,7 @@ class Release(unittest.TestCase):
     def test_nothing_of_the_solutions(self):
         out = [f for f in self.files if f.startswith(("solutions/", "tests/wrong/", "tests/grader/", "tests/gpu/",
                                                       "tests/dist/", ".ci/"))
-               or f in ("tools/make_skeletons.py", "tools/bench.py", "tools/dist.py")
+               or f in ("tools/make_skeletons.py", "tools/dist.py")
                or f.startswith("tools/gradescope/")]
         self.assertEqual(out, [])
 
@@ -118,7 +118,8 @@ class Release(unittest.TestCase):
                 self.assertIn(rel, self.files)
         for rel in ("README.md", "Makefile", "tests/run.py", "tools/check.py", "tools/profile.py",
                     "tools/kitlabs.py", "tools/figures.py", "tools/render_handouts.py", "tools/gen_datasets.c",
-                    "tools/Makefile", "mk/harness.mk", "mk/checker.mk"):
+                    "tools/Makefile", "mk/harness.mk", "mk/checker.mk", "tools/bench.py", "tools/setup.sh",
+                    "requirements.txt"):
             self.assertIn(rel, self.files)
         # the harness's four folders: the student's headers, the checker, the runner and their wire format
         skeletons = dist.skeletons()
@@ -154,7 +155,7 @@ class Release(unittest.TestCase):
                 self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_what_needs_the_solutions_says_so(self):
-        for target in ("skeletons", "bench", "test-drift", "test-grader", "test-gpu", "dist", "gradescope"):
+        for target in ("skeletons", "test-drift", "test-grader", "test-gpu", "dist", "gradescope"):
             with self.subTest(target=target):
                 done = self.make("-n", target)
                 self.assertNotEqual(done.returncode, 0)
@@ -166,6 +167,10 @@ class Release(unittest.TestCase):
                 self.assertIn("student release of the kit, which has no reference solutions", done.stderr)
         figures = self.make("-n", "figures", "LADDER=build/bench/ladder.md")
         self.assertIn("student release does not have", figures.stderr)
+        # make bench ships (a student's kernel on the ladder, make bench LAB=NN); the whole reference ladder does not
+        ladder = run(["python3", "tools/bench.py"], self.root)
+        self.assertEqual(ladder.returncode, 2, ladder.stderr)
+        self.assertIn("make bench LAB=03", ladder.stderr)
 
     def test_readme_says_what_this_is(self):
         readme = (self.root / "README.md").read_text()
