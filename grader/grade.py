@@ -35,8 +35,8 @@ from grader import static_check  # noqa: E402
 from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
 from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
 from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs  # noqa: E402
-from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, no_device, not_run, score_group,  # noqa: E402
-                          score_performance, score_static_check)
+from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,  # noqa: E402
+                          not_run, score_group, score_performance, score_static_check)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -138,6 +138,9 @@ class Grader:
                 break
             report.results.extend(self._mark(lab, results))
             self.check_gpu_released(lab, report, before)
+        hung = hung_labs(report)
+        if hung:
+            report.notes.append(hang_note(hung))
         report.no_device = self.no_device
         report.sandbox = dict(self.sandbox_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
@@ -460,7 +463,7 @@ def main(argv=None, **hooks) -> int:
         return EXIT_NO_DEVICE
     if args.simulator:
         return EXIT_FULL if simulator.sim_full_marks(report) else EXIT_LOST
-    return EXIT_FULL if report.full_marks else EXIT_LOST
+    return EXIT_FULL if report.full_marks and not hung_labs(report) else EXIT_LOST
 
 
 if __name__ == "__main__":

@@ -213,3 +213,14 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
                       {"speedup": speedup, "yardstick": perf.yardstick, "lower": lower, "full": full,
                        "credited": credited, "margin": margin, "steps": earned, "of_steps": scoring.steps or None,
                        "bench": bench})
+
+
+def hung_labs(report) -> list:
+    """The labs with a run that hung (a TIMEOUT row), bonus labs included, in order."""
+    return list(dict.fromkeys(r.lab for r in report.results if r.status == STATUS_WORDS["timeout"]))
+
+
+def hang_note(labs: list) -> str:
+    """The line under the table that says why a grading with a hung run fails."""
+    return (f"Hung: {', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
+            f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")

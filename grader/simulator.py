@@ -46,7 +46,7 @@ from grader import build as build_mod
 from grader.run import interpret, read_result_lines, run_process, secret_args
 from grader.sanitize import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.no_gpu import in_lab_folder
-from grader.score import TestResult, reproduce_line
+from grader.score import TestResult, hung_labs, reproduce_line
 
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
@@ -430,17 +430,6 @@ def sim_full_marks(report) -> bool:
             and not hung_labs(report))
 
 
-def hung_labs(report) -> list:
-    """The labs with a run that hung (a TIMEOUT row), bonus labs included, in order."""
-    return list(dict.fromkeys(r.lab for r in report.results if r.status == TIMEOUT))
-
-
-def hang_note(labs: list) -> str:
-    """The line under the table that says why a grading with a hung run fails."""
-    return (f"Hung: {', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
-            f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
-
-
 def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False) -> str:
     """How a student reruns one of the grader's runs on the simulator: make sim with the run's arguments (without
     --sandbox, which a run in one process does not take), in the lab's folder (here: the grading was started
@@ -581,9 +570,6 @@ def make_sim_grader(base):
                 f"Graded on the kit's CPU simulator (--simulator), not a GPU: only the correctness groups of sizes up "
                 f"to {SIM_MAX_N} elements ran, and the simulator's hazard checks stand for compute-sanitizer; larger "
                 f"sizes and performance need a GPU and score 0 here. Grade on a GPU for the full marks.")
-            hung = hung_labs(report)
-            if hung:
-                report.notes.append(hang_note(hung))
             return report
 
         def _run(self, lab, tag, program, args, timeout):

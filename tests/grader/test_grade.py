@@ -461,6 +461,15 @@ class CommandLine(GradingRun):
         self.assertEqual(status, 1, out)
         self.assertEqual((data["score"], data["extra_data"]["max_score"]), (10 + 60 + 60, 120))
 
+    def test_a_hung_bonus_lab_fails_the_grading(self):
+        """A bonus lab's lost points leave the exit status alone; its hang does not (a kernel that never ends would
+        hang the GPU of whoever grades it), and a line under the table says so."""
+        hang = self.fake("if 'signs' in ARGS: time.sleep(60)\n" + PASS, name="hang")
+        status, out, data = self.main(BONUS_TOML, {"01-first": self.fake(PASS), "02-second": self.fake(PASS),
+                                                   "03-bonus": hang}, "--timeout", "1")
+        self.assertEqual(status, 1, out)
+        self.assertIn("Hung: 03-bonus: a run never finished (TIMEOUT above), so this grading fails", out)
+
     def test_points_lost_exit_1(self):
         status, out, data = self.main(SMALL_TOML, {"01-first": self.fake("if '--bench' in ARGS: bench(1.5)\n"
                                                                          "all_pass()")}, "--lab", "01")
