@@ -52,8 +52,10 @@ def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None, 
     """The `make -f KIT/mk/lab.mk ...` command line (makefile: another of mk/); SM from the environment is passed on
     when set."""
     kit = Path(kit).resolve()
-    argv = ["make", "-s", f"-j{jobs}", "-f", str(kit / "mk" / makefile), f"KIT={kit}", f"PATTERN={pattern}",
-            *settings]
+    # --no-print-directory: a make around this one (a lab folder's) would add "make[2]: Leaving directory" last,
+    # where student_compile reads the compiler's command line
+    argv = ["make", "-s", "--no-print-directory", f"-j{jobs}", "-f", str(kit / "mk" / makefile), f"KIT={kit}",
+            f"PATTERN={pattern}", *settings]
     if harness_build:
         argv.append(f"HARNESS_BUILD={Path(harness_build).resolve()}")
     if os.environ.get("SM"):

@@ -80,7 +80,8 @@ check sanitize profile grade sim:
 # Your kernel beside the reference and the baseline, on the ladder (tools/bench.py); SIZES=2^24,2^26 chooses the sizes.
 .PHONY: bench
 bench:
-	$(MAKE) --no-print-directory -C $(KIT) bench LAB=$(notdir $(CURDIR)) SUBMISSION=$(abspath $(CURDIR)/..)
+	PPL_LAB_FOLDER=$(CURDIR) $(MAKE) --no-print-directory -C $(KIT) bench LAB=$(notdir $(CURDIR)) \
+	    SUBMISSION=$(abspath $(CURDIR)/..)
 
 clean:
 	rm -rf $(BUILD)

@@ -231,15 +231,16 @@ def make_args(lab, submission: Path) -> str:
 
 
 def no_device_text(lab, submission: Path, sizes: list, source: Path) -> str:
-    """What `make bench` would have done on a GPU, and the simulator command nearest to it."""
-    sim = f"make sim {make_args(lab, submission)}"
+    """What `make bench` would have done on a GPU, and the simulator command nearest to it: as typed in the lab's
+    folder (mk/lab.mk sets PPL_LAB_FOLDER) or at the kit's root."""
+    from grader.no_gpu import in_lab_folder
+    sim = "make sim" if in_lab_folder() else f"make sim {make_args(lab, submission)}"
     yardsticks = YARDSTICK_WORDS[lab.pattern]
     return (f"make bench needs an NVIDIA GPU: this machine has none, so nothing was timed ({shown(source)} builds).\n"
             f"On a GPU it would time your kernel beside the reference solution at n = {', '.join(sizes)}, each in one "
             f"harness process against {yardsticks}, print the ratios (x baseline, x reference, x CUB, % of the "
             f"copy bandwidth) and draw the ladder with your kernel on it.\n"
-            f"Nearest here, on the kit's CPU simulator (from the kit's root; from labs/{lab.name}: "
-            f"make -C ../.. sim {make_args(lab, submission)}):\n"
+            f"Nearest here, on the kit's CPU simulator:\n"
             f"  {sim}\n"
             f"It counts, per kernel and source line, warp instructions, SIMT efficiency, divergent branches, bank "
             f"conflicts and memory sectors: what makes the kernel fast or slow. The simulator estimates no time.")
