@@ -54,8 +54,10 @@ joined() { local IFS=";"; echo "$*" | sed 's/;/; /g'; }
 
 { has cc && has g++; } || want build-essential "cc and g++: the harness, and nvcc's host compiler"
 { has nm && has objdump; } || want binutils "nm, objdump: the grader's static checks"
-has bwrap || want bubblewrap "the sandbox the students' code runs in"
-[ -e /usr/include/seccomp.h ] || want libseccomp-dev "the runner's seccomp filter"
+# PPL_BWRAP (harness/checker/sandbox.c) and SECCOMP_CFLAGS/SECCOMP_LIBS (mk/checker.mk) name copies of their own
+has bwrap || { [ -n "${PPL_BWRAP:-}" ] && [ -x "$PPL_BWRAP" ]; } ||
+    want bubblewrap "the sandbox the students' code runs in"
+[ -e /usr/include/seccomp.h ] || [ -n "${SECCOMP_LIBS:-}" ] || want libseccomp-dev "the runner's seccomp filter"
 if [ "$TARGET" = test ]; then
     { has pkg-config && [ -e /usr/include/check.h ]; } || want "check pkg-config" "the C unit tests"
     has pandoc || want pandoc "make handouts and its test"

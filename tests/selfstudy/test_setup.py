@@ -69,8 +69,8 @@ class Setup(unittest.TestCase):
         for name in names:
             (self.bin / name).unlink()
 
-    def setup(self, *args, python=None):
-        env = {"PATH": str(self.bin), "LOG": str(self.log), "HOME": str(self.tmp)}
+    def setup(self, *args, python=None, env=None):
+        env = {"PATH": str(self.bin), "LOG": str(self.log), "HOME": str(self.tmp), **(env or {})}
         if python:
             env["PYTHON"] = python
         return subprocess.run([str(self.bin / "bash"), str(self.kit / "tools" / "setup.sh"), *args], env=env,
@@ -91,6 +91,19 @@ class Setup(unittest.TestCase):
         self.assertEqual(set(line.split("--no-install-recommends ")[1].split()),
                          {"bubblewrap", "pandoc", *lacking_headers("test")})
         self.assertEqual(self.calls(), [f"{self.bin}/nvcc --version"])  # nothing installed
+
+    def test_copies_named_by_the_kits_own_variables_count(self):
+        """A machine with bubblewrap and libseccomp of its own, named as the sandbox and the checker's build take them
+        (PPL_BWRAP; SECCOMP_CFLAGS and SECCOMP_LIBS), needs neither package."""
+        self.drop("bwrap")
+        self.fake("my-bwrap", "#!/bin/sh\n")
+        done = self.setup("grade", "--check")
+        self.assertIn("bubblewrap", done.stderr)
+        done = self.setup("grade", "--check", env={"PPL_BWRAP": str(self.bin / "my-bwrap"),
+                                                   "SECCOMP_LIBS": "/opt/x/libseccomp.a", "SECCOMP_CFLAGS": "-I/opt/x"})
+        self.assertNotIn("bubblewrap", done.stderr)
+        self.assertNotIn("libseccomp-dev", done.stderr)
+        self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_grade_wants_less_than_test(self):
         self.drop("pandoc", "pkg-config", "git")
