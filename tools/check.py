@@ -33,6 +33,7 @@ if str(KIT / "tools") not in sys.path:  # appended: this folder's profile.py mus
 
 from grader import build as build_mod  # noqa: E402
 from grader import no_gpu  # noqa: E402
+from grader.no_gpu import shown  # noqa: E402
 from grader import static_check  # noqa: E402
 from grader.config import ConfigError, load_config  # noqa: E402
 from grader.run import run_harness  # noqa: E402
@@ -240,14 +241,6 @@ def submission_tag(submission: Path) -> str:
     """A folder name for a submission's builds: labs, solutions, or the submission folder's own name."""
     name = Path(submission).resolve().name
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "submission"
-
-
-def shown(path) -> str:
-    """path relative to the current folder when it is inside it (make runs in the kit), else as it is."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 @dataclass

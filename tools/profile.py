@@ -48,6 +48,7 @@ if str(KIT / "tools") not in sys.path:  # appended: this folder's profile.py mus
 
 from grader import build as build_mod  # noqa: E402
 from grader import no_gpu  # noqa: E402
+from grader.no_gpu import shown  # noqa: E402
 from grader.run import run_harness, run_process  # noqa: E402
 from kitlabs import lab_dirs, lab_settings  # noqa: E402
 
@@ -417,13 +418,6 @@ def reference_lab(lab_name: str, kit: Path) -> tuple:
     if lab_name.startswith("01"):
         return by_name[lab_name], "lab 01's own reference: the baseline kernel the grader times you against"
     return by_name[lab_name], (f"lab {lab_name[:2]}'s own reference (no earlier {pattern} lab to compare with)")
-
-
-def shown(path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def size_elements(text: str) -> int | None:

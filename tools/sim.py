@@ -32,6 +32,7 @@ if str(KIT) not in sys.path:
     sys.path.insert(0, str(KIT))
 
 from grader.config import ConfigError, load_config  # noqa: E402
+from grader.no_gpu import shown  # noqa: E402
 from grader.simulator import SIM_MAKEFILE, sim_env  # noqa: E402
 
 EXIT_BUILD = 2
@@ -53,15 +54,6 @@ def parse_args(argv):
                                   "split as a shell would: '--dataset datasets/reduce/0003-n2-uniform/input.raw')")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds for the run (default %(default)g)")
     return p.parse_args(argv)
-
-
-def shown(path) -> str:
-    """path relative to the current folder when it is inside it (make runs at the kit's root), else absolute."""
-    path = Path(path).resolve()
-    try:
-        return str(path.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def build_folder(submission: Path, lab: str, kit: Path = KIT) -> Path:
