@@ -29,6 +29,7 @@ if __package__ in (None, ""):  # run as a script: make the kit's root importable
 
 from grader import build as build_mod  # noqa: E402
 from grader import gpuinfo  # noqa: E402
+from grader.no_gpu import shown  # noqa: E402
 from grader import report_html  # noqa: E402
 from grader import sanitize as sanitize_mod  # noqa: E402
 from grader import static_check  # noqa: E402
@@ -452,11 +453,13 @@ def main(argv=None, **hooks) -> int:
     report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")
     results_path = args.results or Path(args.build_dir) / "results.json"
     write_results(report, results_path)
-    report_html.write(report, labs, results_path)  # report.html beside it: the table and the speed chart
+    page = report_html.write(report, labs, results_path)  # report.html beside it: the table and the speed chart
     if args.json_only:
         print(json.dumps(gradescope_results(report), indent=2))
     else:
         print(format_table(report, details=not args.quiet))
+        print(f"Results: {shown(results_path)}" + (f"; the same with a chart, for a browser: {shown(page)}"
+                                                         if page else ""))
     if report.kit_error:
         return EXIT_BROKEN
     if report.no_device:

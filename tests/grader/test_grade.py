@@ -600,3 +600,18 @@ runs = [["--data", "integer", "--n", "33"]]
         events, got = self.grade_one("timeout")
         sanitizers = [g for g in got if g[0] == "sanitizers"][0]
         self.assertIn("an earlier test of this lab timed out", sanitizers[2])
+
+
+class SaysWhereTheResultsAre(GradingRun):
+    def test_the_table_ends_with_results_json_and_report_html(self):
+        config = write_file(self.dir, "labs.toml", SMALL_TOML)
+        self.submission = make_submission(self.dir / "sub", ["01-first"])
+        results = self.dir / "out" / "results.json"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(["--config", str(config), "--submission", str(self.submission), "--build-dir", str(self.dir / "b"),
+                  "--results", str(results), "--lab", "01"], kit=self.kit,
+                 build=self.build_hook({"01-first": self.fake(PASS)}, load_config(config)), build_harness=harness_ok,
+                 check=self.check_hook)
+        last = out.getvalue().strip().splitlines()[-1]
+        self.assertEqual(last, f"Results: {results}; the same with a chart, for a browser: {results.parent}/report.html")
