@@ -106,16 +106,33 @@ class _Capture(threading.Thread):
             return bytes(self.head) + line.encode() + bytes(self.tail), dropped
 
 
+def _stat_fields(pid: int) -> list | None:
+    """The fields of /proc/PID/stat after the command's name (state, parent, process group, session, ...), or None
+    when pid is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()  # the name before ")" may hold spaces and parentheses
+    except (OSError, IndexError):
+        return None
+
+
 def _proc_stat(pid: int) -> tuple | None:
     """(state, process group, session) of a live pid from /proc; None when it is gone, a zombie, or there is no
     /proc."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()  # the name before ")" may hold spaces and parentheses
+        fields = _stat_fields(pid)
         state, group, session = fields[0].decode(), int(fields[2]), int(fields[3])
-    except (OSError, IndexError, ValueError):
+    except (TypeError, IndexError, ValueError):
         return None
     return None if state in "ZXx" else (state, group, session)
+
+
+def _parent(pid: int) -> int | None:
+    """The parent of pid (a zombie's too), or None."""
+    try:
+        return int(_stat_fields(pid)[1])
+    except (TypeError, IndexError, ValueError):
+        return None
 
 
 def _pids() -> list:
@@ -123,6 +140,24 @@ def _pids() -> list:
         return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()]
     except OSError:
         return []
+
+
+def left_by_us(pid) -> bool:
+    """Whether process pid (an nvidia-smi pid, an int or a string) is this process's descendant or an orphan (parent
+    pid 1); a process that cannot be read (gone, or another pid namespace's) counts as ours, so nothing is hidden."""
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return True
+    me, seen = os.getpid(), 0
+    parent = _parent(pid)
+    if parent is None or parent == 1:
+        return True
+    while parent not in (None, 0, 1) and seen < 4096:
+        if parent == me:
+            return True
+        parent, seen = _parent(parent), seen + 1
+    return False
 
 
 def _holds(pid: int, inode: int) -> bool:
@@ -385,7 +420,61 @@ def secret_args(args) -> tuple:
     return args[:k] + args[k + 2:], args[k + 1]
 
 
-class _Drain(threading.Thread):
+class LineReader(threading.Thread):
+    """Reads a pipe as it fills and hands each line (bytes, without its newline) to on_line, the last one too if
+    the pipe ends without a newline. A line that grows past max_line bytes goes to on_overlong as its first max_line
+    bytes; with skip_overlong the rest of that line is dropped, otherwise it is read as lines of its own. It polls,
+    so a writer that never closes the pipe (a runner that inherited it) cannot hold it: stop(grace) ends it grace
+    seconds later whatever the writers do. compute-sanitizer's log (grader/sanitize.py) and the simulator's report
+    (grader/simulator.py) are read so."""
+
+    skip_overlong = False
+
+    def __init__(self, fd: int, max_line: int):
+        super().__init__(daemon=True)
+        self.fd, self.max_line = fd, max_line
+        self.deadline = None
+
+    def on_line(self, line: bytes) -> None:
+        raise NotImplementedError
+
+    def on_overlong(self, head: bytes) -> None:
+        self.on_line(head)
+
+    def run(self):
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        pending, skipping = b"", False
+        while self.deadline is None or time.monotonic() < self.deadline:
+            if not poller.poll(50):
+                continue
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if skipping:  # the end of an overlong line
+                    skipping = False
+                    continue
+                self.on_line(line)
+            if len(pending) > self.max_line:
+                self.on_overlong(pending[:self.max_line])
+                pending, skipping = b"", self.skip_overlong
+        if pending and not skipping:
+            self.on_line(pending)
+
+    def stop(self, grace: float) -> None:
+        self.deadline = time.monotonic() + grace
+        self.join(grace + 1.0)
+
+
+class Drain(threading.Thread):
     """Copies what arrives on a pipe into a file as it comes, so a run that is killed leaves its lines behind."""
 
     def __init__(self, fd: int, path: Path):
@@ -422,7 +511,7 @@ def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str
         os.close(seed_write)
         fds.append(seed_read)
         argv[1 + len(args):1 + len(args)] = ["--seed-fd", str(seed_read)]
-    drain = _Drain(result_read, result)
+    drain = Drain(result_read, result)
     drain.start()
     try:
         proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
@@ -486,7 +575,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
         argv += ["--seed-fd", str(seed_read)]
     feed = _Feed(runs_write, _runs_payload(lists))
     feed.start()
-    drain = _Drain(result_read, result)
+    drain = Drain(result_read, result)
     drain.start()
     total = sum(timeouts) + slack
     try:

@@ -58,12 +58,10 @@ import functools
 import os
 import re
 import secrets
-import select
 import shlex
 import shutil
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -71,7 +69,7 @@ if __package__ in (None, ""):  # run as a script: make the kit's root importable
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from grader.config import SANITIZER_TOOLS, SANITIZERS, ConfigError, load_config  # noqa: E402
-from grader.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, run_process  # noqa: E402
+from grader.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, LineReader, run_process  # noqa: E402
 from grader.score import TestResult  # noqa: E402
 
 KIT = Path(__file__).resolve().parent.parent
@@ -576,42 +574,19 @@ def _tail(text: str, lines: int = 8) -> str:
     return "\n".join(kept)
 
 
-class LogReader(threading.Thread):
-    """Reads the tool's log from a pipe as it comes, line by line into an OutputParser, keeping the first and last
-    LOG_KEEP characters for people. It polls, so a writer that never closes the pipe (the runner inherits it) cannot
-    hold it: stop(grace) ends it grace seconds later whatever the writers do."""
+class LogReader(LineReader):
+    """Reads the tool's log from a pipe as it comes (grader/run.py's LineReader), line by line into an OutputParser,
+    keeping the first and last LOG_KEEP characters for people; of a line without end, what is kept is read and the
+    rest read as lines of its own."""
 
     def __init__(self, fd: int, parser: OutputParser):
-        super().__init__(daemon=True)
-        self.fd, self.parser = fd, parser
+        super().__init__(fd, MAX_LINE)
+        self.parser = parser
         self.head, self.tail, self.total = [], [], 0
-        self.deadline = None
         self.lock = threading.Lock()
 
-    def run(self):
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        pending = b""
-        while self.deadline is None or time.monotonic() < self.deadline:
-            if not poller.poll(50):
-                continue
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                continue
-            except OSError:
-                break
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            if len(pending) > MAX_LINE:  # a line without end: what is kept of it is read, the rest dropped
-                lines.append(pending[:MAX_LINE])
-                pending = b""
-            for line in lines:
-                self._line(line.decode("utf-8", "replace"))
-        if pending:
-            self._line(pending.decode("utf-8", "replace"))
+    def on_line(self, line: bytes) -> None:
+        self._line(line.decode("utf-8", "replace"))
 
     def _line(self, line: str) -> None:
         with self.lock:
@@ -623,10 +598,6 @@ class LogReader(threading.Thread):
                 self.tail.append(line[:MAX_LINE])
                 while len(self.tail) > 1 and sum(map(len, self.tail)) > LOG_KEEP:
                     del self.tail[0]
-
-    def stop(self, grace: float) -> None:
-        self.deadline = time.monotonic() + grace
-        self.join(grace + 1.0)
 
     def text(self) -> str:
         with self.lock:

@@ -33,17 +33,14 @@ import fcntl
 import json
 import os
 import re
-import select
 import shlex
 import shutil
 import subprocess
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.run import interpret, read_result_lines, run_process, secret_args
+from grader.run import Drain, LineReader, interpret, read_result_lines, run_process, secret_args
 from grader.sanitize import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.no_gpu import in_lab_folder
 from grader.score import TestResult, hung_labs, reproduce_line
@@ -229,60 +226,21 @@ def load_report(path) -> SimReport | None:
         return None
 
 
-class ReportReader(threading.Thread):
-    """Reads the report channel as it fills, a line at a time into a SimReport (memory bounded whatever arrives).
-    It polls, so a writer that keeps the pipe open cannot hold it: stop(grace) ends it grace seconds later."""
+class ReportReader(LineReader):
+    """Reads the report channel as it fills (grader/run.py's LineReader), a line at a time into a SimReport (memory
+    bounded whatever arrives): a line too long to read counts as garbage, and the rest of it is dropped."""
+
+    skip_overlong = True
 
     def __init__(self, fd: int):
-        super().__init__(daemon=True)
-        self.fd, self.report = fd, SimReport()
-        self.deadline = None
+        super().__init__(fd, MAX_REPORT_LINE)
+        self.report = SimReport()
 
-    def run(self):
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        pending, skipping = b"", False
-        while self.deadline is None or time.monotonic() < self.deadline:
-            if not poller.poll(50):
-                continue
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                continue
-            except OSError:
-                break
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if skipping:  # the end of a line too long to read
-                    skipping = False
-                    continue
-                self.report.take(line)
-            if len(pending) > MAX_REPORT_LINE:
-                self.report.garbage += 1
-                pending, skipping = b"", True
-        if pending and not skipping:
-            self.report.take(pending)
+    def on_line(self, line: bytes) -> None:
+        self.report.take(line)
 
-    def stop(self, grace: float) -> None:
-        self.deadline = time.monotonic() + grace
-        self.join(grace + 1.0)
-
-
-class _Copy(threading.Thread):
-    """Copies a pipe into a file as it comes (the checker's result lines)."""
-
-    def __init__(self, fd: int, path: Path):
-        super().__init__(daemon=True)
-        self.fd, self.path = fd, path
-
-    def run(self):
-        with open(self.fd, "rb", buffering=0) as source, open(self.path, "wb") as sink:
-            while chunk := source.read(65536):
-                sink.write(chunk)
-                sink.flush()
+    def on_overlong(self, head: bytes) -> None:
+        self.report.garbage += 1
 
 
 def _high_pipe(minimum: int) -> tuple:
@@ -318,7 +276,7 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
         os.close(seed_write)
         fds.append(seed_read)
         argv += ["--seed-fd", str(seed_read)]
-    copy, reader = _Copy(result_read, result), ReportReader(report_read)
+    copy, reader = Drain(result_read, result), ReportReader(report_read)
     copy.start()
     reader.start()
     try:
