@@ -18,7 +18,6 @@ ran got full marks.
 import argparse
 import concurrent.futures
 import json
-import os
 import secrets
 import sys
 import time
@@ -35,7 +34,7 @@ from grader import sanitize as sanitize_mod  # noqa: E402
 from grader import static_check  # noqa: E402
 from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
 from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
-from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs  # noqa: E402
+from grader.run import NO_DEVICE_MESSAGE, left_by_us, run_harness, run_harness_runs  # noqa: E402
 from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,  # noqa: E402
                           not_run, score_group, score_performance, score_static_check)
 
@@ -43,33 +42,6 @@ KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
 EXIT_FULL, EXIT_LOST, EXIT_BROKEN, EXIT_NO_DEVICE = 0, 1, 2, 77
 
-
-
-def _parent(pid: int) -> int | None:
-    """The parent of pid from /proc/PID/stat (the field after the command's closing parenthesis), or None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return int(stat[stat.rindex(")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def left_by_us(pid) -> bool:
-    """Whether process pid (an nvidia-smi pid, an int or a string) is this process's descendant or an orphan (parent
-    pid 1); a process that cannot be read (gone, or another pid namespace's) counts as ours, so nothing is hidden."""
-    try:
-        pid = int(pid)
-    except (TypeError, ValueError):
-        return True
-    me, seen = os.getpid(), 0
-    parent = _parent(pid)
-    if parent is None or parent == 1:
-        return True
-    while parent not in (None, 0, 1) and seen < 4096:
-        if parent == me:
-            return True
-        parent, seen = _parent(parent), seen + 1
-    return False
 
 class Grader:
     """Grades labs of one submission. After a run times out, the rest of that lab is not run (a hung kernel would
