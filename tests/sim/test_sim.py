@@ -185,11 +185,14 @@ def report_line(findings=(), errors=(), seq=1) -> bytes:
             + "\n").encode()
 
 
-@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
-class Grading(unittest.TestCase):
+class SimGrading(unittest.TestCase):
+    """A temp folder the sandbox's nobody can reach, the kit's labs.toml and the simulator's Grader, per class."""
+
+    TMP_PREFIX = "ppl-sim-test-"
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="ppl-sim-test-")
+        cls.tmp = tempfile.TemporaryDirectory(prefix=cls.TMP_PREFIX)
         os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
         cls.config = load_config()
         cls.SimGrader = simulator.make_sim_grader(Grader)
@@ -197,6 +200,10 @@ class Grading(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class Grading(SimGrading):
 
     def grade(self, folder, prefix, tag):
         grader = self.SimGrader(self.config, Path(folder), build_dir=str(Path(self.tmp.name) / tag), seed=12345)
@@ -310,19 +317,10 @@ PRINTS_CANNOT = ('    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BL
 
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
-class FindingsTheStudentCannotTouch(unittest.TestCase):
+class FindingsTheStudentCannotTouch(SimGrading):
     """Issue 10: the simulator's findings, faults and limitations reach the grader on their own channel."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="ppl-sim-channel-")
-        os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
-        cls.config = load_config()
-        cls.SimGrader = simulator.make_sim_grader(Grader)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+    TMP_PREFIX = "ppl-sim-channel-"
 
     def build(self, tag: str, text: str) -> Path:
         """Builds text as lab 04's reduce.cu with mk/sim.mk itself (no grader/build.py: it would refuse #line), the
