@@ -17,7 +17,7 @@ Suites, in order:
   class     grading a whole class (tests/class): uploads, the gradebook, reruns, make calibrate's thresholds, and a
             real single-node Slurm (skipped, saying why, without slurm-wlm or root)
   sim       the CPU simulator, no GPU needed: Check tests of its core (`make -C sim test-core`) and of its CUDA
-            runtime (`make -C sim/tests/runtime check`), then tests/sim: grade.py --simulator on the solutions, the
+            runtime (`make -C tests/sim/runtime check`), then tests/sim: grade.py --simulator on the solutions, the
             blank labs and the run-time bugs of tests/wrong/, and make sim (needs nvcc, libzstd-dev and Check)
   gpu       end-to-end grading on a GPU (tests/gpu); skipped, saying so, where there is no GPU
   attacks   hostile lab submissions (tests/attacks), each graded in a throwaway copy of the kit: the verdict
@@ -129,7 +129,7 @@ def suite_sim():
     if not shutil.which(os.environ.get("NVCC", "nvcc")):
         return Tally(skipped=1, note="nvcc not found: install the CUDA toolkit to build programs for the simulator")
     tally = Tally()
-    for cmd in (["make", "-s", "-C", "sim", "test-core"], ["make", "-s", "-C", "sim/tests/runtime", "check"]):
+    for cmd in (["make", "-s", "-C", "sim", "test-core"], ["make", "-s", "-C", "tests/sim/runtime", "check"]):
         status, out = run(cmd)
         found = re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", out)
         bad = sum(int(f) + int(e) for _, f, e in found)

@@ -10,7 +10,7 @@
 # The check, with CUDA12_HOME/bin/nvcc as NVCC and first on PATH, in a fresh copy of the kit (build/cuda12/kit: the
 # kit's build folders are fixed and make does not rebuild objects another nvcc made, so a run in place would link
 # CUDA 13's harness objects): the harness's Check tests and every lab and solution built (tests/run.py --only
-# harness,build), the simulator's Check tests (make -C sim test-core, make -C sim/tests/runtime check: its runtime
+# harness,build), the simulator's Check tests (make -C sim test-core, make -C tests/sim/runtime check: its runtime
 # is compiled against CUDA 12's cudaDeviceProp), `make sim LAB=03 SUBMISSION=solutions`, and the solutions graded on
 # the simulator (grade.py --simulator: every test the simulator can run passes). It closes on
 # `cuda12: N passed, M failed`. About 3 minutes on 2 cores.
@@ -149,7 +149,7 @@ step() {  # step NAME COMMAND...: run it in the copy, count it
 }
 step "harness tests, labs and solutions build" python3 tests/run.py --only harness,build
 step "simulator core tests" make -s -C sim test-core
-step "simulator runtime tests" make -s -C sim/tests/runtime check
+step "simulator runtime tests" make -s -C tests/sim/runtime check
 step "make sim LAB=03" make -s sim LAB=03 SUBMISSION=solutions
 step "solutions graded on the simulator" python3 grader/grade.py --simulator --submission solutions --quiet
 echo "cuda12: $passed passed, $failed failed"

@@ -64,8 +64,8 @@ LEAVE_OUT = {
     "tests/class/": "tests of grading a whole class, which use the course staff's tools",
     "tests/attacks/": "hostile submissions and the verdict the grader must give each; several carry code of the "
                       "reference solutions",
-    "sim/tests/": "the simulator's own tests, whose kernels include the labs' answers (lab 02's and 03's trees)",
-    "tests/sim/": "they grade the reference solutions and the known-wrong submissions on the simulator",
+    "tests/sim/": "the simulator's own tests (their kernels include the labs' answers); they grade the reference "
+                  "solutions and the known-wrong submissions on the simulator",
     "tools/cuda12_check.sh": "builds and grades the reference solutions and runs the simulator's tests with CUDA 12",
     "tools/dist.py": "the course staff's packaging",
     "tools/gradescope/": "the course staff's packaging",

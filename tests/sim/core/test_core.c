@@ -1,6 +1,6 @@
 /*
  * test_core.c - Check tests of the simulator core (parser, interpreter, counts, findings), on PTX that nvcc makes
- * from sim/tests/kernels/core.cu and from the kit's own solutions and harness (make -C sim test-core).
+ * from tests/sim/core/kernels/core.cu and from the kit's own solutions and harness (make -C sim test-core).
  *
  * Suites: arith (results of integer/float/conversion ops), counts (divergence, bank conflicts, sectors),
  * errors (deadlock, out of bounds, misalignment, bad sync mask, budget), findings (races, uninitialized reads,

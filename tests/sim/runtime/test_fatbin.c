@@ -17,7 +17,7 @@
 #include "fatbin.h"
 
 #ifndef FATBIN_DIR
-#error "build with -DFATBIN_DIR=\"...\" (sim/tests/runtime/Makefile does)"
+#error "build with -DFATBIN_DIR=\"...\" (tests/sim/runtime/Makefile does)"
 #endif
 
 /* The file FATBIN_DIR/name in 8-byte aligned memory (as nvcc aligns it), or NULL when absent. */

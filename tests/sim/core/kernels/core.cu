@@ -1,5 +1,5 @@
 /*
- * core.cu - small kernels for the simulator core's unit tests (sim/tests/test_core.c). The tests compile this file
+ * core.cu - small kernels for the simulator core's unit tests (tests/sim/core/test_core.c). The tests compile this file
  * to PTX with nvcc and load it with sim_module_load; each kernel exercises one behaviour and names it. The line
  * numbers of the lines marked LINE_* are checked by the tests: keep them where they are or update test_core.c.
  */
