@@ -1,6 +1,8 @@
 /*
- * interp_internal.h - state shared by the interpreter's files (interp.c: scheduling, control, warp-level
- * operations; interp_mem.c: memory, regions, hazard tracking; interp_alu.c: arithmetic and conversions).
+ * interp_internal.h - state shared by the interpreter's files (interp.c: scheduling, control, barriers, calls;
+ * interp_mem.c: memory, regions, hazard tracking; interp_alu.c: arithmetic and conversions; interp_ctx.c: special
+ * registers, failure messages, source places). Calls go one way: interp.c -> interp_alu.c / interp_mem.c ->
+ * interp_ctx.c; the instruction files never call into interp.c.
  */
 #ifndef PPL_SIM_INTERP_INTERNAL_H
 #define PPL_SIM_INTERP_INTERNAL_H
@@ -69,11 +71,15 @@ typedef struct ctx {
     region *last_region;
 } ctx;
 
+/* interp_ctx.c (a leaf: calls nothing else of the interpreter) */
+
 /* Formats a failure: what happened, the kernel, the instruction, source line, block and thread. */
 sim_status sim_fail(ctx *c, const warp *w, int lane, const ptx_insn *ins, sim_status st, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 /* "file:line" of an instruction into buf. */
 const char *sim_where(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n);
+/* The value of special register sr (SR_*) for one lane. */
+uint64_t sim_special(ctx *c, const warp *w, int lane, int sr);
 
 /* interp_mem.c */
 region *sim_region_find(ctx *c, uint64_t a, size_t size);
@@ -102,7 +108,6 @@ static inline const uint64_t *sim_opv(ctx *c, warp *w, const ptx_operand *o, int
         }                                                                                                          \
     } while (0)
 
-uint64_t sim_special(ctx *c, const warp *w, int lane, int sr);
 
 /* The 32 lane values of an operand: registers and constants are read in place, special registers computed. */
 static inline const uint64_t *sim_opv(ctx *c, warp *w, const ptx_operand *o, int which)

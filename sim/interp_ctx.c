@@ -1,0 +1,109 @@
+/*
+ * interp_ctx.c - what every instruction file of the interpreter needs from a launch's context: the values of
+ * special registers (%tid, %laneid, %clock ...), the failure message (what happened, the kernel, the student's
+ * file:line, the PTX instruction, the block and thread) and an instruction's place in the source.
+ *
+ * A leaf: interp.c (scheduling, control), interp_alu.c, interp_mem.c and interp_warp.c call it and it calls none
+ * of them, so the interpreter's files depend one way (interp.c -> the instruction files -> this file).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "interp_internal.h"
+
+/* ------------------------------------------------------------------ diagnostics */
+
+const char *sim_where(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n)
+{
+    const char *file = ins->file < m->nfiles && m->files[ins->file] ? m->files[ins->file] : NULL;
+    if (file && ins->line) {
+        const char *slash = strrchr(file, '/');
+        const char *base = file;
+        /* keep the last two path components: "solutions/03-sequential/reduce.cu" reads better than the full path */
+        if (slash) {
+            const char *p = slash;
+            while (p > file && p[-1] != '/')
+                p--;
+            if (p > file) {
+                const char *q = p - 1;
+                while (q > file && q[-1] != '/')
+                    q--;
+                base = q;
+            } else {
+                base = p;
+            }
+        }
+        snprintf(buf, n, "%s:%u", base, ins->line);
+    } else {
+        snprintf(buf, n, "(no source line)");
+    }
+    return buf;
+}
+
+sim_status sim_fail(ctx *c, const warp *w, int lane, const ptx_insn *ins, sim_status st, const char *fmt, ...)
+{
+    if (c->status != SIM_OK)
+        return c->status;
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    char where[300] = "";
+    char thread[160] = "";
+    if (ins)
+        sim_where(c->m, ins, where, sizeof where);
+    if (w && lane >= 0) {
+        unsigned tid = w->id * 32 + (unsigned)lane, bx = c->block.x, by = c->block.y;
+        snprintf(thread, sizeof thread, ", block (%u,%u,%u) thread (%u,%u,%u)", c->bid.x, c->bid.y, c->bid.z,
+                 tid % bx, tid / bx % by, tid / (bx * by));
+    }
+    if (ins)
+        snprintf(c->res->message, sizeof c->res->message, "%s: kernel %s, %s (PTX line %u: `%.*s`)%s", what,
+                 c->k->name, where, ins->ptx_line, (int)(ins->text_len > 200 ? 200 : ins->text_len),
+                 c->m->text + ins->text_off, thread);
+    else
+        snprintf(c->res->message, sizeof c->res->message, "%s: kernel %s%s", what, c->k->name, thread);
+    c->status = st;
+    c->res->status = st;
+    return st;
+}
+
+/* ------------------------------------------------------------------ special registers */
+
+uint64_t sim_special(ctx *c, const warp *w, int lane, int sr)
+{
+    unsigned tid = w->id * 32 + (unsigned)lane;
+    switch (sr) {
+    case SR_TID_X: return tid % c->block.x;
+    case SR_TID_Y: return tid / c->block.x % c->block.y;
+    case SR_TID_Z: return tid / (c->block.x * c->block.y);
+    case SR_NTID_X: return c->block.x;
+    case SR_NTID_Y: return c->block.y;
+    case SR_NTID_Z: return c->block.z;
+    case SR_CTAID_X: return c->bid.x;
+    case SR_CTAID_Y: return c->bid.y;
+    case SR_CTAID_Z: return c->bid.z;
+    case SR_NCTAID_X: return c->grid.x;
+    case SR_NCTAID_Y: return c->grid.y;
+    case SR_NCTAID_Z: return c->grid.z;
+    case SR_LANEID: return (uint64_t)lane;
+    case SR_WARPID: return w->id;
+    case SR_NWARPID: return c->nwarps;
+    case SR_SMID: return 0;
+    case SR_NSMID: return 1;
+    case SR_CLOCK: return (uint32_t)c->executed; /* deterministic: warp instructions so far */
+    case SR_CLOCK64: return c->executed;
+    case SR_GLOBALTIMER: return c->executed; /* "nanoseconds": one per warp instruction */
+    case SR_LANEMASK_EQ: return 1u << lane;
+    case SR_LANEMASK_LE: return (uint32_t)((2ull << lane) - 1);
+    case SR_LANEMASK_LT: return (1u << lane) - 1;
+    case SR_LANEMASK_GE: return ~((1u << lane) - 1);
+    case SR_LANEMASK_GT: return (uint32_t)~((2ull << lane) - 1);
+    case SR_DYN_SMEM: return c->dyn_shared;
+    case SR_TOTAL_SMEM: return c->shared_size;
+    case SR_GRIDID: return 1;
+    default: return 0;
+    }
+}
+
