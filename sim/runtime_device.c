@@ -25,6 +25,33 @@ double rt_now_ms(void)
 
 static int current_device;
 
+const rt_shape *rt_device_shape(void)
+{
+    static rt_shape shape = {8, 1024, 16, 64 * 1024};
+    static int read;
+    if (read)
+        return &shape;
+    read = 1;
+    const char *v = getenv("PPL_SIM_DEVICE");
+    if (!v || !*v)
+        return &shape;
+    long f[4];
+    const char *p = v;
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        f[i] = strtol(p, &end, 10);
+        if (end == p || f[i] < 1 || f[i] > (1L << 30) || *end != (i < 3 ? ',' : '\0')) {
+            fprintf(stderr, RT_PREFIX "PPL_SIM_DEVICE=%s: expected four whole numbers of 1 or more, SMS,THREADS_PER_SM,"
+                                      "BLOCKS_PER_SM,SHARED_BYTES_PER_SM (132,2048,32,233472 for an H100), or "
+                                      "nothing for the default device\n", v);
+            exit(2);
+        }
+        p = end + 1;
+    }
+    shape = (rt_shape){(int)f[0], (int)f[1], (int)f[2], (int)f[3]};
+    return &shape;
+}
+
 /* ---- the device ---- */
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -114,7 +141,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     case cudaDevAttrMaxGridDimY: case cudaDevAttrMaxGridDimZ: v = 65535; break;
     case cudaDevAttrMaxSharedMemoryPerBlock: v = RT_SHARED_PER_BLOCK; break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = RT_SHARED_PER_BLOCK_OPTIN; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: v = RT_SHARED_PER_SM; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: v = (int)RT_SHARED_PER_SM; break;
     case cudaDevAttrTotalConstantMemory: v = RT_CONST_BYTES; break;
     case cudaDevAttrWarpSize: v = 32; break;
     case cudaDevAttrMaxRegistersPerBlock: case cudaDevAttrMaxRegistersPerMultiprocessor: v = RT_REGS_PER_BLOCK; break;

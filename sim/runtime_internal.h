@@ -18,13 +18,21 @@
 #define RT_DEVICE_NAME "PPL SIMT simulator"
 #define RT_CC_MAJOR 7
 #define RT_CC_MINOR 5
-#define RT_SM_COUNT 8
 #define RT_MAX_THREADS_PER_BLOCK 1024
-#define RT_MAX_THREADS_PER_SM 1024
-#define RT_MAX_BLOCKS_PER_SM 16
 #define RT_SHARED_PER_BLOCK (48 * 1024)
 #define RT_SHARED_PER_BLOCK_OPTIN (64 * 1024)
-#define RT_SHARED_PER_SM (64 * 1024)
+/* The SM count and per-SM limits (occupancy, grids sized from them): 8 SMs of 1024 threads, 16 blocks and 64 KiB
+   of shared memory, or those PPL_SIM_DEVICE="SMS,THREADS_PER_SM,BLOCKS_PER_SM,SHARED_BYTES_PER_SM" gives (the
+   performance estimate, grader/estimate.py, runs a lab with the shape of the GPU it estimates, so that a grid sized
+   from the device is that GPU's). A value that is not one stops the program with exit status 2 (runtime_device.c). */
+typedef struct rt_shape {
+    int sms, threads_per_sm, blocks_per_sm, shared_per_sm;
+} rt_shape;
+const rt_shape *rt_device_shape(void);
+#define RT_SM_COUNT (rt_device_shape()->sms)
+#define RT_MAX_THREADS_PER_SM (rt_device_shape()->threads_per_sm)
+#define RT_MAX_BLOCKS_PER_SM (rt_device_shape()->blocks_per_sm)
+#define RT_SHARED_PER_SM ((size_t)rt_device_shape()->shared_per_sm)
 #define RT_REGS_PER_BLOCK 65536
 #define RT_L2_BYTES (4 * 1024 * 1024)
 #define RT_CONST_BYTES (64 * 1024)
