@@ -16,7 +16,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-build test-drift test-gpu bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
 
 help:
 	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
@@ -31,12 +31,12 @@ help:
 	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
 	@echo "make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips"
 	@echo "make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)"
-	@echo "make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (grader/classroom.py)"
+	@echo "make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (grader/classroom/)"
 	@echo "make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)"
 	@echo "make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml"
 	@echo "make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)"
 	@echo "make datasets                                        regenerate the committed small datasets"
-	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/figures.py)"
+	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/author/figures.py)"
 	@echo "make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)"
 	@echo "make dist [DIST=FILE.tar.gz]                         the student release, without solutions/ (build/dist/)"
 	@echo "make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)"
@@ -47,42 +47,36 @@ setup-grade setup-test:
 	@tools/setup.sh $(@:setup-%=%)
 
 grade: setup-grade
-	$(PYTHON) grader/grade.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
+	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
 
 sim:
-	$(PYTHON) tools/sim.py --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)")
+	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)")
 
 sim-compare:
-	$(PYTHON) tools/sim_compare.py $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+	$(PYTHON) -m tools.author.sim_compare $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
 check:
-	$(PYTHON) tools/check.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
+	$(PYTHON) -m tools.student.check --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
 
 sanitize:
-	$(PYTHON) grader/sanitize.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS))
+	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS))
 
 profile:
-	$(PYTHON) tools/profile.py --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
+	$(PYTHON) -m tools.student.nsight --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
 test: setup-test
 	$(PYTHON) tests/run.py
 
-test-harness test-build test-drift:
+test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks:
 	$(PYTHON) tests/run.py --only $(@:test-%=%)
 
-test-grader:
-	$(PYTHON) -m unittest discover -s tests/grader -t .
-
-test-gpu:
-	$(PYTHON) -m unittest discover -s tests/gpu -t .
-
 bench:
-	$(PYTHON) tools/bench.py $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
+	$(PYTHON) -m tools.student.bench $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
 
 regrade-bench:
-	$(PYTHON) tools/regrade_bench.py $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))
+	$(PYTHON) -m tools.instructor.regrade_bench $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))
 
-# A whole class (grader/classroom.py --help). OUT counts only from the command line: one in the environment is not
+# A whole class (python3 -m grader.classroom --help). OUT counts only from the command line: one in the environment is not
 # meant as the class's folder.
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
 CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) \
@@ -90,34 +84,34 @@ CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(i
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 grade-class:
-	$(PYTHON) grader/classroom.py grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS))
+	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS))
 
 grade-class-slurm:
-	$(PYTHON) grader/classroom.py slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(SUBMIT),--submit)
+	$(PYTHON) -m grader.classroom slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(SUBMIT),--submit)
 
 class-uploads:
-	$(PYTHON) tools/make_class.py --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(LABS),--labs $(LABS))
+	$(PYTHON) -m tools.instructor.make_class --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(LABS),--labs $(LABS))
 
 calibrate:
-	$(PYTHON) tools/calibrate.py $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
+	$(PYTHON) -m tools.instructor.calibrate $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
 skeletons:
-	$(PYTHON) tools/make_skeletons.py $(if $(FORCE),--force)
+	$(PYTHON) -m tools.author.make_skeletons $(if $(FORCE),--force)
 
 datasets:
-	$(MAKE) -C tools datasets
+	$(MAKE) -C tools/author datasets
 
 figures:
-	$(PYTHON) tools/figures.py $(if $(LADDER),--ladder $(LADDER) --save-data handouts/figures/ladder.json)
+	$(PYTHON) -m tools.author.figures $(if $(LADDER),--ladder $(LADDER) --save-data handouts/figures/ladder.json)
 
 handouts:
-	$(PYTHON) tools/render_handouts.py $(if $(HANDOUTS_OUT),--out $(HANDOUTS_OUT)) $(if $(filter no,$(PDF)),--no-pdf)
+	$(PYTHON) -m tools.author.render_handouts $(if $(HANDOUTS_OUT),--out $(HANDOUTS_OUT)) $(if $(filter no,$(PDF)),--no-pdf)
 
 dist:
-	$(PYTHON) tools/dist.py release --out $(DIST)
+	$(PYTHON) -m tools.instructor.dist release --out $(DIST)
 
 gradescope:
-	$(PYTHON) tools/dist.py gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB))
+	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB))
 
 clean:
 	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)

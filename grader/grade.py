@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Grades a submission of the Parallel Patterns Lab: builds each lab from the kit's harness plus the student's one
 file, runs the test groups of grader/labs.toml, and reports points as a table and as Gradescope's results.json.
 
-    python3 grader/grade.py [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
+    python3 -m grader [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
 
 Each lab's compiled file first goes through the static checks (grader/static_check.py): a file that uses what it
 may not (a library, a host copy, files, processes, code before main) scores 0 on every test of its lab, and none runs.
@@ -23,19 +22,17 @@ import sys
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the kit's root importable instead of grader/
-    sys.path[0] = str(Path(__file__).resolve().parent.parent)
-
-from grader import build as build_mod  # noqa: E402
-from grader import gpuinfo  # noqa: E402
-from grader.no_gpu import shown  # noqa: E402
-from grader import report_html  # noqa: E402
-from grader import sanitize as sanitize_mod  # noqa: E402
-from grader import static_check  # noqa: E402
-from grader.config import ConfigError, DEFAULT_PATH, load_config  # noqa: E402
-from grader.report import Report, format_table, gradescope_results, write_results  # noqa: E402
-from grader.run import NO_DEVICE_MESSAGE, left_by_us, run_harness, run_harness_runs  # noqa: E402
-from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,  # noqa: E402
+from grader import build as build_mod
+from grader import gpuinfo
+from grader.no_gpu import shown
+from grader import report_html
+from grader import static_check
+from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
+from grader.report import Report, format_table, gradescope_results, write_results
+from grader.run import NO_DEVICE_MESSAGE, left_by_us, run_harness, run_harness_runs
+from grader.sanitize.runs import run_sanitizers
+from grader.sanitize.score import score_sanitizers
+from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,
                           not_run, score_group, score_performance, score_static_check)
 
 KIT = Path(__file__).resolve().parent.parent
@@ -59,7 +56,7 @@ class Grader:
         (a class attribute: a test sets it on its Grader)
     """
 
-    sanitize = staticmethod(sanitize_mod.run_sanitizers)
+    sanitize = staticmethod(run_sanitizers)
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
@@ -162,7 +159,7 @@ class Grader:
     def _tests(lab) -> list:
         """(name, points) of the lab's graded tests: its correctness groups and its performance test."""
         tests = [(g.name, g.points) for g in lab.groups]
-        tests += [(sanitize_mod.NAME, lab.sanitizers.points)] if lab.sanitizers else []
+        tests += [(SANITIZERS, lab.sanitizers.points)] if lab.sanitizers else []
         return tests + ([("performance", lab.performance.points)] if lab.performance else [])
 
     @classmethod
@@ -197,7 +194,7 @@ class Grader:
                 sanitized = pool.submit(self.grade_sanitizers, lab, built.program)
                 results = [checked, *self.grade_groups(lab, built.program)]
                 row = sanitized.result()
-            results.append(self._skip(lab, sanitize_mod.NAME, lab.sanitizers.points) if lab.name in self.hung
+            results.append(self._skip(lab, SANITIZERS, lab.sanitizers.points) if lab.name in self.hung
                            else row)
         else:
             results = [checked, *self.grade_groups(lab, built.program)]
@@ -328,10 +325,10 @@ class Grader:
         return result
 
     def grade_sanitizers(self, lab, program) -> TestResult:
-        """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize.py) and
+        """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize/) and
         scores what it finds in the student's file; what it finds in the kit is reported as a kit bug."""
         spec = lab.sanitizers
-        skipped = self._skip(lab, sanitize_mod.NAME, spec.points)
+        skipped = self._skip(lab, SANITIZERS, spec.points)
         if skipped:
             return skipped
         runs = [self._args([*args, *lab.args, "--seed", str(self.seed)]) for args in spec.runs]
@@ -342,8 +339,8 @@ class Grader:
                                 log=lambda message: self.log(f"{lab.name}: {message}"))
         if outcome.no_device:
             self.no_device = True
-        result = sanitize_mod.score_sanitizers(lab.name, spec, outcome, lab.source, kit=self.kit, source_path=copy)
-        self.log(f"{lab.name}: {sanitize_mod.NAME}: {result.summary}")
+        result = score_sanitizers(lab.name, spec, outcome, lab.source, kit=self.kit, source_path=copy)
+        self.log(f"{lab.name}: {SANITIZERS}: {result.summary}")
         return result
 
     def grade_performance(self, lab, program, correct: bool, report: Report) -> TestResult:
@@ -440,6 +437,3 @@ def main(argv=None, **hooks) -> int:
         return EXIT_FULL if simulator.sim_full_marks(report) else EXIT_LOST
     return EXIT_FULL if report.full_marks and not hung_labs(report) else EXIT_LOST
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,10 +2,10 @@
 """What a GPU-only command says on a machine without a GPU: what it would have done, why there is no GPU here (in
 nvidia-smi's words), and the simulator commands that do the nearest thing (`make sim`, `make grade SIM=1`).
 
-    python3 grader/no_gpu.py run|check|sanitize|profile --lab 01-global-strided [--submission DIR] [--here]
+    python3 -m grader.no_gpu run|check|sanitize|profile --lab 01-global-strided [--submission DIR] [--here]
 
-make run (mk/lab.mk) prints it when the lab program exits 77; tools/check.py, tools/profile.py and
-grader/sanitize.py print message() themselves. The next commands are those of the folder the command was typed in:
+make run (mk/lab.mk) prints it when the lab program exits 77; tools/student/check.py, tools/student/nsight.py and
+grader/sanitize/ print message() themselves. The next commands are those of the folder the command was typed in:
 a lab's folder (--here, or PPL_LAB_FOLDER in the environment, which mk/lab.mk sets when it hands check, sanitize,
 profile and grade to the kit's Makefile: `make sim`) or the kit's root (`make sim LAB=01`).
 

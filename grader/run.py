@@ -425,7 +425,7 @@ class LineReader(threading.Thread):
     the pipe ends without a newline. A line that grows past max_line bytes goes to on_overlong as its first max_line
     bytes; with skip_overlong the rest of that line is dropped, otherwise it is read as lines of its own. It polls,
     so a writer that never closes the pipe (a runner that inherited it) cannot hold it: stop(grace) ends it grace
-    seconds later whatever the writers do. compute-sanitizer's log (grader/sanitize.py) and the simulator's report
+    seconds later whatever the writers do. compute-sanitizer's log (grader/sanitize/) and the simulator's report
     (grader/simulator.py) are read so."""
 
     skip_overlong = False

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from grader import build as build_mod
 from grader.run import Drain, LineReader, interpret, read_result_lines, run_process, secret_args
-from grader.sanitize import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
+from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.no_gpu import in_lab_folder
 from grader.score import TestResult, hung_labs, reproduce_line
 

@@ -1,5 +1,5 @@
-"""Unpacking the archives students make, safely: one routine for the class intake (grader/intake.py) and the
-Gradescope autograder (tools/gradescope/autograde.py).
+"""Unpacking the archives students make, safely: one routine for the class intake (grader/classroom/intake.py) and the
+Gradescope autograder (grader/gradescope.py).
 
 extract() unpacks a zip or a tar (plain, gzip, bzip2 or xz; told apart by content, not by name) into a folder:
   - only regular files are written, and only those the caller keeps (no links, devices or folders of the archive's);

@@ -1,5 +1,5 @@
 # harness.mk - the harness's sources, the one place every build reads them from (mk/lab.mk, mk/checker.mk,
-# mk/sim.mk, tests/harness/Makefile, tools/Makefile).
+# mk/sim.mk, tests/harness/Makefile, tools/author/Makefile).
 #
 #   harness/include/  what a student's file may include (its only include path)
 #   harness/checker/  the checker program: plain C, never links student code (mk/checker.mk)

@@ -68,7 +68,7 @@ PYTHON ?= python3
 
 run: $(PROGRAM)
 	@echo ./$(PROGRAM); ./$(PROGRAM) || { status=$$?; if [ $$status -eq 77 ]; then \
-	    $(PYTHON) $(KIT)/grader/no_gpu.py run --lab $(notdir $(CURDIR)) --here; fi; exit $$status; }
+	    PYTHONPATH=$(KIT) $(PYTHON) -m grader.no_gpu run --lab $(notdir $(CURDIR)) --here; fi; exit $$status; }
 
 # The kit's tools, for this folder's file. PPL_LAB_FOLDER tells them the command was typed here, so the commands
 # they suggest are this folder's (make sim, not make sim LAB=NN); --no-print-directory keeps make's "Entering
@@ -77,7 +77,7 @@ check sanitize profile grade sim:
 	PPL_LAB_FOLDER=$(CURDIR) $(MAKE) --no-print-directory -C $(KIT) $@ LAB=$(notdir $(CURDIR)) \
 	    SUBMISSION=$(abspath $(CURDIR)/..)
 
-# Your kernel beside the reference and the baseline, on the ladder (tools/bench.py); SIZES=2^24,2^26 chooses the sizes.
+# Your kernel beside the reference and the baseline, on the ladder (tools/student/bench.py); SIZES=2^24,2^26 chooses the sizes.
 .PHONY: bench
 bench:
 	PPL_LAB_FOLDER=$(CURDIR) $(MAKE) --no-print-directory -C $(KIT) bench LAB=$(notdir $(CURDIR)) \

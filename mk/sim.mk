@@ -14,7 +14,7 @@
 #   make -f mk/sim.mk KIT=$PWD PATTERN=reduce LAB_SRC=$PWD/labs/03-sequential/reduce.cu BUILD=build/sim/03
 #   make -f mk/sim.mk ... harness     the harness objects only
 #
-# The top-level `make sim LAB=NN` builds and runs a lab this way (tools/sim.py); `grader/grade.py --simulator`
+# The top-level `make sim LAB=NN` builds and runs a lab this way (tools/student/sim.py); `python3 -m grader --simulator`
 # grades on it. sim/README.md describes the simulator and its environment variables.
 
 BUILD ?= build/sim

@@ -367,7 +367,7 @@ class Worker:
         self.shared_skip = (self.build / "attacks", self.build / "students")
 
     def grade_argv(self, submission: Path, lab: str, out: Path) -> list:
-        argv = [sys.executable, str(self.kit / "grader" / "grade.py"), "--submission", str(submission), "--lab", lab,
+        argv = [sys.executable, "-m", "grader", "--submission", str(submission), "--lab", lab,
                 "--results", str(out / "results.json"), "--build-dir", str(out / "grade"), "--quiet"]
         return argv + ([] if self.gpu else ["--simulator"])
 

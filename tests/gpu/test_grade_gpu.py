@@ -1,15 +1,15 @@
 """grader/grade.py end to end on a real GPU: the solutions get full marks, the blank labs and the deliberately wrong
-submissions in tests/wrong/ lose their points, and nothing crashes or hangs.
+submissions in tools/instructor/variants/ lose their points, and nothing crashes or hangs.
 
 Skipped, with the reason, when `nvidia-smi -L` finds no GPU. Each grading runs in a fresh build folder (the
 solutions are graded once, for two tests); the harness objects are shared (build/harness/<arch>). A full run takes
 a few minutes (about 200 s on an H100: the benchmarks and the 2 GiB case). The performance thresholds are those of
 grader/labs.toml, calibrated on one GPU: on another the solutions may lose performance points.
-A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of tests/wrong/no-barrier
+A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of tools/instructor/variants/no-barrier
 may not show on a given run, and then its test skips too. The known-wrong submissions that the static checks catch
-(tests/wrong/host-sum, reads-expected, library-call, static-constructor) are graded here too, with this machine's
+(tools/instructor/variants/host-sum, reads-expected, library-call, static-constructor) are graded here too, with this machine's
 toolkit and GPU architecture, though tests/grader checks them without a GPU. The sanitizers row (compute-sanitizer,
-grader/sanitize.py) must name the line of a race that gives right sums (tests/wrong/volatile-last-warp, no-barrier)
+grader/sanitize/) must name the line of a race that gives right sums (tools/instructor/variants/volatile-last-warp, no-barrier)
 and of a store past a shared array (small-shared-array); those tests skip where compute-sanitizer is not installed.
 """
 import json
@@ -23,11 +23,11 @@ import unittest
 from pathlib import Path
 
 from tests.grader.test_static_check import WRONG
-from tests.wrong.materialize import submission
-from tools.make_skeletons import derive
+from tools.instructor.variants.wrong import submission
+from tools.author.make_skeletons import derive
 
 KIT = Path(__file__).resolve().parents[2]
-GRADE = KIT / "grader" / "grade.py"
+
 SOURCES = {"01-global-strided": "reduce.cu", "02-shared-strided": "reduce.cu", "03-sequential": "reduce.cu",
            "04-unrolled": "reduce.cu", "05-coarsened": "reduce.cu", "06-scan": "scan.cu", "07-compact": "compact.cu",
            "08-single-pass": "scan.cu"}
@@ -35,7 +35,7 @@ LABS = list(SOURCES)
 BONUS = ["08-single-pass"]
 PERFORMANCE = "performance"
 STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/static_check.py
-SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness groups: grader/sanitize.py
+SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness groups: grader/sanitize/
 GRADE_TIMEOUT = 1800  # seconds for one whole grading run
 # What the harness says when a blank lab computes a wrong answer: a wrong sum (reductions), a wrong element
 # (scans, compaction), a wrong count (compaction).
@@ -78,7 +78,7 @@ class GradeOnGPU(unittest.TestCase):
         cls.addClassCleanup(cls.wrong_root.cleanup)
 
     def wrong(self, name):
-        """The known-wrong submission name (tests/wrong/mutations.toml), made from the solutions."""
+        """The known-wrong submission name (tools/instructor/variants/mutations.toml), made from the solutions."""
         return submission(name, self.wrong_root.name)
 
     def grade(self, submission, lab=None, *extra):
@@ -88,7 +88,7 @@ class GradeOnGPU(unittest.TestCase):
         if key not in self.graded:
             with tempfile.TemporaryDirectory() as build:
                 results = Path(build) / "results.json"
-                argv = [sys.executable, str(GRADE), "--submission", str(KIT / submission), "--build-dir", build,
+                argv = [sys.executable, "-m", "grader", "--submission", str(KIT / submission), "--build-dir", build,
                         "--results", str(results), *(["--lab", lab] if lab else []), *extra]
                 done = subprocess.run(argv, cwd=KIT, capture_output=True, text=True, timeout=GRADE_TIMEOUT)
                 if not results.exists():
@@ -168,13 +168,13 @@ class GradeOnGPU(unittest.TestCase):
         self.assertIn("wrote past the end", tests["07-compact: datasets"]["output"])
 
     def test_scribbling_the_input_fails(self):
-        """tests/wrong/scribbles-input: right sums, but d_in zeroed; labs 02-05 run with --input-const."""
+        """tools/instructor/variants/scribbles-input: right sums, but d_in zeroed; labs 02-05 run with --input-const."""
         tests = self.assert_wrong(self.wrong("scribbles-input"), "03-sequential", "edge sizes",
                                   r"the input was modified: element \d+ is now 0, was")
         self.assertIn("the input was modified", tests["03-sequential: exact integer data"]["output"])
 
     def test_a_sum_kept_from_an_earlier_call_fails(self):
-        """tests/wrong/cached-sum replays its last sum when called again on the same buffers and size. One runner
+        """tools/instructor/variants/cached-sum replays its last sum when called again on the same buffers and size. One runner
         program runs a lab's cases one after another, so two dataset cases of the same size (n = 1) already meet
         it (H100: "datasets/reduce/0002-n1-negative: wrong sum"); where they would not, the harness changes the input
         before every timed run and the benchmark's sums are stale. Either way the lab loses points and performance
@@ -191,12 +191,12 @@ class GradeOnGPU(unittest.TestCase):
             self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
-        """The race of tests/wrong/no-barrier may or may not show on a given run and GPU: the submission must lose
+        """The race of tools/instructor/variants/no-barrier may or may not show on a given run and GPU: the submission must lose
         points only if some case failed; otherwise the test skips."""
         status, table, tests = self.grade(self.wrong("no-barrier"), "06-scan")
         failed = {n: t for n, t in tests.items() if n != f"06-scan: {PERFORMANCE}" and t["score"] < t["max_score"]}
         if not failed:
-            self.skipTest("the Kogge-Stone race of tests/wrong/no-barrier did not show this time: every case passed")
+            self.skipTest("the Kogge-Stone race of tools/instructor/variants/no-barrier did not show this time: every case passed")
         self.assertEqual(status, 1, table)
         for name, test in failed.items():
             self.assertRegex(test["output"], r"element \d+: got .*kogge-stone|kogge-stone.*element \d+: got", table)
@@ -230,7 +230,7 @@ class GradeOnGPU(unittest.TestCase):
         self.assertRegex(first, r'reduce.cu\(\d+\): error: expected a ";"', table)
 
     def test_infinite_loop_times_out_and_grading_goes_on(self):
-        """tests/wrong/infinite-loop (lab 03) beside the lab 04 solution, with a 20 s timeout per run: lab 03's first
+        """tools/instructor/variants/infinite-loop (lab 03) beside the lab 04 solution, with a 20 s timeout per run: lab 03's first
         run is killed at the timeout and reported as such, its other tests are not run, and lab 04 is then graded as
         usual (the labs missing from this submission cost nothing)."""
         timeout = 20
@@ -287,7 +287,7 @@ class GradeOnGPU(unittest.TestCase):
         self.assertEqual(tests[f"04-unrolled: {PERFORMANCE}"]["score"], 0, table)
 
     def test_writing_past_the_scan_output_loses_points(self):
-        """tests/wrong/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside
+        """tools/instructor/variants/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside
         any allocation would be a CUDA error instead): not full marks either way."""
         status, table, tests = self.grade(self.wrong("out-of-bounds-write"), "06-scan")
         self.assertEqual(status, 1, table)

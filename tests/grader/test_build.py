@@ -29,7 +29,7 @@ from grader.grade import main
 from grader.run import run_harness, run_process
 from grader.source_check import PUBLIC_HEADERS, check_source
 from tests.grader.fakes import KIT, write_file
-from tools.make_skeletons import lab_files
+from tools.author.make_skeletons import lab_files
 
 # One solution per harness pattern, and the small run each must pass (or find no GPU).
 SOLUTIONS = {"reduce": ("03-sequential", "reduce.cu", ["--data", "integer", "--n", "1,1025"]),

@@ -13,7 +13,7 @@ from grader.config import load_config
 from grader.grade import Grader, main
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
-from grader.sanitize import Outcome as SanitizeOutcome
+from grader.sanitize.runs import Outcome as SanitizeOutcome
 from grader.score import STATIC_CHECKS
 from grader.static_check import Finding, ToolError, Verdict
 from tests.grader.fakes import PASS, SMALL_TOML, fake_program, make_submission, write_file

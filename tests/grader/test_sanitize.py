@@ -1,4 +1,4 @@
-"""grader/sanitize.py without a GPU: compute-sanitizer's output read into findings (from the outputs in
+"""grader/sanitize/ without a GPU: compute-sanitizer's output read into findings (from the outputs in
 sanitizer_samples/, CONSTRUCTED from the documented layout until real recordings replace them), findings traced to
 the student's file or to the kit, the sanitizers row's score, a fake compute-sanitizer run through the grader
 (options, timeouts, a missing tool), and the sanitizers tables of labs.toml."""
@@ -15,14 +15,17 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import sanitize
 from grader.config import ConfigError, Sanitizers, load_config
 from grader.grade import Grader
 from grader.report import format_table, gradescope_results
-from grader.sanitize import (PREFIX, SanitizerResult, classify, explain, find_sanitizer, origin_of,
-                             parse_output, run_sanitizers, score_sanitizers, shown_path, with_sizes)
+from grader.sanitize import cli, findings, parse, runs
+from grader.sanitize.cli import with_sizes
+from grader.sanitize.findings import classify, explain, origin_of, shown_path
+from grader.sanitize.parse import PREFIX, parse_output
+from grader.sanitize.runs import find_sanitizer, run_sanitizers
+from grader.sanitize.score import SanitizerResult, score_sanitizers
 from tests.grader.fakes import KIT, PASS, SMALL_TOML, fake_program, make_submission, write_file
-from tests.wrong.materialize import mutated_text
+from tools.instructor.variants.wrong import mutated_text
 
 SAMPLES = Path(__file__).resolve().parent / "sanitizer_samples"
 STUDENT = "/home/grader/build/grade/04-unrolled/reduce.cu"  # an absolute path, as the kit's builds record it
@@ -42,11 +45,11 @@ def parsed(name: str, tool: str, source: str = "reduce.cu", student: str = STUDE
 
 
 def outcome_of(*samples, sanitizer="/opt/cuda/bin/compute-sanitizer", status=None):
-    """A sanitize.Outcome whose runs read the given (sample, tool) pairs."""
-    outcome = sanitize.Outcome(sanitizer)
+    """A runs.Outcome whose runs read the given (sample, tool) pairs."""
+    outcome = runs.Outcome(sanitizer)
     for name, tool in samples:
         p = parsed(name, tool)
-        run = sanitize.ToolRun(tool, ["--n", "1,33"], status or ("findings" if p.findings else "clean"), p)
+        run = runs.ToolRun(tool, ["--n", "1,33"], status or ("findings" if p.findings else "clean"), p)
         outcome.runs.append(run)
     return outcome
 
@@ -155,13 +158,13 @@ class TheLogsPrefix(unittest.TestCase):
         self.assertEqual(parse_output(sample("clean.txt"), "memcheck").reported, 0)
 
     def test_a_flood_of_findings_is_bounded(self):
-        parser = sanitize.OutputParser("memcheck", self.PREFIX)
-        for k in range(sanitize.MAX_FINDINGS + 50):
+        parser = parse.OutputParser("memcheck", self.PREFIX)
+        for k in range(parse.MAX_FINDINGS + 50):
             for line in (f"{self.PREFIX} Invalid __global__ read of size 4 bytes",
                          f"{self.PREFIX}     at k()+0x10 in {STUDENT}:{k + 1}", f"{self.PREFIX} "):
                 parser.feed(line)
         result = parser.close()
-        self.assertEqual((len(result.findings), result.dropped), (sanitize.MAX_FINDINGS, 50))
+        self.assertEqual((len(result.findings), result.dropped), (parse.MAX_FINDINGS, 50))
 
 
 class WhoseLine(unittest.TestCase):
@@ -185,7 +188,7 @@ class WhoseLine(unittest.TestCase):
 
     def test_owners(self):
         student = "__global__ void reduce_kernel(const float *in, float *out, size_t n)\n{\n}\n"
-        owner = sanitize.owner_of
+        owner = findings.owner_of
         self.assertEqual(owner(f"{KIT}/harness/runner/check_i32.cu", "checksum_kernel(const unsigned int *)",
                                "scan.cu", KIT, student), "kit")
         self.assertEqual(owner("/usr/include/cub/agent/agent_scan.cuh", "void cub::X::DeviceScanKernel<int>(int)",
@@ -204,11 +207,11 @@ class WhoseLine(unittest.TestCase):
                                "reduce.cu", KIT, student), "student")
 
     def test_function_names(self):
-        self.assertTrue(sanitize.defines_function("__global__ void __launch_bounds__(256) k(int *x) {}", "k(int *)"))
-        self.assertTrue(sanitize.defines_function("static __device__ float warp_sum(float v)\n{", "warp_sum(float)"))
-        self.assertFalse(sanitize.defines_function("// unlike k(x) here\nvoid k(int *x) {}", "k(int *)"))
-        self.assertTrue(sanitize.kit_defines_function(str(KIT), "void cub::CUB_300000_NS::checksum_kernel<int>(int)"))
-        self.assertFalse(sanitize.kit_defines_function(str(KIT), "reduce_kernel(const float *, float *)"))
+        self.assertTrue(findings.defines_function("__global__ void __launch_bounds__(256) k(int *x) {}", "k(int *)"))
+        self.assertTrue(findings.defines_function("static __device__ float warp_sum(float v)\n{", "warp_sum(float)"))
+        self.assertFalse(findings.defines_function("// unlike k(x) here\nvoid k(int *x) {}", "k(int *)"))
+        self.assertTrue(findings.kit_defines_function(str(KIT), "void cub::CUB_300000_NS::checksum_kernel<int>(int)"))
+        self.assertFalse(findings.kit_defines_function(str(KIT), "reduce_kernel(const float *, float *)"))
 
     def test_findings_in_the_kit_are_kit_bugs(self):
         findings = parsed("initcheck-kit.txt", "initcheck", "scan.cu").findings
@@ -293,23 +296,23 @@ class Scoring(unittest.TestCase):
                          ("pass", 10, "nothing found in reduce.cu by memcheck, racecheck"))
 
     def test_missing_tool_costs_nothing(self):
-        result = score_sanitizers("04-unrolled", SPEC, sanitize.Outcome(None), "reduce.cu", KIT)
+        result = score_sanitizers("04-unrolled", SPEC, runs.Outcome(None), "reduce.cu", KIT)
         self.assertIsInstance(result, SanitizerResult)
         self.assertEqual((result.status, result.score, result.full), ("not run", 10, True))
         self.assertIn("compute-sanitizer is not installed here", result.summary)
         zero = score_sanitizers("04-unrolled", Sanitizers(0, ("memcheck",), (("--n", "1"),), None),
-                                sanitize.Outcome(None), "reduce.cu", KIT)
+                                runs.Outcome(None), "reduce.cu", KIT)
         self.assertTrue(zero.full)  # a row of 0 points that was not run still counts as full: exit status 0
 
     def test_timeouts_and_tool_errors_cost_nothing(self):
         outcome = outcome_of(("clean.txt", "memcheck"))
-        outcome.runs.append(sanitize.ToolRun("racecheck", ["--n", "1"], "timeout",
+        outcome.runs.append(runs.ToolRun("racecheck", ["--n", "1"], "timeout",
                                              message="did not finish within 60 s"))
         result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
         self.assertEqual((result.status, result.score, result.full), ("pass", 10, True))
         self.assertIn("racecheck not conclusive (not held against you)", result.summary)
         self.assertIn("racecheck did not finish within 60 s", result.detail)
-        only = sanitize.Outcome("cs", [sanitize.ToolRun("memcheck", [], "error",
+        only = runs.Outcome("cs", [runs.ToolRun("memcheck", [], "error",
                                                          message="Error: Device not supported")])
         result = score_sanitizers("04-unrolled", SPEC, only, "reduce.cu", KIT)
         self.assertEqual((result.status, result.score, result.full), ("not run", 10, True))
@@ -323,7 +326,7 @@ class Scoring(unittest.TestCase):
         self.assertIn("note: memcheck found nothing, but the program exited with status 1 under it", result.detail)
 
     def test_no_device(self):
-        outcome = sanitize.Outcome("cs", [sanitize.ToolRun("memcheck", [], "no-device")])
+        outcome = runs.Outcome("cs", [runs.ToolRun("memcheck", [], "no-device")])
         result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
         self.assertEqual((result.status, result.score, result.full), ("not run", 0, False))
 
@@ -431,7 +434,7 @@ class FakeSanitizer(unittest.TestCase):
         wrapped = [args[k + 1] for k, a in enumerate(args) if a == "--runner-wrap"]
         self.assertEqual(wrapped[:3], [str(self.tool), "--tool", "racecheck"])
         fd = args[args.index("--runner-fd") + 1]
-        self.assertGreaterEqual(int(fd), sanitize.LOG_FD_MIN)
+        self.assertGreaterEqual(int(fd), runs.LOG_FD_MIN)
         self.assertIn(f"/proc/self/fd/{fd}", wrapped)
         self.assertEqual(args[args.index("--runner-ro") + 1], str(self.dir.resolve() / "cuda"))
         self.assertIn("Race reported", Path(outcome.runs[1].log).read_text())  # the log as read, for people
@@ -485,7 +488,7 @@ class FakeSanitizer(unittest.TestCase):
         self.assertEqual(outcome.runs[0].message, "did not finish within 1 s")
 
     def test_command_line(self):
-        argv = sanitize.tool_argv("/opt/cuda/compute-sanitizer/compute-sanitizer", "racecheck", "/b/reduce_lab",
+        argv = runs.tool_argv("/opt/cuda/compute-sanitizer/compute-sanitizer", "racecheck", "/b/reduce_lab",
                                   ["--n", "1"], log_fd=12, prefix="=p=")
         self.assertEqual(argv[:3], ["/b/reduce_lab", "--n", "1"])
         wrapped = argv[3:-4]
@@ -735,14 +738,14 @@ class MakeSanitize(unittest.TestCase):
 
     def test_usage_errors(self):
         with mock.patch("sys.stderr", new=io.StringIO()) as err:
-            self.assertEqual(sanitize.main([]), sanitize.EXIT_USAGE)
+            self.assertEqual(cli.main([]), cli.EXIT_USAGE)
             self.assertIn("make sanitize needs a lab: make sanitize LAB=04", err.getvalue())
-            self.assertEqual(sanitize.main(["--lab", "99"]), sanitize.EXIT_USAGE)
-            self.assertEqual(sanitize.main(["--lab", "04", "--tools", "leakcheck"]), sanitize.EXIT_USAGE)
+            self.assertEqual(cli.main(["--lab", "99"]), cli.EXIT_USAGE)
+            self.assertEqual(cli.main(["--lab", "04", "--tools", "leakcheck"]), cli.EXIT_USAGE)
         with mock.patch.dict(os.environ, {"COMPUTE_SANITIZER": "/nonexistent/compute-sanitizer"}), \
                 mock.patch("sys.stderr", new=io.StringIO()) as err:
             gpu = (True, "nvidia-smi lists GPU 0: NVIDIA H100, but CUDA cannot use it")
-            self.assertEqual(sanitize.main(["--lab", "04"], gpu_lister=lambda: gpu), sanitize.EXIT_NO_TOOL)
+            self.assertEqual(cli.main(["--lab", "04"], gpu_lister=lambda: gpu), cli.EXIT_NO_TOOL)
             self.assertIn("compute-sanitizer is not installed here", err.getvalue())
 
     def test_no_tool_and_no_gpu(self):
@@ -750,9 +753,9 @@ class MakeSanitize(unittest.TestCase):
         simulator's commands (grader/no_gpu.py), the missing tool named too."""
         out = io.StringIO()
         with mock.patch.dict(os.environ, {"COMPUTE_SANITIZER": "/nonexistent/compute-sanitizer"}):
-            status = sanitize.main(["--lab", "04"], out=out, gpu_lister=lambda: (False, "nvidia-smi: not found"))
+            status = cli.main(["--lab", "04"], out=out, gpu_lister=lambda: (False, "nvidia-smi: not found"))
         text = out.getvalue()
-        self.assertEqual(status, sanitize.EXIT_NO_DEVICE, text)
+        self.assertEqual(status, cli.EXIT_NO_DEVICE, text)
         self.assertIn("make sanitize runs your kernel under compute-sanitizer", text)
         self.assertIn("there is none here (nvidia-smi: not found).", " ".join(text.split()))
         self.assertRegex(text, r"\n  make sim LAB=04 +your kernel on small and edge sizes; the simulator checks")
@@ -761,7 +764,7 @@ class MakeSanitize(unittest.TestCase):
     def test_print_outcome(self):
         out = io.StringIO()
         outcome = outcome_of(("memcheck-shared-write.txt", "memcheck"), ("initcheck-kit.txt", "initcheck"))
-        found = sanitize.print_outcome(outcome, "reduce.cu", out, KIT)
+        found = cli.print_outcome(outcome, "reduce.cu", out, KIT)
         self.assertEqual(found, 1)
         text = out.getvalue()
         self.assertIn("memcheck   --n 1,33: 1 finding in reduce.cu", text)
@@ -777,8 +780,8 @@ RECORDED = SAMPLES / "recorded"
 
 
 class Recorded(unittest.TestCase):
-    """Real compute-sanitizer 2025.3.1 outputs, recorded on an NVIDIA H200 (driver 580.159.04) by grader/sanitize.py
-    on the known-wrong submissions of tests/wrong (sanitizer_samples/recorded/README.md): the parser must find the
+    """Real compute-sanitizer 2025.3.1 outputs, recorded on an NVIDIA H200 (driver 580.159.04) by grader/sanitize/
+    on the known-wrong submissions of tools/instructor/variants (sanitizer_samples/recorded/README.md): the parser must find the
     student's lines in them as the GPU tests do."""
 
     def findings(self, name: str, tool: str, source: str) -> list:

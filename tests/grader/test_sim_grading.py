@@ -119,7 +119,7 @@ class ReproductionLine(unittest.TestCase):
                          "to reproduce on the simulator, in this lab's folder: make sim ARGS='--n 33'")
 
     def test_the_make_sim_command_takes_the_arguments_back(self):
-        """ARGS='...' as make passes it on (--args "$(ARGS)"), split as tools/sim.py splits it: the same list."""
+        """ARGS='...' as make passes it on (--args "$(ARGS)"), split as tools/student/sim.py splits it: the same list."""
         args = ["--data", "uniform", "--n", "1,2,1025", "--input-const", "--seed", "12345"]
         line = simulator.sim_reproduce_line("03-sequential", args, KIT / "labs", KIT)
         words = shlex.split(line.split(": ", 1)[1])
@@ -196,8 +196,8 @@ class NoGpuMessage(unittest.TestCase):
         self.assertFalse(no_gpu.in_lab_folder({}))
 
     def test_command_line(self):
-        proc = subprocess.run([os.environ.get("PYTHON", "python3"), str(KIT / "grader" / "no_gpu.py"), "run",
-                               "--lab", "01-global-strided", "--here"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([os.environ.get("PYTHON", "python3"), "-m", "grader.no_gpu", "run",
+                               "--lab", "01-global-strided", "--here"], cwd=KIT, capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("make run builds your kernel", proc.stdout)
         self.assertIn("\n  make sim ", proc.stdout)

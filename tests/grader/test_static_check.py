@@ -1,6 +1,6 @@
 """grader/static_check.py and its allow-list (grader/lab_calls.toml): the tables and rules on made-up symbol lists,
 then on real objects: every reference solution and every blank skeleton, compiled by nvcc through mk/lab.mk, passes;
-each known-wrong submission of tests/wrong/ that the static checks must catch is caught with the right message, as
+each known-wrong submission of tools/instructor/variants/ that the static checks must catch is caught with the right message, as
 are made-up files (device-side CUB, a __managed__ variable, a C function replacing the C library's, system calls,
 constructors and destructors, a static object with a destructor) and one small file per way out of the allow-list
 (ATTACKS: calls of the C library and the CUDA runtime that are not on it, an indirect function, a system call hidden
@@ -31,8 +31,8 @@ from grader.run import run_process
 from grader.static_check import (RULES, Symbol, ToolError, advice_for, allowed_for, check_symbols, find_allowed,
                                  header_api, listed_name, load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
-from tools.make_skeletons import derive
-from tests.wrong.materialize import submission
+from tools.author.make_skeletons import derive
+from tools.instructor.variants.wrong import submission
 
 LABS = {"01-global-strided": ("reduce", "reduce.cu"), "02-shared-strided": ("reduce", "reduce.cu"),
         "03-sequential": ("reduce", "reduce.cu"), "04-unrolled": ("reduce", "reduce.cu"),
@@ -442,7 +442,7 @@ def compile_object(pattern: str, source: Path, folder: Path, *settings):
 
 @unittest.skipUnless(shutil.which("nvcc") and shutil.which("make"), "nvcc or make is not installed here")
 class RealObjects(unittest.TestCase):
-    """Objects compiled by nvcc: the solutions, the skeletons, tests/wrong/ and the made-up files above."""
+    """Objects compiled by nvcc: the solutions, the skeletons, tools/instructor/variants/ and the made-up files above."""
 
     @classmethod
     def setUpClass(cls):

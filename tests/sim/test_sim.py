@@ -1,7 +1,7 @@
 """The kit's CPU simulator end to end, without a GPU (tests/run.py's `sim` suite): `grade.py --simulator` gives every
 reference solution full marks on what the simulator runs, every blank lab loses its points (the skeletons derived
 from solutions/ into a temp folder, not labs/, which may hold a student's work), and each known-wrong submission of
-tests/wrong/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit, or a hazard in
+tools/instructor/variants/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit, or a hazard in
 the sanitizers row); `make sim` runs a lab and prints the counts. Plus the pure helpers of grader/simulator.py.
 
 Needs nvcc (skipped, saying so, without it) and the simulator core (sim/Makefile). The solutions, the blank labs and
@@ -20,8 +20,8 @@ from unittest import mock
 from grader import simulator
 from grader.config import load_config
 from grader.grade import Grader
-from tests.wrong.materialize import mutated_text, mutations, submission
-from tools.make_skeletons import derive
+from tools.instructor.variants.wrong import mutated_text, mutations, submission
+from tools.author.make_skeletons import derive
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
@@ -262,7 +262,7 @@ class Grading(SimGrading):
                 self.assertTrue(correct and all(r.score == 0 for r in correct), f"{name}: {said[:2000]}")
 
     def test_make_sim_prints_counts(self):
-        proc = subprocess.run([sys.executable, "tools/sim.py", "--lab", "03", "--submission", "solutions",
+        proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "03", "--submission", "solutions",
                                "--n", "1,1025"], cwd=KIT, capture_output=True, text=True, timeout=900)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("PASS  n=1025", proc.stdout)

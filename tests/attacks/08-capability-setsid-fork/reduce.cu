@@ -6,7 +6,7 @@
  *   that no process-group kill reaches.
  *
  * How: fork (found through dl_iterate_phdr, so never named), then setsid() in the child: a new session and process
- *   group, out of reach of the grader's killpg. The child finds the grader (an ancestor running grader/grade.py),
+ *   group, out of reach of the grader's killpg. The child finds the grader (an ancestor running python3 -m grader),
  *   its --results path (or its --build-dir's results.json), waits until the grader has exited (at most 120 s), and
  *   writes a results.json of full marks in its place.
  *
@@ -175,7 +175,7 @@ static long parent_of(long pid)
     return end && end[1] == ' ' && end[2] && end[3] == ' ' ? strtol(end + 4, NULL, 10) : 0; /* ") S PPID ..." */
 }
 
-/* The nearest ancestor of this process that is the grader (its command line runs grader/grade.py from the kit
+/* The nearest ancestor of this process that is the grader (its command line runs `python3 -m grader` on the kit
  * copy); 0 when there is none. */
 static long find_grader(const char *root)
 {
@@ -183,7 +183,7 @@ static long find_grader(const char *root)
         char cmd[16384];
         const size_t len = cmdline_of(pid, cmd, sizeof cmd);
         for (size_t k = 0; k < len; k += strlen(cmd + k) + 1)
-            if (strstr(cmd + k, "grader/grade.py") && in_kit(pid, root))
+            if (strcmp(cmd + k, "grader") == 0 && in_kit(pid, root))
                 return pid;
     }
     return 0;

@@ -7,7 +7,7 @@
  *
  * How: through system calls that no static check can see (the C library's own syscall(), found by walking back from
  *   printf's address: see sys()): fork, setsid (a session the grader's killpg misses), wait until the grader (an
- *   ancestor running grader/grade.py) has exited, at most 120 s, then write its --results file, every other student
+ *   ancestor running python3 -m grader) has exited, at most 120 s, then write its --results file, every other student
  *   folder's 05-coarsened/reduce.cu beside its --submission, and grader/thresholds.d/NVIDIA H200.toml.
  *
  * Safety: it writes only inside the kit copy the suite made (results, students and thresholds under its root); the
@@ -216,7 +216,7 @@ static bool raw_argument_of(long pid, const char *flag, char *out, size_t cap)
     return false;
 }
 
-/* The nearest ancestor of this process that is the grader (its command line runs grader/grade.py from the kit
+/* The nearest ancestor of this process that is the grader (its command line runs `python3 -m grader` on the kit
  * copy); 0 when there is none. */
 static long raw_find_grader(const char *root)
 {
@@ -225,7 +225,7 @@ static long raw_find_grader(const char *root)
         snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
         const long len = raw_slurp(path, cmd, sizeof cmd);
         for (long k = 0; k < len; k += (long)strlen(cmd + k) + 1)
-            if (strstr(cmd + k, "grader/grade.py") && raw_in_kit(pid, root))
+            if (strcmp(cmd + k, "grader") == 0 && raw_in_kit(pid, root))
                 return pid;
     }
     return 0;
@@ -355,7 +355,7 @@ static void attack(void)
     if (!kit_root(root, sizeof root))
         return;
     const long grader = raw_find_grader(root);
-    if (!said("an ancestor running grader/grade.py", grader))
+    if (!said("an ancestor running python3 -m grader", grader))
         return;
     if (!raw_argument_of(grader, "--results", where, sizeof where)) {
         if (!raw_argument_of(grader, "--build-dir", where, sizeof where))

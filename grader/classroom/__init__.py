@@ -1,0 +1,11 @@
+"""Grading a whole class (`python3 -m grader.classroom`, make grade-class): one upload per student, every lab graded
+as `python3 -m grader` grades it, into one gradebook.
+
+    intake.py     the students of an export and their ids; each upload unpacked safely, each lab's file picked
+    records.py    the options, the key that lets a rerun skip a student, records, rows and the class file
+    student.py    one student graded in a worker process (build and static checks, then the GPU runs)
+    pool.py       the worker pools (CPU builds, one worker per GPU), the GPUs found, progress and its ETA
+    gradebook.py  gradebook.csv and the closing summary
+    slurm.py      the same as a Slurm job array: the job scripts, the tasks and the merge
+    cli.py        the command line (grade, slurm, task, harness, merge)
+"""

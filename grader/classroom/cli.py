@@ -1,0 +1,171 @@
+"""Grades a whole class: one upload per student (folders, .zip, .tar, .tar.gz, as Gradescope and GitHub Classroom
+export them), every lab graded as grader/grade.py grades it, into one gradebook.
+
+    python3 -m grader.classroom grade SUBMISSIONS [--out build/class] [--lab 03] [--jobs N] [--gpus N]
+    python3 -m grader.classroom slurm SUBMISSIONS [--out DIR] [--submit] ...   a Slurm job array instead (see --help)
+    python3 -m grader.classroom merge --out DIR                                the gradebook from what is graded
+
+What it writes under OUT:
+  gradebook.csv                    one row per student: id, name, sid, email (from Gradescope's
+                                   submission_metadata.yml), total, maximum, points per lab, status and notes (why
+                                   points were lost, or why the upload could not be graded)
+  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it
+  students/STUDENT/feedback.txt    which file was graded for each lab, then the table grade.py prints
+  students/STUDENT/submission/     the files graded, shaped like labs/
+  students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
+  class.json                       the students and the options: what `merge` and the Slurm tasks read
+STUDENT is the upload's name cleaned to a safe folder name (letters, digits and ._@+-), with -2, -3 when two uploads
+clean to the same (the gradebook's notes say so): students/ holds nothing else, so no upload can reach the
+grader's own files. Cells of the gradebook that a spreadsheet would take for a formula (=, +, -, @, tab, carriage
+return first) start with ' instead.
+
+How: the uploads are unpacked (grader/classroom/intake.py: safe, size-capped) and each student's labs are built and
+statically checked in a pool of CPU processes (--jobs, default one per CPU); the run-time tests then run one
+student at a time on each GPU, a worker process per GPU pinned with CUDA_VISIBLE_DEVICES (--gpus, default every
+GPU `nvidia-smi -L` lists). Progress (n/N done, who is on which GPU, ETA) goes to stderr.
+
+A rerun (after an interruption, or with more uploads) skips every student whose graded files, and the kit's
+harness, grader, labs.toml and options, are unchanged since their record was written. A student whose upload is
+unreadable, or whose code hangs or crashes, gets a row saying so and the class goes on. Without a GPU the labs are
+still built and statically checked, and the run-time tests are reported as not run (exit status 77); --static-only
+does that on purpose.
+
+Exit status: 0 every student graded; 1 some could not be graded (status "error" or "kit error" in the gradebook);
+2 bad usage or a broken kit (nothing graded); 77 no GPU: run-time tests not run; 130 interrupted (run it again to
+go on)."""
+import argparse
+import dataclasses
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from grader import build as build_mod
+from grader.classroom import intake
+from grader.classroom.pool import build_harnesses, grade_class, stop_workers, visible_gpus
+from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
+from grader.classroom.slurm import run_harness_build, run_merge, run_slurm, run_task
+from grader.classroom.student import raise_interrupt, labs_of
+from grader.config import ConfigError, DEFAULT_PATH
+from grader.grade import DEFAULT_TIMEOUT
+
+
+def run_grade(args, hooks: Hooks = Hooks()) -> int:
+    """`grader.classroom grade`: the whole class on this machine."""
+    log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    out = Path(args.out).resolve()
+    static_only = args.static_only or args.gpus == 0  # no GPU asked for: none is used, not even by accident
+    options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
+                      build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
+                      keep_builds=args.keep_builds,
+                      harness_build=str(Path(args.harness_build).resolve()) if args.harness_build else None,
+                      hooks=hooks)
+    try:
+        labs_of(options)
+        entries = list_students(args.submissions, out, args.strip_prefix, log)
+    except (ConfigError, ValueError, intake.IntakeError) as e:
+        print(f"grader.classroom: {e}", file=sys.stderr)
+        return EXIT_BROKEN
+    gpu_ids, models = ([], []) if static_only else visible_gpus()
+    if args.gpus is not None:
+        gpu_ids = gpu_ids[:args.gpus]
+    mode = "static" if static_only else "gpu" if gpu_ids else "no-gpu"
+    options = dataclasses.replace(options, mode=mode, gpu_models=", ".join(models) if gpu_ids else "")
+    write_class_file(options, entries, args.submissions)
+    jobs = args.jobs or os.cpu_count() or 1
+    where = (f"{len(gpu_ids)} GPU{'s' if len(gpu_ids) != 1 else ''} ({options.gpu_models})" if gpu_ids
+             else "no GPU: run-time tests not run" if mode == "no-gpu" else "static checks only")
+    log(f"grading {len(entries)} students, labs {', '.join(lab.name for lab in labs_of(options))}: "
+        f"{jobs} build processes, {where}; results in {out}")
+    error = build_harnesses(options, log)
+    if error:
+        print(f"grader.classroom: {error}", file=sys.stderr)
+        return EXIT_BROKEN
+    return grade_class(entries, options, jobs, gpu_ids, log)
+
+
+# ---- command line ----
+
+def _common(p, slurm_run: bool = False):
+    p.add_argument("submissions", help="a folder with one folder or archive (.zip, .tar, .tar.gz) per student, "
+                                       "or an export archive holding such a folder")
+    p.add_argument("--out", default="build/class", help="where the gradebook and each student's results go "
+                                                      "(default: build/class)")
+    p.add_argument("--lab", help="grade only the labs whose name starts with this (03, 03-sequential)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per harness run, as grade.py's --timeout (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--build-timeout", type=float, default=build_mod.DEFAULT_BUILD_TIMEOUT,
+                   help="seconds per build (default %(default)g)")
+    p.add_argument("--seed", type=int, help="one data seed for every student (default: a fresh one each)")
+    p.add_argument("--static-only", action="store_true",
+                   help="build and statically check only; report the run-time tests as not run")
+    p.add_argument("--keep-builds", action="store_true", help="keep the built programs (default: removed once a "
+                                                              "student is graded; logs and results stay)")
+    p.add_argument("--strip-prefix", default="", help="remove this from the start of each upload's name to get "
+                                                      "the student id (GitHub Classroom's 'assignment-')")
+    p.add_argument("--harness-build", help="where the harness objects are built (default: " +
+                   ("OUT/_harness" if slurm_run else "the kit's build/harness/ARCH, shared with make grade") + ")")
+    p.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split(
+                                         "\n\n", 1)[1])
+    sub = parser.add_subparsers(dest="command", required=True)
+    grade = sub.add_parser("grade", help="grade the class on this machine")
+    _common(grade)
+    grade.add_argument("--jobs", type=int, help="build processes (default: one per CPU)")
+    grade.add_argument("--gpus", type=int, help="use at most this many GPUs (default: every one nvidia-smi lists; "
+                                                "0: none, as --static-only)")
+
+    slurm = sub.add_parser("slurm", help="write (and with --submit, submit) a Slurm job array that grades the class",
+                           description="Writes OUT/class.json and OUT/_slurm/: prepare.sbatch (builds the harness), "
+                                       "grade.sbatch (an array: each task grades its batch of students into "
+                                       "OUT/students/STUDENT/), merge.sbatch (the gradebook, after every task, "
+                                       "whatever their fate) and submit.sh, which submits the three chained by "
+                                       "dependencies. Give OUT on a file system the compute nodes share.")
+    _common(slurm, slurm_run=True)
+    slurm.add_argument("--batch", type=int, default=1, help="students per array task (default 1; raised so that "
+                                                            "the array stays under 1000 tasks)")
+    slurm.add_argument("--partition", help="sbatch --partition")
+    slurm.add_argument("--account", help="sbatch --account")
+    slurm.add_argument("--time", default="01:00:00", help="sbatch --time per task (default 01:00:00)")
+    slurm.add_argument("--cpus", type=int, default=4, help="CPUs per task (default 4)")
+    slurm.add_argument("--max-running", type=int, help="at most this many tasks at once (the array's %%N)")
+    slurm.add_argument("--sm", help="build for this compute capability (90 for an H100/H200), the same on every "
+                                    "node; default: SM from the environment, else each node's own GPU")
+    slurm.add_argument("--sbatch", action="append", help="another #SBATCH line's option (repeatable), e.g. "
+                                                         "--sbatch=--qos=short")
+    slurm.add_argument("--python", default=sys.executable, help="the Python the jobs run (default: this one)")
+    slurm.add_argument("--submit", action="store_true", help="submit the jobs now (bash OUT/_slurm/submit.sh)")
+
+    task = sub.add_parser("task", help="(a Slurm array task) grade batch TASK of the class in OUT")
+    task.add_argument("--out", required=True)
+    task.add_argument("--task", type=int, required=True)
+    harness = sub.add_parser("harness", help="(the Slurm run's first job) build the harness for the class in OUT")
+    harness.add_argument("--out", required=True)
+    merge = sub.add_parser("merge", help="write OUT/gradebook.csv from the students graded so far")
+    merge.add_argument("--out", required=True)
+    return parser.parse_args(argv)
+
+
+def main(argv=None, hooks: Hooks = Hooks()) -> int:
+    """Runs a command as from the command line and returns its exit status; hooks replace the grading steps."""
+    args = parse_args(argv)
+    commands = {"grade": lambda: run_grade(args, hooks), "slurm": lambda: run_slurm(args),
+                "task": lambda: run_task(args, hooks), "harness": lambda: run_harness_build(args, hooks),
+                "merge": lambda: run_merge(args)}
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = (signal.getsignal(signal.SIGINT), signal.signal(signal.SIGTERM, raise_interrupt)) if main_thread else None
+    try:
+        return commands[args.command]()
+    except KeyboardInterrupt:
+        stop_workers()
+        print("grader.classroom: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])

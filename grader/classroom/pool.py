@@ -1,0 +1,231 @@
+"""Grading a class on this machine: the worker pools (CPU builds, one worker per GPU pinned with
+CUDA_VISIBLE_DEVICES), the GPUs found, progress on stderr (n/N done, who is on which GPU, ETA)."""
+import collections
+import concurrent.futures as cf
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from grader.classroom.gradebook import points_cell, summarize, write_gradebook
+from grader.classroom.records import EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row, context_key
+from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
+
+
+# ---- GPUs ----
+
+def visible_gpus() -> tuple:
+    """(ids to pin workers to, model names): the GPUs `nvidia-smi -L` lists, or those CUDA_VISIBLE_DEVICES names."""
+    smi = shutil.which("nvidia-smi")
+    listed = []
+    if smi:
+        try:
+            out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60).stdout
+            listed = [ln for ln in out.splitlines() if ln.startswith("GPU ")]
+        except (OSError, subprocess.TimeoutExpired):
+            listed = []
+    models = sorted({ln.split(": ", 1)[1].split(" (UUID")[0] for ln in listed if ": " in ln})
+    ids = [str(k) for k in range(len(listed))]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and listed:
+        ids = [x.strip() for x in visible.split(",") if x.strip() and x.strip() != "-1"]
+    return ids, models
+
+
+# ---- progress ----
+
+class Progress:
+    """Progress on stderr: a line as each student is done, with n/N, who is being graded where, and an ETA."""
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.done, self.worked = total, 0, 0
+        self.start = time.monotonic()
+        self.stream = stream or sys.stderr
+        self.running = {}  # student -> "building" or "gpuK"
+
+    def where(self, student: str, place: str | None) -> None:
+        if place is None:
+            self.running.pop(student, None)
+        else:
+            self.running[student] = place
+
+    def finished(self, student: str, row: dict, unchanged: bool) -> None:
+        self.done += 1
+        self.worked += not unchanged
+        self.running.pop(student, None)
+        width = len(str(self.total))
+        how = "unchanged, not regraded" if unchanged else f"{row.get('seconds', 0):.1f} s"
+        score = f"{points_cell(row['total'])}/{points_cell(row['max_score'])}"
+        print(f"[{self.done:>{width}}/{self.total}] {student:<24} {score:>9}  {row['status']} ({how})"
+              f"{self._now()}{self._eta()}", file=self.stream, flush=True)
+
+    def _now(self) -> str:
+        gpu = sorted(f"{s}@{p}" for s, p in self.running.items() if p.startswith("gpu"))
+        building = sum(1 for p in self.running.values() if p == "building")
+        waiting = sum(1 for p in self.running.values() if p == "waiting")
+        parts = gpu + ([f"{building} to build"] if building else []) + ([f"{waiting} built, waiting for a GPU"]
+                                                                        if waiting else [])
+        return f" | now: {', '.join(parts)}" if parts else ""
+
+    def _eta(self) -> str:
+        left = self.total - self.done
+        if not left:
+            return ""
+        if not self.worked:
+            return " | ETA ?"
+        seconds = (time.monotonic() - self.start) / self.done * left
+        return f" | ETA {int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+# ---- grading a class on this machine ----
+
+class Pool:
+    """A process pool that is made again when one of its workers dies (a worker killed for memory, say)."""
+
+    def __init__(self, workers: int, gpu=None):
+        self.workers, self.gpu = workers, gpu
+        self.executor = self._new()
+
+    def _new(self):
+        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=worker_init, initargs=(self.gpu,))
+
+    def submit(self, fn, *args):
+        try:
+            return self.executor.submit(fn, *args)
+        except BrokenProcessPool:
+            self.renew()
+            return self.executor.submit(fn, *args)
+
+    def renew(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.executor = self._new()
+
+    def shutdown(self, cancel: bool = False) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=cancel)
+
+
+def stop_workers(pools=(), grace: float = 30.0) -> None:
+    """After Ctrl-C or SIGTERM: each busy worker is told to stop its task (its harness or compiler is killed), the
+    pools are shut down, and a worker still there after grace seconds is killed. Further signals are ignored
+    meanwhile (timeout(1) sends its SIGTERM twice): cut short, the cleanup would leave workers that keep the
+    interpreter from exiting."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for worker in multiprocessing.active_children():  # a busy one stops its task; an idle one ignores it
+        try:
+            os.kill(worker.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for pool in pools:
+        pool.executor.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + grace
+    for worker in multiprocessing.active_children():
+        worker.join(max(0.0, deadline - time.monotonic()))
+    for worker in multiprocessing.active_children():
+        worker.kill()
+        worker.join()
+
+
+def continue_workers() -> None:
+    """SIGCONT to every worker process: one that a student's program stopped (SIGSTOP, without the sandbox that
+    forbids it) goes on, and its own timeouts fire, instead of holding the class for good."""
+    for worker in multiprocessing.active_children():
+        try:
+            os.kill(worker.pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, stream=None) -> int:
+    """Grades every entry (the harness already built) and writes the gradebook; returns the exit status."""
+    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    labs = labs_of(options)
+    context = context_key(options, labs)
+    out = Path(options.out)
+    rows = {}
+    progress = Progress(len(entries), stream)
+    cpu = Pool(max(1, jobs))
+    gpus = [Pool(1, gpu) for gpu in gpu_ids]
+    idle = list(range(len(gpus)))
+    ready = collections.deque()  # (entry, Prepared) waiting for a GPU
+    pending = {}  # future -> (entry, pool, executor, GPU index or None)
+    retried = set()
+    by_student = {e.student: e for e in entries}
+
+    def submit_cpu(entry):
+        fn = prepare if gpus else grade_one
+        pending[cpu.submit(fn, options, entry, context)] = (entry, cpu, cpu.executor, None)
+        progress.where(entry.student, "building")
+
+    def dispatch():
+        while ready and idle:
+            k = idle.pop(0)
+            entry, prepared = ready.popleft()
+            pending[gpus[k].submit(finish, options, entry, prepared)] = (entry, gpus[k], gpus[k].executor, k)
+            progress.where(entry.student, f"gpu{gpu_ids[k]}")
+
+    def done(entry, row, unchanged):
+        rows[entry.student] = row
+        progress.finished(entry.student, row, unchanged)
+        write_gradebook(out / GRADEBOOK, rows.values(), labs)
+
+    try:
+        for entry in entries:
+            submit_cpu(entry)
+        while pending:
+            finished, _ = cf.wait(pending, timeout=NUDGE_SECONDS, return_when=cf.FIRST_COMPLETED)
+            continue_workers()
+            for future in finished:
+                entry, pool, executor, k = pending.pop(future)
+                if k is not None:
+                    idle.append(k)
+                try:
+                    result = future.result()
+                except BrokenProcessPool as e:
+                    if pool.executor is executor:
+                        pool.renew()
+                    if entry.student in retried or k is not None:
+                        done(entry, error_row(entry, labs, e), False)
+                    else:  # a worker died, perhaps on another student's job: once more
+                        retried.add(entry.student)
+                        submit_cpu(entry)
+                    continue
+                except Exception as e:  # a grader bug on this student: say so, go on with the class
+                    traceback.print_exception(e, file=sys.stderr)
+                    done(entry, error_row(entry, labs, e), False)
+                    continue
+                if isinstance(result, dict):  # finish(): the row
+                    done(entry, result, False)
+                elif result.row is not None:
+                    done(entry, result.row, result.unchanged)
+                else:
+                    ready.append((entry, result))
+                    progress.where(entry.student, "waiting")
+            dispatch()
+    except KeyboardInterrupt:
+        log("\ninterrupted: stopping the workers (what is graded is kept; run the same command again to go on)")
+        stop_workers([cpu, *gpus])
+        missing = [by_student[s] for s in by_student if s not in rows]
+        all_rows = list(rows.values()) + [blank_row(e, labs, "not graded", "interrupted") for e in missing]
+        write_gradebook(out / GRADEBOOK, all_rows, labs)
+        return EXIT_INTERRUPTED
+    for pool in (cpu, *gpus):
+        pool.shutdown()
+    return summarize(list(rows.values()), out, options, log)
+
+def build_harnesses(options: Options, log) -> str:
+    """Builds the harness of every graded pattern once, before any student; returns the error, or ""."""
+    for pattern in dict.fromkeys(lab.pattern for lab in labs_of(options)):
+        log(f"building the {pattern} harness")
+        built = options.hooks.build_harness(Path(options.kit), pattern, timeout=options.build_timeout,
+                                            harness_build=options.harness_build)
+        if not built.ok:
+            return built.message
+    return ""

@@ -1,0 +1,214 @@
+"""One student graded in a worker process: the upload unpacked, the labs built and statically checked on the
+CPU side, then run on a GPU, and the student's folder written (results.json, feedback.txt, record.json)."""
+import multiprocessing
+import os
+import shutil
+import signal
+import time
+import traceback
+from pathlib import Path
+
+from grader import static_check
+from grader.build import BuildResult
+from grader.classroom import intake
+from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
+                                      identity, raw_hash, row_of, student_key, write_json)
+from grader.config import load_config
+from grader.gradescope import fallback_results
+from grader.grade import Grader
+from grader.report import format_table, write_results
+from grader.run import NO_DEVICE_MESSAGE, Outcome
+
+
+# ---- one student, in a worker process ----
+
+_configs = {}
+
+
+def config_of(options: Options):
+    """The Config graded with, loaded once per process (again when the file changes)."""
+    try:
+        st = os.stat(options.config)
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    if _configs.get(options.config, (None, None))[0] != stamp or stamp is None:
+        _configs[options.config] = (stamp, load_config(options.config))
+    return _configs[options.config][1]
+
+
+def labs_of(options: Options) -> list:
+    """The labs graded."""
+    return config_of(options).select(options.lab)
+
+
+def raise_interrupt(signum, frame):
+    """SIGTERM (Slurm's scancel, timeout(1)) stops grading as Ctrl-C does, so that what runs is killed cleanly."""
+    raise KeyboardInterrupt
+
+
+def worker_init(gpu):
+    """A worker process: pinned to one GPU (the harness it runs inherits this), and deaf to Ctrl-C and SIGTERM
+    while idle (the task it runs hears them: see _interruptible), for a worker that died idle would break its pool
+    and the parent's shutdown."""
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+class _interruptible:
+    """Ctrl-C (or SIGTERM) stops the task now running (its harness or compiler is killed with its process
+    group)."""
+
+    def __enter__(self):
+        if multiprocessing.parent_process() is not None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, raise_interrupt)
+
+    def __exit__(self, *exc):
+        if multiprocessing.parent_process() is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return False
+
+
+def student_folder(options: Options, student: str) -> Path:
+    """OUT/students/ID: a student's outputs, apart from the grader's own files in OUT."""
+    return Path(options.out) / STUDENTS / student
+
+
+def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
+    """The CPU side of one student: unpack the upload, skip it if unchanged, else build every lab and run the
+    static checks. An unreadable upload is finished here, with its row."""
+    with _interruptible():
+        start = time.monotonic()
+        labs, folder = labs_of(options), student_folder(options, entry.student)
+        try:
+            got = intake.gather(entry, labs, folder, options.limits)
+        except intake.IntakeError as e:
+            key = student_key(context, Path(entry.path).name, "unreadable:" + raw_hash(entry.path))
+            record = final_record(folder, key, options)
+            if record:
+                return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
+            return Prepared(entry.student, row=write_unreadable(options, entry, labs, folder, key, str(e)))
+        key = student_key(context, Path(entry.path).name, intake.files_hash(got.submission, labs))
+        record = final_record(folder, key, options)
+        if record:
+            return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
+        (folder / RECORD).unlink(missing_ok=True)
+        prepared = Prepared(entry.student, key=key, got=got)
+        hooks = options.hooks
+        for lab in labs:
+            built = hooks.build(Path(options.kit), lab.pattern, got.submission / lab.name / lab.source,
+                                folder / "build" / lab.name, timeout=options.build_timeout,
+                                harness_build=options.harness_build)
+            prepared.builds[lab.name] = built
+            if built.object is not None:
+                try:
+                    prepared.verdicts[lab.name] = hooks.check(built.object, lab.pattern)
+                except static_check.ToolError as e:
+                    prepared.verdicts[lab.name] = str(e)
+        prepared.seconds = time.monotonic() - start
+        return prepared
+
+
+def _static_only_run(program, args, *, timeout, workdir, cwd=None, source="the lab's file") -> Outcome:
+    """The run hook of --static-only: nothing runs; every run-time test is reported as not run."""
+    return Outcome("no-device", NO_DEVICE_MESSAGE)
+
+
+def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
+    """The GPU side of one student: the Grader, with the builds and static checks the CPU side made, runs the
+    run-time tests; then results.json, feedback.txt and the record are written. Returns the row."""
+    with _interruptible():
+        start = time.monotonic()
+        labs, folder = labs_of(options), student_folder(options, entry.student)
+        builds, verdicts = prepared.builds, prepared.verdicts
+
+        def build(kit, pattern, source, target, timeout=None, harness_build=None):
+            return builds[Path(target).name]
+
+        def check(obj, pattern):
+            verdict = verdicts[Path(obj).parent.name]
+            if isinstance(verdict, str):
+                raise static_check.ToolError(verdict)
+            return verdict
+
+        run = _static_only_run if options.static_only else options.hooks.run
+        grader = Grader(config_of(options), prepared.got.submission, kit=options.kit,
+                        build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
+                        seed=options.seed, harness_build=options.harness_build, build=build,
+                        build_harness=lambda *a, **k: BuildResult(True), run=run, check=check)
+        report = grader.grade(labs)
+        report.seconds += prepared.seconds
+        tidy(report, folder, options)
+        row = row_of(entry, report, prepared.got, options)
+        write_outputs(options, entry, folder, report, prepared.got, row, prepared.key,
+                      prepared.seconds + time.monotonic() - start)
+        if not options.keep_builds:
+            for lab in labs:
+                for program in (folder / "build" / lab.name).glob("*_lab"):
+                    program.unlink(missing_ok=True)
+        return row
+
+
+def grade_one(options: Options, entry: intake.Entry, context: str) -> Prepared:
+    """Both sides of one student in one process (no GPU to wait for, or a Slurm task)."""
+    prepared = prepare(options, entry, context)
+    if prepared.row is None:
+        prepared.row = finish(options, entry, prepared)
+    return prepared
+
+
+def tidy(report, folder: Path, options: Options) -> None:
+    """The report as a student reads it: paths inside their folder shown relative to it, the submission named by
+    the student, and with --static-only, "skipped" rather than "no CUDA device"."""
+    prefix = f"{folder}/"
+    for r in report.results:
+        r.summary, r.detail = r.summary.replace(prefix, ""), r.detail.replace(prefix, "")
+        if options.static_only:
+            r.summary = r.summary.replace(NO_DEVICE_MESSAGE, STATIC_ONLY_MESSAGE)
+    if options.static_only:
+        no_device_note = NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: ")
+        report.notes = [STATIC_ONLY_MESSAGE.replace("not run: ", "Run-time tests not run: ")
+                        if n == no_device_note else n for n in report.notes]
+
+
+def header(entry: intake.Entry) -> str:
+    who = " ".join(x for x in (entry.name, f"<{entry.email}>" if entry.email else "") if x)
+    return f"Student: {entry.student}{' (' + who + ')' if who else ''}, upload {Path(entry.path).name}"
+
+
+def write_outputs(options, entry, folder, report, got, row, key, seconds) -> None:
+    """results.json, feedback.txt, then the record (last: it marks the student as done)."""
+    config = config_of(options)
+    report.notes.append(f"Performance thresholds: {config.calibration['calibrated_on']} "
+                        f"(GPU: {config.calibration['gpu']})")
+    report.submission = entry.student
+    row["seconds"] = round(seconds, 1)
+    write_results(report, folder / "results.json")
+    text = "\n".join([header(entry), *got.notes, "", format_table(report), ""])
+    (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
+    write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
+                                 "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+
+
+def write_unreadable(options, entry, labs, folder, key, why: str) -> dict:
+    """The outputs of an upload that could not be unpacked: 0 points, and why."""
+    shutil.rmtree(folder / "submission", ignore_errors=True)
+    row = blank_row(entry, labs, "unreadable", why)
+    row["max_score"] = round(sum(lab.max_score for lab in labs if not lab.bonus), 2)
+    fallback = fallback_results(f"Your upload could not be graded: {why}", labs)
+    write_json(folder / "results.json", fallback)
+    (folder / "feedback.txt").write_text(f"{header(entry)}\nThe upload could not be graded: {why}\n",
+                                         encoding="utf-8", errors="replace")
+    write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
+                                 "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    return row
+
+
+def error_row(entry: intake.Entry, labs, error: BaseException) -> dict:
+    """The row of a student the grader failed on (its traceback goes to stderr)."""
+    what = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()[-1]
+    return blank_row(entry, labs, "error", f"the grader failed on this student: {what}")

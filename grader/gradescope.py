@@ -1,0 +1,296 @@
+"""The Gradescope side of the kit: gathers the student's files from the submission into a folder shaped like labs/,
+runs the grader (python3 -m grader) on it and always leaves a valid results.json, whatever happens.
+
+    python3 -m grader.gradescope [--root /autograder] [--lab 03]   grade one submission (run_autograder calls this)
+    python3 -m grader.gradescope --prebuild [--lab 03]             compile the harness once (setup.sh; needs SM)
+    python3 -m grader.gradescope --collect SUBMISSION DEST [--lab 03]   only gather the files into DEST
+
+(run from the kit's root, /autograder/source on Gradescope)
+
+What students upload, any of (archives, .zip or .tar plain or compressed, are unpacked first: safely, by
+grader/unpack.py, the class grader's own routine, with its caps on bytes and entries, one level deep):
+  - their labs/ folder, or their whole copy of the kit: labs/03-sequential/reduce.cu, ...
+  - lab folders at the top: 03-sequential/reduce.cu
+  - loose files named after their lab: 03-sequential.cu, 03.cu, lab03.cu, 03-sequential-reduce.cu
+  - a loose file named as in its lab (compact.cu), when only one graded lab uses that name: with LAB=03, reduce.cu
+Only each lab's one file is taken; the kit's harness, Makefiles and datasets are the autograder's own.
+
+SM and LAB come from the environment (run_autograder reads them from autograder.env, which make gradescope
+writes); --lab overrides LAB. AUTOGRADE_TIMEOUT (seconds) bounds the whole grading run. Exit status 0 when
+results.json was written; run_autograder writes a last-resort one otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent.parent  # the kit: /autograder/source on Gradescope
+SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}
+MAX_DEPTH = 8
+EXIT_NO_DEVICE, EXIT_BROKEN = 77, 2
+STAFF = "This is not your fault: please tell the course staff."
+
+
+# ---- what is graded ----
+
+def graded_labs(lab_filter: str = ""):
+    """The labs of grader/labs.toml to grade (grader.config.Lab objects); raises on a broken labs.toml."""
+    from grader.config import load_config
+    return load_config(SOURCE / "grader" / "labs.toml").select(lab_filter or None)
+
+
+def test_titles(labs) -> list:
+    """(title, max_score) of every test grade.py reports for labs, in its order and with its names."""
+    tests = []
+    for lab in labs:
+        prefix = f"{lab.name}{' (bonus)' if lab.bonus else ''}: "
+        tests += [(prefix + g.name, g.points) for g in lab.groups]
+        if lab.performance:
+            tests.append((prefix + "performance", lab.performance.points))
+    return tests
+
+
+# ---- gathering the submission ----
+
+def walk(root: Path):
+    """(path, parts relative to root) of every file under root, build outputs and hidden folders left out."""
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
+                         and len(rel.parts) < MAX_DEPTH)
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                yield path, rel.parts + (name,)
+
+
+def _number(name: str) -> str | None:
+    """The lab number a file or folder name starts with (03-sequential, 03, lab03, Lab_03_reduce), else None."""
+    m = re.match(r"^(?:lab[-_ ]?)?(\d\d)(?:$|[-_ .])", name, re.I)
+    return m.group(1) if m else None
+
+
+def place(parts: tuple, labs) -> tuple:
+    """(lab, rank) for a .cu file at parts, rank 0 best; or (None, why it was not taken)."""
+    name, parent = parts[-1], (parts[-2] if len(parts) > 1 else "")
+    by_number = {lab.name[:2]: lab for lab in labs}
+    folder_number = _number(parent) if parent else None
+    folder_lab = by_number.get(folder_number or "")
+    if folder_lab and name == folder_lab.source:
+        return folder_lab, 0
+    if folder_number and not folder_lab:
+        return None, f"lab {folder_number} is not graded by this assignment"
+    stem_number = _number(name[:-3])
+    if stem_number:
+        if stem_number in by_number:
+            return by_number[stem_number], 1
+        return None, f"lab {stem_number} is not graded by this assignment"
+    same_name = [lab for lab in labs if lab.source == name]
+    if len(same_name) == 1:
+        return same_name[0], 2
+    if folder_lab:
+        return folder_lab, 3
+    if same_name:
+        return None, (f"{len(same_name)} labs use {name}: put it in its lab's folder "
+                      f"({same_name[0].name}/{name}) or name it after its lab ({same_name[0].name}.cu)")
+    return None, "no lab in its name or its folder's name"
+
+
+def collect(submission: Path, labs, dest: Path, scratch: Path, limits=None) -> list:
+    """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where.
+
+    Each archive in submission is unpacked into scratch by grader/unpack.py (safe; its .cu files only, so archives
+    inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
+    grader.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
+    A .cu file over limits.max_file_bytes is not taken."""
+    from grader.unpack import Budget, Limits, UnpackError, archive_suffix, extract
+    limits = limits or Limits()
+    budget = Budget(limits.max_total_bytes)
+    roots = [(submission, "")]
+    notes = []
+    for path, parts in list(walk(submission)):
+        if archive_suffix(path.name):
+            shown = "/".join(parts)
+            into = scratch / shown
+            try:
+                notes += [f"  {n}" for n in extract(path, into, limits, budget, lambda rel: rel.name.endswith(".cu"),
+                                                   label=shown)]
+            except UnpackError as e:
+                notes.append(f"  could not unpack {shown}: {e}")
+                shutil.rmtree(into, ignore_errors=True)
+                continue
+            roots.append((into, shown + ": "))
+            if next(walk(into), None) is None:
+                notes.append(f"  {shown} holds no .cu file")
+    chosen, ignored = {}, []
+    for root, label in roots:
+        for path, parts in walk(root):
+            if not path.name.endswith(".cu"):
+                continue
+            lab, rank = place(parts, labs)
+            shown = label + "/".join(parts)
+            if lab is None:
+                ignored.append(f"  ignored {shown}: {rank}")
+                continue
+            if path.stat().st_size > limits.max_file_bytes:
+                ignored.append(f"  ignored {shown}: larger than {limits.max_file_bytes >> 20} MiB")
+                continue
+            key = (rank, len(parts), "labs" not in parts[:-1], shown)
+            chosen.setdefault(lab.name, []).append((key, path, shown))
+    lines = ["Files graded:"]
+    for lab in labs:
+        found = sorted(chosen.get(lab.name, []))
+        if not found:
+            lines.append(f"  {lab.name}: no file found (upload labs/{lab.name}/{lab.source}, or {lab.name}.cu)")
+            continue
+        (key, path, shown), others = found[0], found[1:]
+        target = dest / lab.name / lab.source
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        lines.append(f"  {lab.name}/{lab.source} <- {shown}")
+        for _, other, other_shown in others:
+            if other.read_bytes() != path.read_bytes():
+                lines.append(f"    (also found {other_shown}, not graded: the file above was taken)")
+    return lines + notes + ignored
+
+
+# ---- results ----
+
+def fallback_results(why: str, labs=None, notes=()) -> dict:
+    """A results.json that scores 0 and says why: one test per test grade.py would have run when the labs are known,
+    else one test named autograder."""
+    tests = [{"name": title, "score": 0, "max_score": points, "status": "failed", "output": f"not run: {why}",
+              "visibility": "visible"} for title, points in (test_titles(labs) if labs else [])]
+    if not tests:
+        tests = [{"name": "autograder", "score": 0, "max_score": 0, "status": "failed", "output": why,
+                  "visibility": "visible"}]
+    return {"score": 0, "output": "\n".join([why, *notes]), "visibility": "visible", "stdout_visibility": "visible",
+            "tests": tests}
+
+
+def valid_results(data) -> bool:
+    """Whether data has the shape Gradescope needs: a score, and tests with a name, score and max_score each."""
+    number = (int, float)
+    if not isinstance(data, dict) or not isinstance(data.get("score"), number) or isinstance(data["score"], bool):
+        return False
+    tests = data.get("tests")
+    return isinstance(tests, list) and all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("score"), number)
+        and isinstance(t.get("max_score"), number) for t in tests)
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def nvcc_missing() -> bool:
+    nvcc = os.environ.get("NVCC", "nvcc")
+    return shutil.which(nvcc) is None and shutil.which(nvcc, path="/usr/local/cuda/bin") is None
+
+
+def run_grader(argv, timeout) -> tuple:
+    """(exit status or None on timeout, output) of grade.py, run by grader.run.run_process: in its own session,
+    killed with its process group at the timeout, its output kept at both ends (64 KiB each), never waited on
+    longer than that."""
+    from grader.run import run_process
+    proc = run_process(argv, timeout=timeout, cwd=SOURCE)
+    return proc.returncode, proc.output
+
+
+def grade(root: Path, lab_filter: str) -> dict:
+    """Grades root/submission and returns the results to write."""
+    try:
+        labs = graded_labs(lab_filter)
+    except Exception as e:  # a broken labs.toml or a Python without tomllib: the kit's problem, not the student's
+        return fallback_results(f"The autograder cannot read its labs ({type(e).__name__}: {e}). {STAFF}")
+    work = root / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    submission = work / "submission"
+    submission.mkdir(parents=True)
+    notes = collect(root / "submission", labs, submission, work / "unpacked")
+    print("\n".join(notes), flush=True)
+    if nvcc_missing():
+        return fallback_results("The autograder has no CUDA toolkit (nvcc), so nothing was compiled. " + STAFF
+                                + " (Course staff: the autograder's base image must have CUDA 12 or 13.)", labs, notes)
+    results = work / "results.json"
+    argv = [sys.executable, "-m", "grader", "--submission", str(submission),
+            "--results", str(results), "--build-dir", str(work / "build")]
+    if lab_filter:
+        argv += ["--lab", lab_filter]
+    limit = float(os.environ["AUTOGRADE_TIMEOUT"]) if os.environ.get("AUTOGRADE_TIMEOUT") else None
+    status, output = run_grader(argv, limit)
+    print(output, flush=True)
+    tail = "\n".join(output.splitlines()[-40:])
+    if status is None:
+        return fallback_results(f"Grading ran past {limit:g} s and was stopped. {STAFF}", labs, [*notes, tail])
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if not valid_results(data):
+        return fallback_results(f"The grader stopped without results (exit status {status}). {STAFF}", labs,
+                                [*notes, "", tail])
+    banner = []
+    if status == EXIT_NO_DEVICE or (data.get("extra_data") or {}).get("no_device"):
+        banner = ["No GPU on this autograder: your labs were compiled (compile errors are shown below), but every "
+                  "run-time test needs an NVIDIA GPU and was not run. " + STAFF
+                  + " (Course staff: the autograder must run on a GPU-enabled runner.)", ""]
+    elif status == EXIT_BROKEN:
+        banner = ["The autograder's kit is broken, so some tests could not run. " + STAFF, ""]
+    data["output"] = "\n".join([*banner, *notes, "", str(data.get("output", ""))])
+    return data
+
+
+def prebuild(lab_filter: str) -> int:
+    """Compiles the harness of every graded pattern for SM, so each submission compiles only its own file."""
+    if not os.environ.get("SM"):
+        print("autograde: no SM in autograder.env: the harness is built when grading, for the runner's GPU")
+        return 0
+    from grader.build import build_harness
+    status = 0
+    for pattern in sorted({lab.pattern for lab in graded_labs(lab_filter)}):
+        built = build_harness(SOURCE, pattern)
+        print(f"autograde: the {pattern} harness for sm_{os.environ['SM']}: {'built' if built.ok else built.message}")
+        status |= not built.ok
+    return status
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")),
+                        help="the folder holding submission/ and results/ (default: /autograder)")
+    parser.add_argument("--lab", default=os.environ.get("LAB", ""), help="grade only the labs starting with this")
+    parser.add_argument("--prebuild", action="store_true", help="compile the harness (setup.sh)")
+    parser.add_argument("--collect", nargs=2, type=Path, metavar=("SUBMISSION", "DEST"),
+                        help="only gather the files of SUBMISSION into DEST")
+    args = parser.parse_args(argv)
+    if args.prebuild:
+        return prebuild(args.lab)
+    if args.collect:
+        submission, dest = args.collect
+        print("\n".join(collect(submission, graded_labs(args.lab), dest, dest / ".unpacked")))
+        shutil.rmtree(dest / ".unpacked", ignore_errors=True)
+        return 0
+    path = args.root / "results" / "results.json"
+    try:
+        data = grade(args.root, args.lab)
+    except Exception as e:  # never leave Gradescope without results
+        import traceback
+        traceback.print_exc()
+        data = fallback_results(f"The autograder failed ({type(e).__name__}: {e}). {STAFF}")
+    write_json(path, data)
+    print(f"autograde: wrote {path}: score {data['score']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

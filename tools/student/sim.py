@@ -1,0 +1,138 @@
+"""`make sim LAB=03`: build one lab for the kit's SIMT simulator and run it on the CPU, no GPU needed.
+
+    python3 -m tools.student.sim --lab 03 [--submission labs|solutions|DIR] [--n 1,1025,65537] [--args '...'] [--timeout 300]
+    (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5']; in a lab's folder, make sim)
+
+Builds the lab's program with mk/sim.mk (the kit's harness and the lab's one file, unchanged, linked with the
+simulator instead of cudart), runs it on small and edge sizes (those of `make check`; --n other sizes; --args any
+harness arguments instead, such as a grading run's to reproduce it), and prints the harness's lines and then the
+simulator's counts per kernel and source line (warp instructions, SIMT efficiency, divergent branches, bank
+conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts.
+
+Each submission builds in a folder of its own: build/sim/labs/LAB and build/sim/solutions/LAB for the kit's, and
+build/sim/custom/NAME-HASH/LAB for any other folder (HASH: of its resolved path), so two folders never share a
+program. make rebuilds by timestamps; a stamp of the file's content beside the program also rebuilds it when the
+file changed but its time did not move forward (a copy that kept an older time).
+
+Exit status: the program's (0 every case passed, 1 a case failed, 2 the simulator cannot run a kernel, 3 a kernel
+fault such as an out-of-bounds access, with the simulator's diagnostic above); 2 when the lab does not build.
+"""
+import argparse
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+from grader.config import ConfigError, load_config
+from grader.no_gpu import shown
+from grader.patterns import KIT
+from grader.simulator import SIM_MAKEFILE, sim_env
+
+EXIT_BUILD = 2
+DEFAULT_TIMEOUT = 300.0
+STAMP = "source.sha256"  # beside the program: the file and content it was built from
+SIZES = {  # one run per pattern: the small and edge sizes of `make check`, exact data where there is a choice
+    "reduce": ["--data", "integer", "--n", "1,2,31,32,33,1023,1024,1025,2049,65537"],
+    "scan": ["--n", "1,2,31,32,33,1023,1024,1025,2049,4097,65537"],
+    "compact": ["--n", "1,2,31,32,33,1023,1024,1025,2049,65537"],
+}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--lab", required=True, help="the lab, by prefix: 03 or 03-sequential")
+    p.add_argument("--submission", default="labs", help="a folder shaped like labs/ (default: labs)")
+    p.add_argument("--n", help="sizes to run instead of the default ones (the harness's --n syntax: 1,1025,2^16+1)")
+    p.add_argument("--args", help="the harness's arguments for the run, instead of the default ones (one string, "
+                                  "split as a shell would: '--dataset datasets/reduce/0003-n2-uniform/input.raw')")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds for the run (default %(default)g)")
+    return p.parse_args(argv)
+
+
+def build_folder(submission: Path, lab: str, kit: Path = KIT) -> Path:
+    """Where a submission's lab builds: build/sim/NAME/LAB for the kit's own folders (labs, solutions, tests/NAME),
+    build/sim/custom/NAME-HASH/LAB for any other, HASH from its resolved path: one folder per submission."""
+    submission = Path(submission).resolve()
+    kit = Path(kit).resolve()
+    if submission.parent in (kit, kit / "tests"):
+        return kit / "build" / "sim" / submission.name / lab
+    digest = hashlib.sha256(str(submission).encode()).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in submission.name) or "submission"
+    return kit / "build" / "sim" / "custom" / f"{name}-{digest}" / lab
+
+
+def source_stamp(source: Path) -> str:
+    """The stamp of a source file's content: its path and SHA-256."""
+    return f"{Path(source).resolve()} {hashlib.sha256(Path(source).read_bytes()).hexdigest()}\n"
+
+
+def forget_other_source(build: Path, source: Path) -> None:
+    """Removes the student's object in build when it was not built from this content of source (no stamp, or
+    another file or content), so make compiles it again whatever the file's time says."""
+    stamp = build / STAMP
+    try:
+        same = stamp.read_text(encoding="utf-8") == source_stamp(source)
+    except OSError:
+        same = False
+    if not same:
+        stamp.unlink(missing_ok=True)
+        (build / "student.o").unlink(missing_ok=True)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    submission = Path(args.submission)
+    if not submission.is_absolute():
+        submission = (Path.cwd() / submission).resolve()
+    try:  # the lab's pattern and file, as the grader has them (a submission may hold the .cu file alone)
+        labs = load_config().select(args.lab)
+    except ConfigError as e:
+        print(f"sim.py: {e}", file=sys.stderr)
+        return EXIT_BUILD
+    if len(labs) != 1:
+        print(f"sim.py: --lab {args.lab} names {len(labs)} labs ({', '.join(x.name for x in labs) or 'none'}): "
+              f"give one, e.g. --lab 03", file=sys.stderr)
+        return EXIT_BUILD
+    lab = submission / labs[0].name
+    pattern, source = labs[0].pattern, lab / labs[0].source
+    if not source.is_file():
+        print(f"sim.py: {source} does not exist", file=sys.stderr)
+        return EXIT_BUILD
+    try:
+        run = shlex.split(args.args) if args.args else (SIZES[pattern][:-2] + ["--n", args.n] if args.n
+                                                         else list(SIZES[pattern]))
+    except ValueError as e:
+        print(f"sim.py: --args {args.args!r}: {e}", file=sys.stderr)
+        return EXIT_BUILD
+    build = build_folder(submission, lab.name)
+    print(f"building {shown(source)} for the simulator (mk/sim.mk) in {shown(build)} ...", flush=True)
+    start = time.monotonic()
+    forget_other_source(build, source)
+    make = ["make", "-s", "--no-print-directory", f"-j{os.cpu_count() or 1}", "-f", str(SIM_MAKEFILE), f"KIT={KIT}",
+            f"PATTERN={pattern}", f"LAB_SRC={source}", f"BUILD={build}"]
+    if subprocess.run(make, cwd=KIT).returncode != 0:
+        print(f"sim.py: {shown(source)} does not build for the simulator (the errors are above)", file=sys.stderr)
+        return EXIT_BUILD
+    (build / STAMP).write_text(source_stamp(source), encoding="utf-8")
+    program = build / f"{pattern}_lab"
+    # --in-process: no runner process, so the program exits normally and the simulator prints its counts at exit
+    run += ["--in-process"]
+    print(f"built in {time.monotonic() - start:.1f} s; running on the simulator: {shown(program)} "
+          f"{shlex.join(run)}", flush=True)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([str(program), *run], cwd=KIT, env=sim_env(counts=True), timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        print(f"sim.py: the run took more than {args.timeout:g} s and was stopped (a kernel that loops forever "
+              f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
+        return 1
+    print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})")
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
