@@ -133,10 +133,10 @@ class Release(unittest.TestCase):
     def test_make_n_grade_and_check(self):
         grade = self.make("-n", "grade")
         self.assertEqual(grade.returncode, 0, grade.stderr)
-        self.assertIn("grader/grade.py --submission labs", grade.stdout)
+        self.assertIn("-m grader --submission labs", grade.stdout)
         check = self.make("check", "-n", "LAB=03")
         self.assertEqual(check.returncode, 0, check.stderr)
-        self.assertIn("tools/student/check.py --submission labs --lab 03", check.stdout)
+        self.assertIn("-m tools.student.check --submission labs --lab 03", check.stdout)
         test = self.make("-n", "test")
         self.assertIn("tests/run.py --only harness,build", test.stdout)
 
