@@ -7,6 +7,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader import late
+
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
 # Arguments the grader adds itself (grader/run.py turns --seed into --seed-fd); a group's runs must not set them.
@@ -17,6 +19,10 @@ YARDSTICKS = ("baseline", "cub")
 # The compute-sanitizer tools a lab's sanitizers row may run (grader/sanitize/), and that row's name.
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 SANITIZERS = "sanitizers"
+# Who sees a test's row on Gradescope, and when (a group's, the sanitizers' or performance's `visibility`), and how
+# its text is shown ([gradescope] output_format): Gradescope's own words (its autograder results.json spec).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+OUTPUT_FORMATS = ("text", "md", "html", "simple_format", "ansi")
 
 
 class ConfigError(ValueError):
@@ -33,6 +39,7 @@ class Group:
     datasets: str | None  # folder (relative to the kit) of dataset folders; then runs is empty
     timeout: float | None
     expected: bool = True  # datasets only: each folder holds expected.raw too (else the harness computes it)
+    visibility: str = "visible"  # on Gradescope: one of VISIBILITIES
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class Performance:
     yardstick: str = "baseline"  # "baseline" or "cub": see YARDSTICKS
     gpus: tuple = ()  # (GPU name as the device reports it, GpuThresholds), for GPUs calibrated on their own
     scoring: Scoring = Scoring()  # labs.toml's [scoring], the same for every lab
+    visibility: str = "visible"  # on Gradescope: one of VISIBILITIES
 
     def thresholds_for(self, device: str):
         """(lower, full, gpu name) for this device: its own calibrated thresholds where labs.toml has them (the
@@ -92,6 +100,7 @@ class Sanitizers:
     tools: tuple  # names from SANITIZER_TOOLS, in the order they run
     runs: tuple  # argument tuples, one harness process per tool each; the grader adds --seed and the lab's args
     timeout: float | None  # seconds per tool and run (the grader's --timeout applies when it is larger)
+    visibility: str = "visible"  # on Gradescope: one of VISIBILITIES
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,7 @@ class Lab:
     args: tuple = ()  # harness arguments added to every correctness run of this lab (not to the benchmark)
     bonus: bool = False  # a bonus lab: its points add to the total, its maximum does not
     sanitizers: Sanitizers | None = None  # the compute-sanitizer row, from its suite (or the lab's own table)
+    due: object = None  # the lab's own due date (an aware datetime; grader/late.py), over [late]'s
 
     @property
     def max_score(self) -> float:
@@ -116,6 +126,8 @@ class Config:
     path: Path
     calibration: dict
     labs: tuple
+    late: object = None  # grader.late.Policy of [late], None without one (nothing is late)
+    gradescope: tuple = ()  # [gradescope]'s settings as (key, value): output_format, visibility
 
     def select(self, lab_filter: str | None) -> list:
         """The labs whose name equals lab_filter or starts with it (all labs for None); ConfigError if none."""
@@ -167,6 +179,24 @@ def _bool(table: dict, key: str, where: str, default: bool) -> bool:
     return value
 
 
+def _visibility(table: dict, where: str) -> str:
+    value = table.get("visibility", "visible")
+    if value not in VISIBILITIES:
+        raise ConfigError(f"{where}.visibility: expected one of {', '.join(VISIBILITIES)}, got {value!r}")
+    return value
+
+
+def _gradescope(raw, where: str) -> tuple:
+    """The [gradescope] table: output_format (how Gradescope shows the outputs) and visibility (the default of the
+    whole result; a test's own visibility overrides it)."""
+    raw = _table(raw, where)
+    _check_keys(raw, where, set(), {"output_format", "visibility"})
+    fmt = raw.get("output_format", "text")
+    if fmt not in OUTPUT_FORMATS:
+        raise ConfigError(f"{where}.output_format: expected one of {', '.join(OUTPUT_FORMATS)}, got {fmt!r}")
+    return (("output_format", fmt), ("visibility", _visibility(raw, where)))
+
+
 def _args(value, where: str) -> tuple:
     """A list of harness arguments (strings), none of them one the grader sets itself."""
     if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
@@ -179,7 +209,7 @@ def _args(value, where: str) -> tuple:
 
 def _group(raw, where: str) -> Group:
     raw = _table(raw, where)
-    _check_keys(raw, where, {"name", "points"}, {"runs", "datasets", "expected", "timeout"})
+    _check_keys(raw, where, {"name", "points"}, {"runs", "datasets", "expected", "timeout", "visibility"})
     if ("runs" in raw) == ("datasets" in raw):
         raise ConfigError(f"{where}: give exactly one of runs and datasets")
     if "expected" in raw and "datasets" not in raw:
@@ -194,12 +224,13 @@ def _group(raw, where: str) -> Group:
     return Group(name=_string(raw, "name", where), points=_number(raw, "points", where),
                  runs=runs, datasets=_string(raw, "datasets", where) if "datasets" in raw else None,
                  timeout=_number(raw, "timeout", where, positive=True),
-                 expected=_bool(raw, "expected", where, True))
+                 expected=_bool(raw, "expected", where, True), visibility=_visibility(raw, where))
 
 
 def _performance(raw, where: str) -> Performance:
     raw = _table(raw, where)
-    _check_keys(raw, where, {"points", "bench", "lower", "full"}, {"measured", "timeout", "yardstick", "gpus"})
+    _check_keys(raw, where, {"points", "bench", "lower", "full"},
+                {"measured", "timeout", "yardstick", "gpus", "visibility"})
     bench = raw["bench"]
     if isinstance(bench, int) and not isinstance(bench, bool) and bench > 0:
         bench = str(bench)
@@ -210,7 +241,8 @@ def _performance(raw, where: str) -> Performance:
                        full=_number(raw, "full", where, positive=True),
                        measured=_number(raw, "measured", where, positive=True),
                        timeout=_number(raw, "timeout", where, positive=True),
-                       yardstick=_string(raw, "yardstick", where) if "yardstick" in raw else "baseline")
+                       yardstick=_string(raw, "yardstick", where) if "yardstick" in raw else "baseline",
+                       visibility=_visibility(raw, where))
     gpus = []
     for gpu, t in _table(raw.get("gpus", {}), f"{where}.gpus").items():
         w = f"{where}.gpus.{gpu!r}"
@@ -231,7 +263,7 @@ def _performance(raw, where: str) -> Performance:
 
 def _sanitizers(raw: dict, where: str) -> Sanitizers:
     """A [suites.NAME.sanitizers] table, with a lab's own [labs.NN-stage.sanitizers] keys already laid over it."""
-    _check_keys(raw, where, {"points", "tools", "runs"}, {"timeout"})
+    _check_keys(raw, where, {"points", "tools", "runs"}, {"timeout", "visibility"})
     tools = raw["tools"]
     if not isinstance(tools, list) or not tools or not all(isinstance(x, str) for x in tools):
         raise ConfigError(f"{where}.tools: expected a non-empty list of tool names")
@@ -245,7 +277,7 @@ def _sanitizers(raw: dict, where: str) -> Sanitizers:
         raise ConfigError(f"{where}.runs: expected a non-empty list of non-empty lists of strings")
     return Sanitizers(points=_number(raw, "points", where), tools=tuple(tools),
                       runs=tuple(_args(r, f"{where}.runs") for r in runs),
-                      timeout=_number(raw, "timeout", where, positive=True))
+                      timeout=_number(raw, "timeout", where, positive=True), visibility=_visibility(raw, where))
 
 
 def _scoring(raw, where: str) -> Scoring:
@@ -269,7 +301,7 @@ def _scoring(raw, where: str) -> Scoring:
 def parse_config(data: dict, path: Path) -> Config:
     """Checks the parsed TOML `data` (read from path) and builds a Config; ConfigError on any problem."""
     name = path.name
-    _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring"})
+    _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring", "late", "gradescope"})
     scoring = _scoring(data["scoring"], f"{name}: scoring") if "scoring" in data else Scoring()
     calibration = _table(data["calibration"], f"{name}: calibration")
     _check_keys(calibration, f"{name}: calibration", {"gpu", "calibrated_on"}, {"bench"})
@@ -304,7 +336,7 @@ def parse_config(data: dict, path: Path) -> Config:
         if not LAB_NAME.match(lab_name):
             raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
         raw = _table(raw, where)
-        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus", SANITIZERS})
+        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus", SANITIZERS, "due"})
         source = _string(raw, "source", where)
         if "/" in source or source.startswith("."):
             raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
@@ -326,8 +358,22 @@ def parse_config(data: dict, path: Path) -> Config:
                                      f"{where}.{SANITIZERS}" if own else f"{name}: suites.{suite}.{SANITIZERS}")
         labs.append(Lab(name=lab_name, pattern=pattern, source=source,
                         groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False),
-                        sanitizers=sanitizers))
-    return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)))
+                        sanitizers=sanitizers, due=_due(raw, where)))
+    try:
+        policy = late.parse_policy(data["late"], f"{name}: late", {lab.name: lab.due for lab in labs if lab.due}) \
+            if "late" in data else None
+    except late.LateError as e:
+        raise ConfigError(str(e)) from None
+    return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)),
+                  late=policy, gradescope=_gradescope(data.get("gradescope", {}), f"{name}: gradescope"))
+
+
+def _due(raw: dict, where: str):
+    """A lab's own due date (grader/late.py), or None."""
+    try:
+        return late.parse_due(raw["due"], f"{where}.due") if "due" in raw else None
+    except late.LateError as e:
+        raise ConfigError(str(e)) from None
 
 
 # ---- thresholds calibrated by make calibrate ----

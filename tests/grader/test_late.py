@@ -6,6 +6,7 @@ import tomllib
 import unittest
 
 from grader import late
+from grader.config import DEFAULT_PATH, ConfigError, parse_config
 from grader.metadata import Person, Submission
 
 EST = dt.timezone(dt.timedelta(hours=-5))
@@ -54,6 +55,40 @@ class Policy(unittest.TestCase):
                 with self.assertRaises(late.LateError) as caught:
                     late.parse_policy(tomllib.loads(f"[late]\n{line}\n")["late"])
                 self.assertIn(said, str(caught.exception))
+
+
+class LabsToml(unittest.TestCase):
+    """grader/config.py reads [late], a lab's own due, [gradescope] and the visibility of a row, refusing mistakes."""
+
+    def config(self, extra: str, lab_line: str = ""):
+        text = DEFAULT_PATH.read_text()
+        if lab_line:
+            text = text.replace("[labs.03-sequential]\n", f"[labs.03-sequential]\n{lab_line}\n", 1)
+        return parse_config(tomllib.loads(text + extra), DEFAULT_PATH)
+
+    def test_read(self):
+        config = self.config(LABS_TOML + '[gradescope]\noutput_format = "md"\nvisibility = "after_published"\n',
+                             "due = 2026-10-01T23:59:00-04:00")
+        self.assertEqual(config.late.due_for("04-unrolled"), DUE)
+        self.assertEqual(config.late.due_for("03-sequential"), dt.datetime(2026, 10, 1, 23, 59,
+                                                                           tzinfo=dt.timezone(dt.timedelta(hours=-4))))
+        self.assertEqual(dict(config.gradescope), {"output_format": "md", "visibility": "after_published"})
+        self.assertIsNone(self.config("").late)
+
+    def test_mistakes(self):
+        for extra, lab_line, said in (
+                ("[late]\npenalty = 0.1\n", "", "late: unknown key penalty"),
+                ("", 'due = "soon"', "labs.03-sequential.due: expected a date and time"),
+                ('[gradescope]\noutput_format = "rtf"\n', "", "gradescope.output_format: expected one of text, md"),
+                ('[gradescope]\nleaderboard = true\n', "", "gradescope: unknown key leaderboard")):
+            with self.subTest(said=said):
+                with self.assertRaises(ConfigError) as caught:
+                    self.config(extra, lab_line)
+                self.assertIn(said, str(caught.exception))
+        text = DEFAULT_PATH.read_text().replace('name = "edge sizes"\n', 'name = "edge sizes"\nvisibility = "secret"\n', 1)
+        with self.assertRaises(ConfigError) as caught:
+            parse_config(tomllib.loads(text), DEFAULT_PATH)
+        self.assertIn("visibility: expected one of visible, hidden, after_due_date, after_published", str(caught.exception))
 
 
 class Lateness(unittest.TestCase):
