@@ -23,6 +23,7 @@ help:
 	@echo "make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)"
 	@echo "make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line"
 	@echo "make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)"
+	@echo "    both end with a speed estimate on a GPU from the counts (GPU=H100, H200, A100 or T4; not a measurement)"
 	@echo "make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution"
 	@echo "make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)"
 	@echo "make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's"
@@ -47,10 +48,10 @@ setup-grade setup-test:
 	@tools/setup.sh $(@:setup-%=%)
 
 grade: setup-grade
-	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS)
+	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
 
 sim:
-	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)")
+	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU))
 
 sim-compare:
 	$(PYTHON) -m tools.author.sim_compare $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))

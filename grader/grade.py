@@ -390,6 +390,9 @@ def parse_args(argv):
     p.add_argument("--simulator", action="store_true",
                    help="no GPU needed: run the kernels on the kit's CPU simulator (correctness of small sizes only; "
                         "built in build/grade-sim unless --build-dir)")
+    p.add_argument("--gpu", default="H100",
+                   help="with --simulator: the GPU of the performance estimate (grader/estimate.py, grader/gpus.toml: "
+                        "H100, H200, A100, T4; default %(default)s); an estimate, never points")
     return p.parse_args(argv)
 
 
@@ -412,6 +415,7 @@ def main(argv=None, **hooks) -> int:
     if args.simulator:
         from grader import simulator
         grader_class = simulator.make_sim_grader(Grader)
+        hooks.setdefault("estimate_gpu", args.gpu)
         if args.build_dir == "build/grade":
             args.build_dir = "build/grade-sim"
     grader = grader_class(config, submission, build_dir=args.build_dir, timeout=args.timeout,

@@ -7,7 +7,9 @@ Grader with these changes:
 - a correctness group runs only when every size it asks for is at most SIM_MAX_N elements (the datasets, the edge
   sizes, exact data); a group of larger sizes scores 0 as "needs a GPU", saying so;
 - the performance test needs a GPU too: 0 points, and in its place the simulator's counts (warp instructions, SIMT
-  efficiency, divergence, bank conflicts, memory sectors) of one small run, for the student to read;
+  efficiency, divergence, bank conflicts, memory sectors) of one small run, for the student to read, and the
+  performance estimate of grader/estimate.py (the lab's time and speedup on a named GPU from a roofline model of the
+  counts, labelled an estimate: never points; data["estimate"] in results.json);
 - the sanitizers row (compute-sanitizer on a GPU) is scored from the simulator's own hazard checks of the runs
   (races on shared memory, uninitialized reads, barriers not every thread reaches);
 - a run's failure carries the simulator's own diagnostic (the kernel, the PTX instruction, file:line, block and
@@ -254,11 +256,11 @@ def _high_pipe(minimum: int) -> tuple:
     return read_fd, moved
 
 
-def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file"):
+def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
     """run.run_harness with the simulator's report channel: `program args --result-fd W --quiet --runner-fd N`, the
-    seed through --seed-fd, PPL_SIM_REPORT_FD=N and the grader's instruction limit. Returns (Outcome, SimReport);
-    workdir keeps result.jsonl, output.log (the program's output, for people) and sim-report.json (what the
-    channel carried, as the grader read it)."""
+    seed through --seed-fd, PPL_SIM_REPORT_FD=N and the grader's instruction limit (env: more variables, such as
+    the estimate's PPL_SIM_DEVICE). Returns (Outcome, SimReport); workdir keeps result.jsonl, output.log (the
+    program's output, for people) and sim-report.json (what the channel carried, as the grader read it)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
@@ -281,7 +283,7 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     reader.start()
     try:
         proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds,
-                           env=sim_env(budget=True, report_fd=report_write))
+                           env={**sim_env(budget=True, report_fd=report_write), **(env or {})})
     finally:
         for fd in (result_write, report_write, seed_read):
             if fd is not None:
@@ -510,7 +512,7 @@ def make_sim_grader(base):
     class SimGrader(base):
         simulator = True
 
-        def __init__(self, config, submission, **kwargs):
+        def __init__(self, config, submission, estimate_gpu: str = "H100", **kwargs):
             kwargs.setdefault("build", build_lab_sim)
             kwargs.setdefault("build_harness", build_harness_sim)
             kwargs.setdefault("run", run_harness_sim)
@@ -521,6 +523,7 @@ def make_sim_grader(base):
             self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
             self.group_outcomes = []  # the Outcomes of the group being graded
             self.group_args = []  # and the arguments of each of its runs, in the same order
+            self.estimate_gpu = estimate_gpu  # the GPU of the performance estimate (grader/gpus.toml)
 
         def grade(self, labs):
             report = super().grade(labs)
@@ -573,12 +576,20 @@ def make_sim_grader(base):
 
         def grade_performance(self, lab, program, correct, report):
             perf = lab.performance  # correct is False here: the groups that need a GPU scored 0
-            detail = ""
+            detail, estimate, line = "", None, ""
             if lab.name not in self.sim_failed:
                 detail = counts_text(program, lab.pattern, self.build_dir / lab.name / "runs" / "counts", self.kit,
                                      self.timeout, lab.name)
-            why = "speed is measured on a GPU; the simulator counts instructions instead"
-            return needs_gpu(lab.name, "performance", perf.points,
-                             why + (" (below)" if detail else ""), detail)
+                from grader.estimate import estimate_for, grader_runner  # the estimate: never points
+                run = grader_runner(program, self._args, workdir=self.build_dir / lab.name / "runs" / "estimate",
+                                    cwd=self.kit, source=lab.source, timeout=self.timeout)
+                estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=self.kit, timeout=self.timeout)
+            why = ("speed is measured on a GPU; below, an estimate from the simulator's counts (never points)"
+                   if estimate else "speed is measured on a GPU; the simulator counts instructions instead"
+                   + (" (below)" if detail else ""))
+            result = needs_gpu(lab.name, "performance", perf.points, why, "\n".join(x for x in (line, detail) if x))
+            if estimate:
+                result.data["estimate"] = estimate.to_json()
+            return result
 
     return SimGrader

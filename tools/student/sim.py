@@ -1,13 +1,18 @@
 """`make sim LAB=03`: build one lab for the kit's SIMT simulator and run it on the CPU, no GPU needed.
 
     python3 -m tools.student.sim --lab 03 [--submission labs|solutions|DIR] [--n 1,1025,65537] [--args '...'] [--timeout 300]
-    (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5']; in a lab's folder, make sim)
+                                 [--gpu H100] [--no-estimate]
+    (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5'] [GPU=A100]; in a lab's
+    folder, make sim)
 
 Builds the lab's program with mk/sim.mk (the kit's harness and the lab's one file, unchanged, linked with the
 simulator instead of cudart), runs it on small and edge sizes (those of `make check`; --n other sizes; --args any
 harness arguments instead, such as a grading run's to reproduce it), and prints the harness's lines and then the
 simulator's counts per kernel and source line (warp instructions, SIMT efficiency, divergent branches, bank
-conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts.
+conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts. When every case
+passed, it ends with the performance estimate of grader/estimate.py: the lab's time on a named GPU (--gpu, one of
+grader/gpus.toml's; H100 unless told) at the benchmark's size and its speedup over the baseline, from a roofline
+model of the simulator's counts: an estimate, a few seconds more, never a measurement and never points.
 
 Each submission builds in a folder of its own: build/sim/labs/LAB and build/sim/solutions/LAB for the kit's, and
 build/sim/custom/NAME-HASH/LAB for any other folder (HASH: of its resolved path), so two folders never share a
@@ -30,6 +35,7 @@ from pathlib import Path
 from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
 from grader.patterns import KIT
+from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.simulator import SIM_MAKEFILE, sim_env
 
 EXIT_BUILD = 2
@@ -50,6 +56,9 @@ def parse_args(argv):
     p.add_argument("--args", help="the harness's arguments for the run, instead of the default ones (one string, "
                                   "split as a shell would: '--dataset datasets/reduce/0003-n2-uniform/input.raw')")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds for the run (default %(default)g)")
+    p.add_argument("--gpu", default=DEFAULT_GPU, help="the GPU of the performance estimate (grader/gpus.toml: H100, "
+                                                      "H200, A100, T4; default %(default)s)")
+    p.add_argument("--no-estimate", action="store_true", help="no performance estimate after the run")
     return p.parse_args(argv)
 
 
@@ -131,6 +140,11 @@ def main(argv=None) -> int:
               f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
         return 1
     print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})")
+    if proc.returncode == 0 and not args.no_estimate:
+        start = time.monotonic()
+        print(f"estimating its speed on {args.gpu} from the simulator's counts at larger sizes ...", flush=True)
+        _, line = estimate_for(local_runner(program, cwd=KIT, timeout=args.timeout), labs[0], args.gpu)
+        print(f"{line} [{time.monotonic() - start:.1f} s]", flush=True)
     return proc.returncode
 
 
