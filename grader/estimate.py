@@ -62,7 +62,8 @@ GPUS_FILE = Path(__file__).resolve().with_name("gpus.toml")
 DEFAULT_GPU = "H100"
 PROBE_N = 1 << 16  # the first run: instructions per element
 BUDGET_INSTRUCTIONS = 8_000_000  # warp instructions of the larger run (about a second here)
-MIN_N = 1 << 18  # n2 is at least this (whatever the budget: a slow kernel takes longer to estimate)
+MIN_N = 1 << 18  # n2 is at least this (whatever the budget: a slow kernel takes longer to estimate) ...
+HARD_INSTRUCTIONS = 25_000_000  # ... unless its run would pass this (the grader stops a launch at 30 million)
 MAX_N = 1 << 23  # and at most this (memory and time: the harness makes and checks the data on the CPU)
 SECTOR_BYTES = 32
 SEED = "20261122"  # fixed data: the same estimate every time
@@ -375,10 +376,13 @@ def grader_runner(program, args_of, *, workdir, cwd, source: str, timeout: float
 
 def choose_sizes(per_element: float, bench_n: int) -> tuple:
     """(n1, n2): n2 the largest power of two in [MIN_N, min(MAX_N, bench_n)] whose run stays within
-    BUDGET_INSTRUCTIONS at per_element warp instructions per element; n1 = n2 / 4."""
+    BUDGET_INSTRUCTIONS at per_element warp instructions per element (below MIN_N, down to 2 * PROBE_N, only to stay
+    within HARD_INSTRUCTIONS); n1 = n2 / 4."""
     top = max(min(MAX_N, bench_n), 4)
     n2 = 1 << int(math.floor(math.log2(top)))
     while n2 > MIN_N and per_element * n2 > BUDGET_INSTRUCTIONS:
+        n2 //= 2
+    while n2 > 2 * PROBE_N and per_element * n2 > HARD_INSTRUCTIONS:
         n2 //= 2
     return max(n2 // 4, 1), n2
 

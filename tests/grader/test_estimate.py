@@ -140,7 +140,8 @@ class Extrapolation(unittest.TestCase):
         n1, n2 = est.choose_sizes(5.5, 1 << 26)
         self.assertLessEqual(5.5 * n2, est.BUDGET_INSTRUCTIONS)
         self.assertGreater(5.5 * 2 * n2, est.BUDGET_INSTRUCTIONS)
-        self.assertEqual((n1 * 4, est.choose_sizes(1000.0, 1 << 26)[1]), (n2, est.MIN_N))
+        self.assertEqual((n1 * 4, est.choose_sizes(50.0, 1 << 26)[1]), (n2, est.MIN_N))
+        self.assertEqual(est.choose_sizes(1000.0, 1 << 26)[1], 2 * est.PROBE_N)  # the grader's instruction limit
         self.assertEqual(est.choose_sizes(0.1, 1 << 10), (256, 1024))
 
     def test_the_harness_checks_are_left_out(self):
