@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.gradescope import collect as collect_files
+from grader.metadata import MetadataError, read_export
 from grader.unpack import Budget, Limits, UnpackError, archive_suffix, copy_capped
 from grader.unpack import extract as unpack_archive
 
@@ -109,27 +110,19 @@ def unique_ids(uploads: list, ids: list) -> list:
     return result
 
 
-def read_gradescope_metadata(path) -> dict:
-    """{submission folder: {"name", "sid", "email"}} from Gradescope's submission_metadata.yml, read line by line
-    (the standard library has no YAML parser; the file's shape is fixed): a top-level key per submission, then
-    its `:submitters:` list of `- :name:`, `:sid:` and `:email:`. A group submission's people are joined with "; ".
-    Anything else in the file is ignored; an unreadable file gives {}."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def read_gradescope_metadata(path, notes=None) -> dict:
+    """{submission folder: {"name", "sid", "email"}} from Gradescope's submission_metadata.yml, read by
+    grader/metadata.py (PyYAML): names with quotes and letters outside ASCII as written, a group submission's people
+    joined with "; ". {} when there is no such file; when it cannot be read, {} and a line in notes saying why."""
+    if not Path(path).is_file():
         return {}
-    found, current = {}, None
-    for line in text.splitlines():
-        top = re.match(r"^([^\s#:][^:]*):\s*$", line)
-        if top:
-            current = found.setdefault(top.group(1).strip().strip("'\""), {"name": [], "sid": [], "email": []})
-            continue
-        field_ = re.match(r"^\s*-?\s*:(name|sid|email):\s*(.*?)\s*$", line)
-        if current is not None and field_:
-            value = field_.group(2).strip("'\"")
-            if value:
-                current[field_.group(1)].append(value)
-    return {k: {f: "; ".join(v) for f, v in fields.items()} for k, fields in found.items()}
+    try:
+        found = read_export(path)
+    except MetadataError as e:
+        if notes is not None:
+            notes.append(f"names, sids and emails not read: {e}")
+        return {}
+    return {key: {"name": sub.name, "sid": sub.sid, "email": sub.email} for key, sub in found.items()}
 
 
 def find_entries(folder, strip_prefix: str = "") -> tuple:
@@ -143,8 +136,8 @@ def find_entries(folder, strip_prefix: str = "") -> tuple:
     items = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
     if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink() and _is_export(items[0]):
         folder, items = items[0], sorted(p for p in items[0].iterdir() if not p.name.startswith("."))
-    metadata = read_gradescope_metadata(folder / GRADESCOPE_METADATA)
     notes, chosen = [], []
+    metadata = read_gradescope_metadata(folder / GRADESCOPE_METADATA, notes)
     for path in items:
         if path.is_symlink():
             notes.append(f"left out {path.name}: a symbolic link")

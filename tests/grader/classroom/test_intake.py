@@ -100,17 +100,17 @@ submission_101:
   :created_at: 2026-01-01 10:00:00.000000000 -08:00
 submission_102:
   :submitters:
-  - :name: "Grace Hopper"
+  - :name: 'Conan O''Brien'
     :sid: '456'
     :email: grace@example.edu
-  - :name: Alan Turing
+  - :name: José Ñúñez
     :sid: '789'
     :email: alan@example.edu
 """)
         entries, notes = intake.find_entries(up)
         self.assertEqual([(e.student, e.kind, e.name, e.sid) for e in entries], [
             ("submission_101", "folder", "Ada Lovelace", "123"),
-            ("submission_102", "archive", "Grace Hopper; Alan Turing", "456; 789")])
+            ("submission_102", "archive", "Conan O'Brien; José Ñúñez", "456; 789")])  # as written, not O''Brien
         self.assertEqual(entries[1].email, "grace@example.edu; alan@example.edu")
         self.assertEqual(notes, ["left out notes.txt: neither a folder nor an archive"])
 
