@@ -488,6 +488,14 @@ class LabEstimate:
         return (f"{text} ({ESTIMATE_NOTE}; no speedup: this lab's yardstick is CUB, which the simulator does not "
                 f"run)")
 
+    def details(self) -> list:
+        """Lines under the estimate: per kernel of the lab, its estimated time and what bounds it, each ceiling."""
+        lines = []
+        for k in sorted(self.student.kernels, key=lambda k: -k.ms):
+            ceilings = ", ".join(f"{name} {ms:.3g}" for name, ms in k.ceilings.items() if ms > 0)
+            lines.append(f"  {identifier(k.name)}: ~{k.ms:.3g} ms, bound by {k.bound} (ceilings in ms: {ceilings})")
+        return lines
+
     def to_json(self) -> dict:
         """The estimate as the grader keeps it (results.json): never points."""
         return {"gpu": self.gpu, "n": self.n, "student_ms": round(self.student.ms, 5), "yardstick": self.yardstick,
@@ -519,12 +527,13 @@ def estimate_lab(run, pattern: str, bench: str, yardstick: str, gpu_key: str = D
 
 
 def estimate_for(run, lab, gpu_key: str = DEFAULT_GPU, *, kit=KIT, timeout: float = 300.0) -> tuple:
-    """(LabEstimate or None, the line to print) for a lab of grader/config.py (its pattern and performance: bench
-    size and yardstick): the estimate's line, or "no estimate on GPU: why" when it cannot be made."""
+    """(LabEstimate or None, the text to print) for a lab of grader/config.py (its pattern and performance: bench
+    size and yardstick): the estimate's line and its details, or "no performance estimate on GPU: why" when it
+    cannot be made."""
     try:
         perf = lab.performance
         est = estimate_lab(run, lab.pattern, perf.bench, perf.yardstick, gpu_key, kit=kit, timeout=timeout)
-        return est, est.line()
+        return est, "\n".join([est.line(), *est.details()])
     except EstimateError as e:
         return None, f"no performance estimate on {gpu_key}: {e}"
 
