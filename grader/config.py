@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import late
+from grader.patterns import PATTERNS
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
@@ -138,6 +139,10 @@ class Config:
             names = ", ".join(lab.name for lab in self.labs)
             raise ConfigError(f"--lab {lab_filter}: no lab matches; the labs are {names}")
         return chosen
+
+    def named(self, name: str):
+        """The lab called name (a lab folder's name), or None."""
+        return next((lab for lab in self.labs if lab.name == name), None)
 
 
 def _check_keys(table: dict, where: str, required: set, optional: set = frozenset()):
@@ -349,8 +354,12 @@ def parse_config(data: dict, path: Path) -> Config:
             raise ConfigError(f"{where}: a correctness group may not be called 'performance'")
         args = _args(raw["args"], f"{where}.args") if "args" in raw else ()
         pattern = _string(raw, "pattern", where)
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", pattern):
-            raise ConfigError(f"{where}.pattern: expected a harness family like reduce, got {pattern!r}")
+        if pattern not in PATTERNS:
+            raise ConfigError(f"{where}.pattern: expected a harness family, one of {', '.join(PATTERNS)} "
+                              f"(grader/patterns.py), got {pattern!r}")
+        if source != PATTERNS[pattern].source:
+            raise ConfigError(f"{where}.source: every {pattern} lab's file is {PATTERNS[pattern].source} "
+                              f"(grader/patterns.py), got {source!r}")
         sanitizers = None
         if SANITIZERS in raw or suite in suite_sanitizers:  # the lab's own keys override its suite's
             own = _table(raw.get(SANITIZERS, {}), f"{where}.{SANITIZERS}")
@@ -481,3 +490,13 @@ def load_config(path=DEFAULT_PATH) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
     return parse_config(merge_thresholds(data, path.parent / THRESHOLDS_FOLDER), path)
+
+
+def lab_of(folder, config: Config | None = None) -> Lab:
+    """The lab of labs.toml (its pattern, file, arguments) that a lab folder (NN-stage, under labs/, solutions/ or a
+    submission) holds; ConfigError when labs.toml has no lab of that name."""
+    config = config or load_config()
+    lab = config.named(Path(folder).name)
+    if lab is None:
+        raise ConfigError(f"{Path(folder).name}: no such lab in {Path(config.path).name}")
+    return lab

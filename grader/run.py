@@ -298,6 +298,7 @@ class Outcome:
     case: str | None = None  # the case the message is about
     lines: list = field(default_factory=list)  # the result lines (dicts) the run left, without its plan line
     cases: list = field(default_factory=list)  # the case names the run planned (empty: it wrote no plan)
+    reruns: dict = field(default_factory=dict)  # case name -> the harness arguments that rerun it (plan_reruns)
     seconds: float = 0.0
     sandbox: dict = field(default_factory=dict)  # the checker's "sandbox" line: the layers that held the runner
 
@@ -338,6 +339,25 @@ def split_plan(lines: list) -> tuple:
     return cases, rest
 
 
+def plan_reruns(lines: list) -> dict:
+    """{case name: the arguments that rerun it on its own} from the plan line's "reruns" (one list of strings, or
+    null, per planned case: harness/checker/results.h), overridden by a case's own "rerun" field; cases without
+    are left out. The tools print these commands rather than reading case names apart."""
+    plan = next((ln for ln in lines if ln.get("kind") == "plan"), None) or {}
+    cases, reruns = plan.get("cases"), plan.get("reruns")
+    found = {}
+    if isinstance(cases, list) and isinstance(reruns, list) and len(cases) == len(reruns):
+        found = {c: r for c, r in zip(cases, reruns) if isinstance(c, str) and _is_argv(r)}
+    for line in lines:
+        if line.get("kind") != "plan" and isinstance(line.get("case"), str) and _is_argv(line.get("rerun")):
+            found[line["case"]] = line["rerun"]
+    return found
+
+
+def _is_argv(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(a, str) for a in value)
+
+
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
     kept = [ln for ln in text.strip().splitlines() if ln.strip()][-lines:]
     return "\n".join(kept)
@@ -351,6 +371,7 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
     """
     sandbox = next((ln for ln in lines if ln.get("kind") == "sandbox"), {})
     lines = [ln for ln in lines if ln.get("kind") not in ("sandbox", "run-end")]
+    reruns = plan_reruns(lines)
     cases, lines = split_plan(lines)
     planned = cases is not None
     cases = cases or []
@@ -359,7 +380,7 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
         by_case.setdefault(line.get("case"), []).append(line)
     pending = next((c for c in cases if c not in by_case), None)  # the first case with no result line
     errors = [ln for ln in lines if ln.get("status") == "error"]
-    outcome = Outcome("fail", lines=lines, cases=cases, seconds=proc.seconds,
+    outcome = Outcome("fail", lines=lines, cases=cases, reruns=reruns, seconds=proc.seconds,
                       sandbox={k: sandbox[k] for k in ("layers", "missing") if k in sandbox})
     rc = proc.returncode
     unplanned = "" if planned else " before it planned its cases"

@@ -40,7 +40,8 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))  # the one sys.path edit: run as a script, tests/run.py imports the kit's packages
-from grader.patterns import lab_dirs, lab_settings  # noqa: E402
+from grader.config import load_config  # noqa: E402
+from grader.patterns import lab_dirs  # noqa: E402
 
 
 class Tally:
@@ -114,16 +115,21 @@ def suite_build():
         roots = {"solutions": KIT / "solutions", "skeletons": derive(KIT / "build" / "test-build" / "skeleton-src")}
     else:  # the student release
         roots = {"labs": KIT / "labs"}
+    config = load_config()
     for root, folder in roots.items():
         for lab in lab_dirs(folder):
-            settings = lab_settings(lab)
-            make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={settings['PATTERN']}"]
-            if settings["PATTERN"] not in built_harness:
+            facts = config.named(lab.name)
+            if facts is None:
+                print(f"  FAIL builds: {root}/{lab.name} is not a lab of grader/labs.toml")
+                tally.failed += 1
+                continue
+            make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={facts.pattern}"]
+            if facts.pattern not in built_harness:
                 status, _ = run(make + ["-j2", "harness"])
                 if status != 0:
-                    return Tally(failed=1, note=f"the {settings['PATTERN']} harness does not compile")
-                built_harness.add(settings["PATTERN"])
-            source, rel = lab / settings["LAB_SRC"], Path(root) / lab.name / settings["LAB_SRC"]
+                    return Tally(failed=1, note=f"the {facts.pattern} harness does not compile")
+                built_harness.add(facts.pattern)
+            source, rel = lab / facts.source, Path(root) / lab.name / facts.source
             proc = subprocess.run(make + [f"LAB_SRC={source}", f"BUILD={KIT / 'build' / 'test-build' / rel.parent}"],
                                   cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             print(f"  {'ok  ' if proc.returncode == 0 else 'FAIL'} builds: "

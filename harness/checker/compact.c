@@ -115,13 +115,20 @@ static void case_name(char *buf, size_t len, size_t n, const char *data, int thr
     snprintf(buf, len, "n=%zu %s threshold=%d", n, data, threshold);
 }
 
+/* The arguments that rerun one generated case (n_text and t_text hold n and the threshold as text); a dataset's
+ * case has none. */
+#define RERUN_ARGS(n_text, t_text) {"--n", (n_text), "--thresholds", (t_text)}
+
 /* Adds the cases check_input will run on an input of n elements to the plan, in the same order. */
 static void plan_input(const options *o, size_t n, const char *data)
 {
-    char name[96];
+    char name[96], n_text[32], t_text[16];
+    snprintf(n_text, sizeof n_text, "%zu", n);
     for (int k = 0; k < o->num_thresholds; k++) {
         case_name(name, sizeof name, n, data, o->thresholds[k]);
-        ppl_plan_add(name);
+        snprintf(t_text, sizeof t_text, "%d", o->thresholds[k]);
+        const char *const rerun[] = RERUN_ARGS(n_text, t_text);
+        ppl_plan_add_case(name, o->common.dataset ? 0 : 4, rerun);
     }
 }
 
@@ -132,9 +139,12 @@ static void plan_input(const options *o, size_t n, const char *data)
 static int check_case(const options *o, ppl_link *l, const int *h_in, int *h_expected, size_t n, int threshold,
                       const char *data)
 {
-    char name[96];
+    char name[96], n_text[32], t_text[16];
     case_name(name, sizeof name, n, data, threshold);
-    ppl_results_begin_case(name);
+    snprintf(n_text, sizeof n_text, "%zu", n);
+    snprintf(t_text, sizeof t_text, "%d", threshold);
+    const char *const rerun[] = RERUN_ARGS(n_text, t_text);
+    ppl_results_begin_case_args(name, o->common.dataset ? 0 : 4, rerun);
     const size_t want = compact_cpu(h_in, h_expected, n, threshold);
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);

@@ -152,7 +152,6 @@ static int input_unchanged(const float *now, const float *was, size_t n, char *m
 static int check_case(const options *o, ppl_link *l, const char *name, size_t n, const float *kept,
                       double expected, double tolerance, const char *data, uint64_t seed)
 {
-    ppl_results_begin_case(name);
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
     if (kept)
@@ -196,19 +195,26 @@ static void case_name(char *buf, size_t len, size_t n, data_kind data)
     snprintf(buf, len, "n=%zu %s", n, data_names[data]);
 }
 
+/* The arguments that rerun the case of n elements of data (n_text holds n as text). */
+#define RERUN_ARGS(n_text, data) {"--n", (n_text), "--data", data_names[data]}
+
 static int run_generated_cases(const options *o, ppl_link *l)
 {
-    char name[64];
+    char name[64], n_text[32];
     for (int k = 0; k < o->common.num_sizes; k++) {
         case_name(name, sizeof name, o->common.sizes[k], o->data);
-        ppl_plan_add(name);
+        snprintf(n_text, sizeof n_text, "%zu", o->common.sizes[k]);
+        const char *const rerun[] = RERUN_ARGS(n_text, o->data);
+        ppl_plan_add_case(name, 4, rerun);
     }
     ppl_plan_write();
     int failures = 0;
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
         case_name(name, sizeof name, n, o->data);
-        ppl_results_begin_case(name);
+        snprintf(n_text, sizeof n_text, "%zu", n);
+        const char *const rerun[] = RERUN_ARGS(n_text, o->data);
+        ppl_results_begin_case_args(name, 4, rerun);
         float *h_in = (float *)ppl_alloc(n * sizeof(float));
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));

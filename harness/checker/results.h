@@ -33,12 +33,25 @@ void ppl_results_close(void);
 void ppl_plan_add(const char *name);
 void ppl_plan_write(void);
 
+/*
+ * The arguments that rerun one case on its own (with the run's --seed): its --n and what selects it among the run's
+ * cases ("--n", "1025", "--data", "integer"). ppl_plan_add_case plans the case with them: the plan line gains
+ * "reruns": one array per case (null for a case without). ppl_results_begin_case_args names the case in progress
+ * with them: each of its lines gains "rerun": [...]. The tools take these (tools/student/check.py prints the command
+ * that reruns the first failing case) instead of reading case names apart. At most PPL_RERUN_JSON_MAX bytes of JSON;
+ * a longer list is left out.
+ */
+#define PPL_RERUN_JSON_MAX 256
+void ppl_plan_add_case(const char *name, int argc, const char *const *argv);
+
 /* In a program that runs several argument lists (the checker's --runs-fd), the list every line and plan belongs to:
  * each line gets "run": run (-1: none, the default). */
 void ppl_results_set_run(long run);
 
-/* Names the case now running, for the error line a fatal CUDA error writes. */
+/* Names the case now running, for the error line a fatal CUDA error writes (and, with _args, its rerun arguments,
+ * written into every line of the case). */
 void ppl_results_begin_case(const char *name);
+void ppl_results_begin_case_args(const char *name, int argc, const char *const *argv);
 
 /* Starts a line for the current case: {"case": name, "kind": kind, "status": status. */
 void ppl_results_start(const char *kind, const char *status);

@@ -148,15 +148,21 @@ static void case_name(char *buf, size_t len, size_t n, const char *data, int exc
     snprintf(buf, len, "n=%zu %s %s %s", n, data, algorithm_names[algorithm], exclusive ? "exclusive" : "inclusive");
 }
 
+/* The arguments that rerun one generated case (n_text holds n as text); a dataset's case has none. */
+#define RERUN_ARGS(n_text, exclusive, algorithm) \
+    {"--n", (n_text), "--algorithms", algorithm_names[algorithm], "--kinds", (exclusive) ? "exclusive" : "inclusive"}
+
 /* Adds the cases check_input will run on an input of n elements to the plan, in the same order. */
 static void plan_input(const options *o, size_t n, const char *data)
 {
-    char name[96];
+    char name[96], n_text[32];
+    snprintf(n_text, sizeof n_text, "%zu", n);
     for (int exclusive = 0; exclusive < 2; exclusive++)
         for (int a = 0; a < 2; a++)
             if ((o->kinds & (1 << exclusive)) && (o->algorithms & (1 << a))) {
                 case_name(name, sizeof name, n, data, exclusive, (scan_algorithm)a);
-                ppl_plan_add(name);
+                const char *const rerun[] = RERUN_ARGS(n_text, exclusive, a);
+                ppl_plan_add_case(name, o->common.dataset ? 0 : 6, rerun);
             }
 }
 
@@ -167,9 +173,11 @@ static void plan_input(const options *o, size_t n, const char *data)
 static int check_case(const options *o, ppl_link *l, const int *h_in, const int *h_expected, size_t n,
                       int exclusive, scan_algorithm algorithm, const char *data)
 {
-    char name[96];
+    char name[96], n_text[32];
     case_name(name, sizeof name, n, data, exclusive, algorithm);
-    ppl_results_begin_case(name);
+    snprintf(n_text, sizeof n_text, "%zu", n);
+    const char *const rerun[] = RERUN_ARGS(n_text, exclusive, algorithm);
+    ppl_results_begin_case_args(name, o->common.dataset ? 0 : 6, rerun);
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
     rq.exclusive = exclusive;

@@ -8,8 +8,8 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parents[2]
 
 # Every fake starts with this: it reads the arguments, names its cases in the real harness's style (test data only:
-# the grader takes the names from the plan line, never from the arguments) and, like the real harness, writes its
-# plan line first (unless made with plan=False). Then the bodies may write result lines. Like the real harness it
+# the grader takes the names from the plan line, never from the arguments), with the arguments that rerun each case
+# as the real harness writes them, and, like the real harness, writes its plan line first (unless made with plan=False). Then the bodies may write result lines. Like the real harness it
 # takes the grader's pipes: the result lines go to --result-fd (or the file --result), and SEED is what --seed-fd
 # carried (or --seed). (-S and few imports: a fake starts fast, and the tests start hundreds.)
 PRELUDE = f"""#!{sys.executable} -S
@@ -67,10 +67,24 @@ if "--runs-fd" in ARGS:  # the checker's --runs-fd: each list run as a fake of i
         if rc in (124, 77):
             sys.exit(rc)
     sys.exit(0)
+def rerun_of(case):  # the arguments the real harness writes with a case of this name (harness/checker/results.h)
+    words = case.split()
+    if len(words) < 2 or not words[0].startswith("n="):
+        return None
+    n = ["--n", words[0][2:]]
+    if len(words) == 2:
+        return n + ["--data", words[1]]
+    if len(words) == 4:
+        return n + ["--algorithms", words[2], "--kinds", words[3]]
+    if len(words) == 3 and words[2].startswith("threshold="):
+        return n + ["--thresholds", words[2].split("=", 1)[1]]
+    return None
 def plan(cases=None):
-    write({{"case": "plan", "kind": "plan", "cases": CASES if cases is None else cases}})
+    cases = CASES if cases is None else cases
+    write({{"case": "plan", "kind": "plan", "cases": cases, "reruns": [rerun_of(c) for c in cases]}})
 def emit(case, status="pass", kind="check", **fields):
-    write({{"case": case, "kind": kind, "status": status, **fields}})
+    rerun = {{"rerun": rerun_of(case)}} if rerun_of(case) else {{}}
+    write({{"case": case, "kind": kind, "status": status, **rerun, **fields}})
 def bench(speedup, status="pass", message="timed"):
     emit(CASES[0], status, "bench", student_ms=1.0 / speedup, baseline_ms=1.0, speedup=speedup, spread=0.01,
          samples=10, device="NVIDIA Fake GPU", sm="9.0", message=message)

@@ -405,6 +405,41 @@ START_TEST(test_plan_escapes_names)
 }
 END_TEST
 
+/* A case planned and begun with its rerun arguments: the plan line gains "reruns" (null for a case without), every
+ * line of the case "rerun"; the next ppl_results_begin_case clears it. Arguments are escaped like any string, and
+ * a list too long for PPL_RERUN_JSON_MAX is left out rather than cut. */
+START_TEST(test_rerun_arguments)
+{
+    const char *path = tmp_path("results.json");
+    ck_assert_int_eq(ppl_results_open(path), 0);
+    const char *const first[] = {"--n", "1025", "--data", "integer"};
+    const char *const odd[] = {"--n", "2", "--x", "a\"b\\c"};
+    char big[PPL_RERUN_JSON_MAX];
+    memset(big, 'z', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    const char *const too_long[] = {"--n", big};
+    ppl_plan_add_case("n=1025 integer", 4, first);
+    ppl_plan_add("no arguments");
+    ppl_plan_add_case("odd", 4, odd);
+    ppl_plan_add_case("too long", 2, too_long);
+    ppl_plan_write();
+    ppl_results_begin_case_args("n=1025 integer", 4, first);
+    ppl_results_start("check", "fail");
+    ppl_results_end();
+    ppl_results_begin_case("later");
+    ppl_results_start("check", "pass");
+    ppl_results_end();
+    const char *want[] = {
+        PLAN_HEAD "[\"n=1025 integer\", \"no arguments\", \"odd\", \"too long\"], \"reruns\": "
+                  "[[\"--n\", \"1025\", \"--data\", \"integer\"], null, [\"--n\", \"2\", \"--x\", \"a\\\"b\\\\c\"], null]}",
+        "{\"case\": \"n=1025 integer\", \"kind\": \"check\", \"status\": \"fail\", "
+        "\"rerun\": [\"--n\", \"1025\", \"--data\", \"integer\"]}",
+        "{\"case\": \"later\", \"kind\": \"check\", \"status\": \"pass\"}",
+    };
+    assert_lines(path, want, 3);
+}
+END_TEST
+
 /* ppl_plan_add copies the name: the caller's buffer may change or go away before the plan is written. */
 START_TEST(test_plan_copies_names)
 {
@@ -719,6 +754,7 @@ Suite *results_suite(void)
     tcase_add_test(tc, test_plan_single_and_empty);
     tcase_add_test(tc, test_plan_escapes_names);
     tcase_add_test(tc, test_plan_copies_names);
+    tcase_add_test(tc, test_rerun_arguments);
     tcase_add_test(tc, test_plan_many_names);
     tcase_add_test(tc, test_plan_reset_after_write);
     tcase_add_test(tc, test_plan_without_file);

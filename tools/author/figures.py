@@ -29,7 +29,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.config import lab_of, load_config
+from grader.patterns import KIT, format_size, lab_dirs
 
 FIGURES = KIT / "handouts" / "figures"
 LADDER_DATA = FIGURES / "ladder.json"
@@ -538,9 +539,8 @@ def lookback_figure() -> Svg:
 # ---- figure 7: the ladder -----------------------------------------------------------------------------------------
 
 def size_label(n) -> str:
-    if isinstance(n, str):
-        return n
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+    """A size as the ladder shows it: text as it is, a number as grader.patterns.format_size writes it."""
+    return n if isinstance(n, str) else format_size(n)
 
 
 def load_ladder(path: Path) -> dict:
@@ -583,7 +583,8 @@ def ladder_from_jsonl(text: str, path: Path) -> dict:
     reductions' lines (the only ones with student_gbps) must fall on the reduction labs, or the file is refused."""
     bench = [json.loads(line) for line in text.splitlines() if line.strip()]
     bench = [r for r in bench if r.get("kind") == "bench"]
-    labs = [(d.name, lab_settings(d)["PATTERN"]) for d in lab_dirs(KIT / "solutions")]
+    config = load_config()
+    labs = [(d.name, lab_of(d, config).pattern) for d in lab_dirs(KIT / "solutions")]
     sizes = []
     for r in bench:
         if not sizes or sizes[-1][0] != r["n"]:

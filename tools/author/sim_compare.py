@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.config import lab_of, load_config
+from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.run import run_process
 from grader.simulator import build_harness_sim, build_lab_sim, sim_env
 from tools.student import nsight
@@ -367,17 +368,17 @@ def select_labs(kit: Path, wanted: str | None) -> list:
                 raise ValueError(f"LABS={prefix} matches {'no lab' if not found else 'several labs'} of solutions/ "
                                  f"({', '.join(d.name for d in solutions) or 'none'})")
             chosen += [d for d in found if d not in chosen]
-    labs = []
+    labs, config = [], load_config()
     for d in chosen:
-        settings = lab_settings(d)
-        source = d / settings["LAB_SRC"]
-        labs.append(Lab(d.name, settings["PATTERN"], source, nsight.kernels_in(source.read_text(errors="replace"))))
+        lab = lab_of(d, config)
+        source = d / lab.source
+        labs.append(Lab(d.name, lab.pattern, source, nsight.kernels_in(source.read_text(errors="replace"))))
     return labs
 
 
 def call_args(pattern: str, n: str) -> list:
     """The harness arguments of the one call both sides run (make profile's case, its seed, quiet)."""
-    return nsight.PROFILE_ARGS[pattern](n) + ["--seed", nsight.SEED, "--quiet"]
+    return nsight.profile_args(pattern, n) + ["--seed", nsight.SEED, "--quiet"]
 
 
 def simulate(kit: Path, lab: Lab, n: str, folder: Path, run=run_process, timeout: float = SIM_TIMEOUT) -> None:
@@ -485,8 +486,8 @@ def lab_report(lab: Lab) -> dict:
         if lab.sim is not None and lab.ncu is not None and (sim_counts is None) != (ncu_counts is None):
             side = "the simulator" if sim_counts is not None else "Nsight Compute"
             lab.notes.append(f"{base} was seen by {side} only")
-    return {"lab": lab.name, "pattern": lab.pattern, "call": nsight.CALL[lab.pattern],
-            "what": nsight.WHAT[lab.pattern], "source": str(lab.source.relative_to(KIT)) if lab.source.is_relative_to(KIT)
+    return {"lab": lab.name, "pattern": lab.pattern, "call": PATTERNS[lab.pattern].call,
+            "what": PATTERNS[lab.pattern].bench_words, "source": str(lab.source.relative_to(KIT)) if lab.source.is_relative_to(KIT)
             else str(lab.source), "kernels": kernels, "simulator_seconds": lab.sim_seconds,
             "rows": table_rows(sim_total, ncu_total), "notes": list(lab.notes)}
 
@@ -606,7 +607,7 @@ def main(argv=None, *, kit: Path = KIT, out=None, run=run_process, gpu_probe=gpu
                 want_gpu = False  # the next labs would fail the same way
                 gpu.update(measured=False, reason="Nsight Compute column not measured: " + nsight.NCU_PERMISSION)
 
-    report = {"n": args.n, "size": nsight.size_elements(args.n), "gpu": gpu, "labs": [lab_report(lab) for lab in labs],
+    report = {"n": args.n, "size": parse_size(args.n), "gpu": gpu, "labs": [lab_report(lab) for lab in labs],
               "why": {row.key: row.why for row in ROWS}, "seconds": round(time.monotonic() - start, 1)}
     print(file=out)
     if not gpu["measured"] or gpu["reason"]:

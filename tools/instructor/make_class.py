@@ -27,7 +27,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.config import lab_of
+from grader.patterns import KIT, lab_dirs
 from tools.author.make_skeletons import blank_out
 from tools.instructor.variants.wrong import mutated_text, mutations
 
@@ -42,7 +43,7 @@ def lab_files(labs_filter: str) -> dict:
     found = {}
     for lab in lab_dirs(KIT / "solutions"):
         if any(lab.name.startswith(p) for p in prefixes):
-            found[lab.name] = lab_settings(lab)["LAB_SRC"]
+            found[lab.name] = lab_of(lab).source
     if not found:
         raise SystemExit(f"make_class.py: no lab of solutions/ starts with {labs_filter}")
     return found

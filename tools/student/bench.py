@@ -47,7 +47,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.config import lab_of
+from grader.patterns import KIT, PATTERNS, format_size, lab_dirs
 
 
 NO_DEVICE = 77
@@ -58,24 +59,13 @@ RUN_TIMEOUT = 300.0  # seconds per benchmark process: a slow kernel at 2^28 take
 HANDOUT_LADDER = KIT / "handouts" / "figures" / "ladder.json"
 
 
-def size_label(n: int) -> str:
-    """2^K for a power of two, the number otherwise."""
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
-
-
-YARDSTICK_FLAG = {"reduce": "--cub", "scan": "--copy", "compact": "--copy"}
-YARDSTICK_WORDS = {"reduce": "the baseline (lab 01's kernel), CUB's DeviceReduce::Sum and a copy of the same bytes",
-                   "scan": "CUB's DeviceScan::ExclusiveSum and a copy of the same bytes",
-                   "compact": "CUB's DeviceSelect::If and a copy of the same bytes"}
-
-
 def build(lab_dir: Path, out: Path) -> tuple:
     """Build one solution's harness program; returns (pattern, program path)."""
-    settings = lab_settings(lab_dir)
-    pattern = settings["PATTERN"]
+    lab = lab_of(lab_dir)
+    pattern = lab.pattern
     make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={pattern}"]
     subprocess.run(make + ["harness", "-j4"], cwd=KIT, check=True)
-    subprocess.run(make + [f"LAB_SRC={lab_dir / settings['LAB_SRC']}", f"BUILD={out}"], cwd=KIT, check=True)
+    subprocess.run(make + [f"LAB_SRC={lab_dir / lab.source}", f"BUILD={out}"], cwd=KIT, check=True)
     return pattern, out / f"{pattern}_lab"
 
 
@@ -99,7 +89,7 @@ def ladder(labs, sizes, out: Path) -> tuple:
     for size in sizes:
         for name, (pattern, program) in programs.items():
             before = jsonl.stat().st_size if jsonl.exists() else 0
-            proc = subprocess.run([str(program), "--bench", size, YARDSTICK_FLAG[pattern], "--quiet",
+            proc = subprocess.run([str(program), "--bench", size, PATTERNS[pattern].yardstick, "--quiet",
                                    "--result", str(jsonl)],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if proc.returncode == NO_DEVICE:
@@ -167,7 +157,7 @@ def ladder_table(programs: dict, rows: list) -> str:
              "", "| lab | n | x baseline | x CUB | % copy | solution ms | spread |", "|---|---|---|---|---|---|---|"]
     for name, r in rows:
         baseline = f"{r['speedup']:.2f}" if programs[name][0] == "reduce" else "-"
-        table.append(f"| {name} | {size_label(r['n'])} "
+        table.append(f"| {name} | {format_size(r['n'])} "
                      f"| {baseline} | {x_cub(r):.2f} "
                      f"| {pct_copy(r):.0f} | {r['student_ms']:.4f} "
                      f"| {100 * r['spread']:.1f}% |")
@@ -231,7 +221,7 @@ def no_device_text(lab, submission: Path, sizes: list, source: Path) -> str:
     folder (mk/lab.mk sets PPL_LAB_FOLDER) or at the kit's root."""
     from grader.no_gpu import in_lab_folder
     sim = "make sim" if in_lab_folder() else f"make sim {make_args(lab, submission)}"
-    yardsticks = YARDSTICK_WORDS[lab.pattern]
+    yardsticks = PATTERNS[lab.pattern].yardstick_words
     return (f"make bench needs an NVIDIA GPU: this machine has none, so nothing was timed ({shown(source)} builds).\n"
             f"On a GPU it would time your kernel beside the reference solution at n = {', '.join(sizes)}, each in one "
             f"harness process against {yardsticks}, print the ratios (x baseline, x reference, x CUB, % of the "
@@ -280,7 +270,7 @@ class YoursBench:
     def time(self, lab, kernel: str, program, size: str) -> Timing:
         workdir = self.out / "runs" / lab.name / f"{kernel}-{size.replace('^', '_')}"
         timeout = max(RUN_TIMEOUT, lab.performance.timeout or 0) if lab.performance else RUN_TIMEOUT
-        outcome = self.run(program, ["--bench", size, YARDSTICK_FLAG[lab.pattern]], timeout=timeout,
+        outcome = self.run(program, ["--bench", size, PATTERNS[lab.pattern].yardstick], timeout=timeout,
                            workdir=workdir, cwd=self.kit, source=lab.source)
         return Timing(lab.name, lab.pattern, kernel, size, outcome.status, outcome.message, outcome.bench_line())
 
@@ -397,7 +387,7 @@ class YoursBench:
         sm = str(done[0].line.get("sm", "?")) if done else "?"
         source = shown(self.submission / lab.name / lab.source)
         head = (f"make bench: lab {lab.name} on {device} (sm {sm}): yours ({source}) beside the reference solution. "
-                f"Each row is one harness process timing the kernel interleaved with {YARDSTICK_WORDS[lab.pattern]};"
+                f"Each row is one harness process timing the kernel interleaved with {PATTERNS[lab.pattern].yardstick_words};"
                 f" every figure is a ratio taken inside it.")
         committed = [r for r in references.values() if isinstance(r, dict)]
         notes = []
@@ -507,13 +497,13 @@ def ladder_chart(programs: dict, rows: list, out: Path) -> str:
         config = load_config()
     except ConfigError as e:
         return f"(the ladder chart is not drawn: {e})"
-    sizes = [size_label(r["n"]) for _, r in rows]
+    sizes = [format_size(r["n"]) for _, r in rows]
     bench_sizes = {lab.performance.bench for lab in config.labs if lab.performance}
     size = next((s for s in sizes if s in bench_sizes), sizes[-1] if sizes else "")
     device = str(rows[0][1].get("device", "?")) if rows else "?"
     columns = []
     for lab in config.labs:
-        row = next((r for name, r in rows if name == lab.name and size_label(r["n"]) == size), None)
+        row = next((r for name, r in rows if name == lab.name and format_size(r["n"]) == size), None)
         if lab.performance is None or row is None:
             continue
         lower, full, _ = lab.performance.thresholds_for(device)

@@ -3,7 +3,7 @@
     python3 -m tools.student.check --lab 03 [--submission labs|solutions|DIR] [--timeout 60] [--seed S]
 
 Builds the lab exactly as the grader does (the kit's harness plus the one student file, through mk/lab.mk; the
-pattern and the file come from the lab's Makefile), then runs its harness program on small and edge sizes:
+pattern and the file come from grader/labs.toml and grader/patterns.py), then runs its harness program on small and edge sizes:
 reductions on integer data (exact sums) and uniform data, scans with both block algorithms and both kinds,
 compaction with the harness's four thresholds. One line per case says what it tried and PASS or FAIL, with
 "yours / expected" for a failure; then a summary and where to go next (`make grade`, compute-sanitizer).
@@ -29,19 +29,12 @@ from grader import no_gpu
 from grader import static_check
 from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.run import run_harness
 
 EXIT_PASS, EXIT_FAIL, EXIT_BUILD, EXIT_NO_DEVICE = 0, 1, 2, 77
 DEFAULT_TIMEOUT = 60.0
 
-SIZES = "1,2,31,32,33,1023,1024,1025,2049,65537"
-SCAN_SIZES = "1,2,31,32,33,1023,1024,1025,2049,4097,65537"
-RUNS = {  # the harness runs of each pattern, each one process
-    "reduce": [["--data", "integer", "--n", SIZES], ["--data", "uniform", "--n", SIZES]],
-    "scan": [["--n", SCAN_SIZES]],
-    "compact": [["--n", SIZES]],
-}
 POISON_COUNT = 0xA5A5A5A5A5A5A5A5  # what *d_count holds when compact() never wrote it (harness/check_i32.h)
 
 DATA_WORDS = {"integer": "integer data (exact sums)", "uniform": "uniform data (float sums, rounding allowed)",
@@ -52,45 +45,34 @@ THRESHOLD_WORDS = {0: "about half kept", 900: "about 1 in 20 kept", -1001: "all 
 
 # ---- what each case tried, and its verdict in words ----
 
-def parse_case(name: str) -> dict:
-    """The fields of a harness case name: `n=1025 integer`, `n=4097 random brent-kung exclusive`,
-    `n=33 random threshold=900`. Unknown shapes give {}."""
-    m = re.fullmatch(r"n=(\d+) (uniform|integer|signs)", name)
-    if m:
-        return {"pattern": "reduce", "n": int(m[1]), "data": m[2]}
-    m = re.fullmatch(r"n=(\d+) (\S+) (kogge-stone|brent-kung) (inclusive|exclusive)", name)
-    if m:
-        return {"pattern": "scan", "n": int(m[1]), "data": m[2], "algorithm": m[3], "scan": m[4]}
-    m = re.fullmatch(r"n=(\d+) (\S+) threshold=(-?\d+)", name)
-    if m:
-        return {"pattern": "compact", "n": int(m[1]), "data": m[2], "threshold": int(m[3])}
-    return {}
+def case_fields(rerun) -> dict:
+    """The options of a case's rerun arguments (the harness writes them with each case: grader.run.plan_reruns), as
+    {"n": 1025, "data": "integer"}, {"n": 4097, "algorithms": "brent-kung", "kinds": "exclusive"} or
+    {"n": 33, "thresholds": "900"}; {} without them."""
+    fields, args = {}, list(rerun or [])
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag.startswith("--"):
+            fields[flag[2:]] = value
+    if "n" in fields:
+        fields["n"] = parse_size(fields["n"]) or fields["n"]
+    return fields
 
 
-def describe(name: str) -> str:
-    """What a case tried, for people: "n=1025, integer data (exact sums)", "n=4097, exclusive scan, Brent-Kung"."""
-    c = parse_case(name)
-    if c.get("pattern") == "reduce":
-        return f"n={c['n']}, {DATA_WORDS[c['data']]}"
-    if c.get("pattern") == "scan":
-        return f"n={c['n']}, {c['scan']} scan, {ALGORITHM_WORDS[c['algorithm']]}"
-    if c.get("pattern") == "compact":
-        t = c["threshold"]
+def describe(name: str, rerun=None) -> str:
+    """What a case tried, for people: "n=1025, integer data (exact sums)", "n=4097, exclusive scan, Brent-Kung",
+    "n=33, keep x > 900 (about 1 in 20 kept)", from its rerun arguments; its name when it has none."""
+    c = case_fields(rerun)
+    if "n" not in c:
+        return name
+    if "data" in c:
+        return f"n={c['n']}, {DATA_WORDS.get(c['data'], c['data'] + ' data')}"
+    if "kinds" in c and "algorithms" in c:
+        return f"n={c['n']}, {c['kinds']} scan, {ALGORITHM_WORDS.get(c['algorithms'], c['algorithms'])}"
+    if "thresholds" in c:
+        t = int(c["thresholds"]) if c["thresholds"].lstrip("-").isdigit() else c["thresholds"]
         words = THRESHOLD_WORDS.get(t)
         return f"n={c['n']}, keep x > {t}" + (f" ({words})" if words else "")
     return name
-
-
-def rerun_args(name: str) -> list:
-    """The harness arguments that rerun just this case (with the same --seed)."""
-    c = parse_case(name)
-    if c.get("pattern") == "reduce":
-        return ["--n", str(c["n"]), "--data", c["data"]]
-    if c.get("pattern") == "scan":
-        return ["--n", str(c["n"]), "--algorithms", c["algorithm"], "--kinds", c["scan"]]
-    if c.get("pattern") == "compact":
-        return ["--n", str(c["n"]), "--thresholds", str(c["threshold"])]
-    return []
 
 
 def _number(value) -> str:
@@ -158,9 +140,10 @@ class CaseResult:
     name: str
     verdict: str
     detail: str = ""
+    rerun: list = field(default_factory=list)  # the harness arguments that rerun just this case
 
     def render(self) -> str:
-        text = f"  {self.verdict:<7} {describe(self.name)}"
+        text = f"  {self.verdict:<7} {describe(self.name, self.rerun)}"
         return text + (f": {self.detail}" if self.detail else "")
 
 
@@ -176,20 +159,21 @@ def case_results(outcome) -> list:
     results = []
     for name in outcome.cases:
         lines = by_case.get(name, [])
+        rerun = outcome.reruns.get(name, [])
         bad = next((ln for ln in lines if ln.get("status") != "pass"), None)
         if lines and bad is None:
-            results.append(CaseResult(name, "PASS"))
+            results.append(CaseResult(name, "PASS", rerun=rerun))
         elif bad is not None:
             verdict = "ERROR" if bad.get("status") == "error" else "FAIL"
-            results.append(CaseResult(name, verdict, failure_detail(bad)))
+            results.append(CaseResult(name, verdict, failure_detail(bad), rerun))
         elif name == outcome.case and outcome.status in OUTCOME_VERDICTS:
-            results.append(CaseResult(name, OUTCOME_VERDICTS[outcome.status], outcome.message))
+            results.append(CaseResult(name, OUTCOME_VERDICTS[outcome.status], outcome.message, rerun))
         elif name == outcome.case and outcome.status == "fail":  # the first case the program never reported
-            results.append(CaseResult(name, "FAIL", outcome.message))
+            results.append(CaseResult(name, "FAIL", outcome.message, rerun))
         elif outcome.status in OUTCOME_VERDICTS or outcome.status == "fail":
-            results.append(CaseResult(name, "NOT RUN", "the program stopped before this case"))
+            results.append(CaseResult(name, "NOT RUN", "the program stopped before this case", rerun))
         else:
-            results.append(CaseResult(name, "NOT RUN"))
+            results.append(CaseResult(name, "NOT RUN", rerun=rerun))
     if not outcome.cases and not outcome.passed:  # stopped before its plan: nothing to list case by case
         verdict = OUTCOME_VERDICTS.get(outcome.status, "FAIL")
         results.append(CaseResult(outcome.case or "the run", verdict, outcome.message))
@@ -220,14 +204,16 @@ def select_labs(prefix: str, kit: Path = KIT) -> list:
     return chosen
 
 
-def lab_args(name: str) -> list:
-    """Harness arguments labs.toml adds to every correctness run of this lab (lab 08: one block algorithm)."""
+def kit_lab(name: str):
+    """The lab of grader/labs.toml called name (its pattern, file and the harness arguments it adds to every
+    correctness run: lab 08's one block algorithm); ValueError when labs.toml has none or cannot be read."""
     try:
-        config = load_config()
-    except ConfigError:
-        return []
-    lab = next((lab for lab in config.labs if lab.name == name), None)
-    return list(lab.args) if lab else []
+        lab = load_config().named(name)
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
+    if lab is None:
+        raise ValueError(f"grader/labs.toml has no lab {name}")
+    return lab
 
 
 def submission_tag(submission: Path) -> str:
@@ -256,8 +242,8 @@ def check_lab(lab_dir: Path, submission: Path, *, kit: Path, seed: int, timeout:
               out, build=build_mod.build_lab, run=run_harness, build_only: bool = False,
               static=static_check.check_object) -> LabCheck:
     """Builds and checks one lab, printing as it goes; with build_only (no device found already), only builds."""
-    settings = lab_settings(lab_dir)
-    pattern, source_name = settings["PATTERN"], settings["LAB_SRC"]
+    lab = kit_lab(lab_dir.name)
+    pattern, source_name = lab.pattern, lab.source
     source = Path(submission) / lab_dir.name / source_name
     folder = build_root / lab_dir.name
     print(f"make check: lab {lab_dir.name}, {shown(source)} (seed {seed})", file=out, flush=True)
@@ -284,8 +270,8 @@ def check_lab(lab_dir: Path, submission: Path, *, kit: Path, seed: int, timeout:
         print(f"{source_name} builds; its cases need a GPU to run.", file=out)
         check.no_device = True
         return check
-    extra = lab_args(lab_dir.name)
-    for k, args in enumerate(RUNS[pattern]):
+    extra = list(lab.args)
+    for k, args in enumerate(PATTERNS[pattern].check_runs):
         outcome = run(built.program, [*args, *extra, "--seed", str(seed)], timeout=timeout,
                       workdir=folder / "runs" / str(k), cwd=kit, source=source_name)
         if outcome.status == "no-device":
@@ -301,7 +287,7 @@ def check_lab(lab_dir: Path, submission: Path, *, kit: Path, seed: int, timeout:
     program = shown(built.program)
     print(f"lab {lab_dir.name}: {summary_line(check.results)}", file=out)
     first_bad = next((r for r in check.results if r.verdict != "PASS"), None)
-    rerun = rerun_args(first_bad.name) if first_bad else []
+    rerun = first_bad.rerun if first_bad else []
     if first_bad and rerun:
         command = shlex.join([program, *rerun, *extra, "--seed", str(seed)])
         print(f"  rerun the first failing case:       {command}", file=out)
@@ -354,7 +340,12 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
     seed = args.seed if args.seed is not None else secrets.randbits(31)
     build_root = Path(args.build_dir) if args.build_dir else kit / "build" / "check" / submission_tag(submission)
     checks = []
-    for pattern in dict.fromkeys(lab_settings(d)["PATTERN"] for d in labs):
+    try:
+        patterns = dict.fromkeys(kit_lab(d.name).pattern for d in labs)
+    except ValueError as e:
+        print(f"make check: {e}", file=sys.stderr)
+        return EXIT_BUILD
+    for pattern in patterns:
         harness = build_harness(kit, pattern)
         if not harness.ok:
             print(harness.message, file=out)

@@ -42,7 +42,8 @@ from pathlib import Path
 from grader import build as build_mod
 from grader import no_gpu
 from grader.no_gpu import shown
-from grader.patterns import KIT, lab_dirs, lab_settings
+from grader.config import ConfigError, lab_of, load_config
+from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.run import run_harness, run_process
 
 EXIT_OK, EXIT_FAIL, EXIT_TOOL, EXIT_NO_DEVICE = 0, 1, 2, 77
@@ -52,14 +53,12 @@ RUN_TIMEOUT = 60.0
 NCU_TIMEOUT = 300.0
 MAX_LAUNCHES = 64  # a safety bound: one call launches a handful of kernels
 
-# The one case each pattern's harness runs under the profiler.
-PROFILE_ARGS = {
-    "reduce": lambda n: ["--n", n, "--data", "uniform"],
-    "scan": lambda n: ["--n", n, "--algorithms", "brent-kung", "--kinds", "exclusive"],
-    "compact": lambda n: ["--n", n, "--thresholds", "0"],
-}
-CALL = {"reduce": "reduce()", "scan": "scan()", "compact": "compact()"}
-WHAT = {"reduce": "uniform floats", "scan": "int32, exclusive, Brent-Kung", "compact": "int32, keep x > 0"}
+
+
+def profile_args(pattern: str, n: str) -> list:
+    """The one case a pattern's harness runs under the profiler: the benchmark's case (grader/patterns.py) at n."""
+    return ["--n", n, *PATTERNS[pattern].bench_case]
+
 
 TIME = "gpu__time_duration.sum"
 DRAM_BYTES = "dram__bytes_read.sum"
@@ -404,24 +403,14 @@ def reference_lab(lab_name: str, kit: Path) -> tuple:
     by_name = {d.name: d for d in solutions}
     if lab_name not in by_name:
         return None, "no reference solutions in this kit (solutions/): only your kernel is profiled"
-    pattern = lab_settings(by_name[lab_name])["PATTERN"]
-    before = [d for d in solutions if d.name < lab_name and lab_settings(d)["PATTERN"] == pattern]
+    config = load_config()
+    pattern = lab_of(by_name[lab_name], config).pattern
+    before = [d for d in solutions if d.name < lab_name and lab_of(d, config).pattern == pattern]
     if before:
         return before[-1], f"the previous stage's reference (solutions/{before[-1].name})"
     if lab_name.startswith("01"):
         return by_name[lab_name], "lab 01's own reference: the baseline kernel the grader times you against"
     return by_name[lab_name], (f"lab {lab_name[:2]}'s own reference (no earlier {pattern} lab to compare with)")
-
-
-def size_elements(text: str) -> int | None:
-    """"2^24" -> 16777216, "2^24+3" -> 16777219, "1000" -> 1000; None for other shapes."""
-    m = re.fullmatch(r"\s*(\d+)(?:\^(\d+))?(?:([+-])(\d+))?\s*", text)
-    if not m:
-        return None
-    n = int(m[1]) ** int(m[2]) if m[2] else int(m[1])
-    if m[3]:
-        n = n + int(m[4]) if m[3] == "+" else n - int(m[4])
-    return n
 
 
 def parse_args(argv):
@@ -454,13 +443,15 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
         return EXIT_TOOL
     lab = chosen[0]
     submission = Path(args.submission)
-    settings = lab_settings(lab)
-    pattern, source_name = settings["PATTERN"], settings["LAB_SRC"]
-    source = submission / lab.name / source_name
-    if pattern not in PROFILE_ARGS:
-        print(f"make profile: no profile case for the {pattern} pattern", file=sys.stderr)
+    try:
+        facts = lab_of(lab)
+    except ConfigError as e:
+        print(f"make profile: {e}", file=sys.stderr)
         return EXIT_TOOL
-    profile_args = PROFILE_ARGS[pattern](args.n) + ["--seed", SEED, "--quiet"]
+    pattern, source_name = facts.pattern, facts.source
+    source = submission / lab.name / source_name
+    case_args = profile_args(pattern, args.n) + ["--seed", SEED, "--quiet"]
+    call, words = PATTERNS[pattern].call, PATTERNS[pattern].bench_words
     build_root = Path(args.build_dir) if args.build_dir else kit / "build" / "profile"
     ref_dir, ref_why = reference_lab(lab.name, kit)
 
@@ -482,19 +473,19 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
             return EXIT_TOOL
 
     # a plain run first: is there a GPU, and does the kernel finish (a hang under ncu would take ages)?
-    outcome = run_check(built.program, PROFILE_ARGS[pattern](args.n) + ["--seed", SEED],
+    outcome = run_check(built.program, profile_args(pattern, args.n) + ["--seed", SEED],
                         timeout=RUN_TIMEOUT, workdir=build_root / "yours" / lab.name / "run", cwd=kit,
                         source=source_name)
     if outcome.status == "no-device":
         print(f"{source_name} builds.\n{no_gpu.message('profile', lab.name, submission)}", file=out)
         return EXIT_NO_DEVICE
     if outcome.status in ("timeout", "crash", "cuda-error", "harness-error"):
-        print(f"your {CALL[pattern]} does not finish cleanly at n = {args.n}: {outcome.message}\n"
+        print(f"your {call} does not finish cleanly at n = {args.n}: {outcome.message}\n"
               f"Fix that first: make check LAB={lab.name[:2]}", file=out)
         return EXIT_FAIL
     notes = []
     if not outcome.passed:
-        notes.append(f"your {CALL[pattern]} gives a wrong result at this size ({outcome.message}); the metrics "
+        notes.append(f"your {call} gives a wrong result at this size ({outcome.message}); the metrics "
                      f"still show how it runs")
 
     ncu = ncu_finder()
@@ -511,7 +502,7 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
                          kernels_in((ref_dir / source_name).read_text(errors="replace"))))
         for heading, program, kernels in jobs:
             print(f"profiling {heading}: {shown(program)} ...", file=out, flush=True)
-            launches, metrics = profile_program(ncu, program, profile_args, kernels, cwd=kit, metrics=metrics,
+            launches, metrics = profile_program(ncu, program, case_args, kernels, cwd=kit, metrics=metrics,
                                                 notes=notes, run=run)
             columns.append((heading, summarize(launches)))
             counts.append((heading, kernel_counts(launches)))
@@ -519,8 +510,8 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
         print(f"make profile: {e}", file=out)
         return e.status
 
-    n = size_elements(args.n)
-    print(f"\nlab {lab.name}: one {CALL[pattern]} call, n = {args.n} ({WHAT[pattern]}), profiled with "
+    n = parse_size(args.n)
+    print(f"\nlab {lab.name}: one {call} call, n = {args.n} ({words}), profiled with "
           f"{shown(ncu)}", file=out)
     label_width = max(len(heading) for heading, _ in counts) + 1
     print(f"  {'yours:':<{label_width}} {shown(source)}: {counts[0][1]}", file=out)

@@ -34,18 +34,13 @@ from pathlib import Path
 
 from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
-from grader.patterns import KIT
+from grader.patterns import KIT, PATTERNS
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.simulator import SIM_MAKEFILE, sim_env
 
 EXIT_BUILD = 2
 DEFAULT_TIMEOUT = 300.0
 STAMP = "source.sha256"  # beside the program: the file and content it was built from
-SIZES = {  # one run per pattern: the small and edge sizes of `make check`, exact data where there is a choice
-    "reduce": ["--data", "integer", "--n", "1,2,31,32,33,1023,1024,1025,2049,65537"],
-    "scan": ["--n", "1,2,31,32,33,1023,1024,1025,2049,4097,65537"],
-    "compact": ["--n", "1,2,31,32,33,1023,1024,1025,2049,65537"],
-}
 
 
 def parse_args(argv):
@@ -112,8 +107,8 @@ def main(argv=None) -> int:
         print(f"sim.py: {source} does not exist", file=sys.stderr)
         return EXIT_BUILD
     try:
-        run = shlex.split(args.args) if args.args else (SIZES[pattern][:-2] + ["--n", args.n] if args.n
-                                                         else list(SIZES[pattern]))
+        default = list(PATTERNS[pattern].sim_run)  # make check's small and edge sizes, exact data where there is one
+        run = shlex.split(args.args) if args.args else (default[:-2] + ["--n", args.n] if args.n else default)
     except ValueError as e:
         print(f"sim.py: --args {args.args!r}: {e}", file=sys.stderr)
         return EXIT_BUILD

@@ -9,52 +9,62 @@ from pathlib import Path
 
 from grader import static_check
 from grader.build import BuildResult
-from grader.run import Outcome
+from grader.run import Outcome, plan_reruns
 from tests.grader.fakes import fake_program, make_submission
 from grader.patterns import KIT
 from tools.student import check
 
-REDUCE_FAIL = {"case": "n=1025 integer", "kind": "check", "status": "fail", "n": 1025, "data": "integer", "seed": 7,
+REDUCE_FAIL = {"case": "n=1025 integer", "kind": "check", "status": "fail", "rerun": ["--n", "1025", "--data", "integer"],
+               "n": 1025, "data": "integer", "seed": 7,
                "got": 7689.0, "expected": 7701.0, "tolerance": 0.0,
                "message": "wrong sum: got 7689, expected 7701 (off by -12, tolerance 0)"}
-REDUCE_NAN = {**REDUCE_FAIL, "case": "n=33 uniform", "data": "uniform", "got": "nan", "expected": 40.123456789,
+REDUCE_NAN = {**REDUCE_FAIL, "case": "n=33 uniform", "rerun": ["--n", "33", "--data", "uniform"], "data": "uniform",
+              "got": "nan", "expected": 40.123456789,
               "tolerance": 1.2e-5, "message": "wrong sum: got nan, expected 40.1234568 (off by nan, tolerance "
                                               "1.2e-05); NaN means *d_out was never written"}
-SCAN_FAIL = {"case": "n=4097 random brent-kung exclusive", "kind": "check", "status": "fail", "n": 4097,
+SCAN_FAIL = {"case": "n=4097 random brent-kung exclusive", "kind": "check", "status": "fail",
+             "rerun": ["--n", "4097", "--algorithms", "brent-kung", "--kinds", "exclusive"], "n": 4097,
              "algorithm": "brent-kung", "scan": "exclusive",
              "message": "element 16: got 387, expected 2488 (4081 of 4097 elements wrong)"}
-COMPACT_COUNT = {"case": "n=31 random threshold=900", "kind": "check", "status": "fail", "n": 31, "threshold": 900,
+COMPACT_COUNT = {"case": "n=31 random threshold=900", "kind": "check", "status": "fail",
+                 "rerun": ["--n", "31", "--thresholds", "900"], "n": 31, "threshold": 900,
                  "expected_count": 2, "count": 5, "message": "count: got 5, expected 2 of 31 elements"}
 
 
 def outcome(status, cases, lines, message="", case=None):
-    return Outcome(status, message, case, lines, cases)
+    return Outcome(status, message, case, lines, cases, reruns=plan_reruns(lines))
 
 
 class Describe(unittest.TestCase):
-    """What each case tried, in words, from the harness's case names."""
+    """What each case tried, in words, from the arguments that rerun it (which the harness writes with each case)."""
 
     def test_reduction(self):
-        self.assertEqual(check.describe("n=1025 integer"), "n=1025, integer data (exact sums)")
-        self.assertEqual(check.describe("n=1 uniform"), "n=1, uniform data (float sums, rounding allowed)")
+        self.assertEqual(check.describe("n=1025 integer", ["--n", "1025", "--data", "integer"]),
+                         "n=1025, integer data (exact sums)")
+        self.assertEqual(check.describe("n=1 uniform", ["--n", "1", "--data", "uniform"]),
+                         "n=1, uniform data (float sums, rounding allowed)")
 
     def test_scan(self):
-        self.assertEqual(check.describe("n=4097 random brent-kung exclusive"), "n=4097, exclusive scan, Brent-Kung")
-        self.assertEqual(check.describe("n=2 random kogge-stone inclusive"), "n=2, inclusive scan, Kogge-Stone")
+        self.assertEqual(check.describe("x", ["--n", "4097", "--algorithms", "brent-kung", "--kinds", "exclusive"]),
+                         "n=4097, exclusive scan, Brent-Kung")
+        self.assertEqual(check.describe("x", ["--n", "2", "--algorithms", "kogge-stone", "--kinds", "inclusive"]),
+                         "n=2, inclusive scan, Kogge-Stone")
 
     def test_compaction(self):
-        self.assertEqual(check.describe("n=33 random threshold=0"), "n=33, keep x > 0 (about half kept)")
-        self.assertEqual(check.describe("n=33 random threshold=-1001"), "n=33, keep x > -1001 (all kept)")
-        self.assertEqual(check.describe("n=33 random threshold=5"), "n=33, keep x > 5")
+        self.assertEqual(check.describe("x", ["--n", "33", "--thresholds", "0"]), "n=33, keep x > 0 (about half kept)")
+        self.assertEqual(check.describe("x", ["--n", "33", "--thresholds", "-1001"]), "n=33, keep x > -1001 (all kept)")
+        self.assertEqual(check.describe("x", ["--n", "33", "--thresholds", "5"]), "n=33, keep x > 5")
 
-    def test_unknown_names_are_kept(self):
+    def test_without_arguments_the_name_is_kept(self):
         self.assertEqual(check.describe("datasets/reduce/small/input.raw"), "datasets/reduce/small/input.raw")
+        self.assertEqual(check.describe("n=1025 integer", []), "n=1025 integer")
 
-    def test_rerun_arguments(self):
-        self.assertEqual(check.rerun_args("n=1025 integer"), ["--n", "1025", "--data", "integer"])
-        self.assertEqual(check.rerun_args("n=9 random brent-kung exclusive"),
-                         ["--n", "9", "--algorithms", "brent-kung", "--kinds", "exclusive"])
-        self.assertEqual(check.rerun_args("n=9 random threshold=-1001"), ["--n", "9", "--thresholds", "-1001"])
+    def test_reruns_come_from_the_plan_and_the_lines(self):
+        plan = {"case": "plan", "kind": "plan", "cases": ["a", "b", "c"],
+                "reruns": [["--n", "1"], None, ["--n", "3"]]}
+        line = {"case": "c", "kind": "check", "status": "fail", "rerun": ["--n", "3", "--data", "signs"]}
+        self.assertEqual(plan_reruns([plan, line]), {"a": ["--n", "1"], "c": ["--n", "3", "--data", "signs"]})
+        self.assertEqual(plan_reruns([{**plan, "reruns": [["--n", 1]] * 3}]), {})  # not strings: left out
 
 
 class Lines(unittest.TestCase):
@@ -62,7 +72,8 @@ class Lines(unittest.TestCase):
 
     def test_pass(self):
         o = outcome("pass", ["n=1 integer"], [{"case": "n=1 integer", "kind": "check", "status": "pass", "got": 3.0,
-                                               "expected": 3.0, "tolerance": 0.0}])
+                                               "expected": 3.0, "tolerance": 0.0,
+                                               "rerun": ["--n", "1", "--data", "integer"]}])
         (r,) = check.case_results(o)
         self.assertEqual(r.render(), "  PASS    n=1, integer data (exact sums)")
 

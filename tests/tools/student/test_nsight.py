@@ -146,11 +146,6 @@ class Labs(unittest.TestCase):
         self.assertEqual(ref("06-scan")[0], "06-scan")
         self.assertEqual(ref("07-compact")[0], "07-compact")
 
-    def test_sizes(self):
-        self.assertEqual(profile.size_elements("2^24"), 2 ** 24)
-        self.assertEqual(profile.size_elements("2^24+3"), 2 ** 24 + 3)
-        self.assertEqual(profile.size_elements("1000"), 1000)
-        self.assertIsNone(profile.size_elements("lots"))
 
 
 class FindNcu(unittest.TestCase):

@@ -1,0 +1,68 @@
+"""grader/patterns.py: the one Python reader of the harness's size syntax (the same sizes harness/checker/cli.c
+takes, the same refusals), and the registry against the labs: every lab of labs.toml is a pattern of the registry,
+with its file, and each lab folder's Makefile names the pattern labs.toml gives it."""
+import re
+import unittest
+
+from grader.config import load_config
+from grader.patterns import KIT, PATTERNS, format_size, lab_dirs, parse_size, parse_sizes, pattern
+
+
+class Sizes(unittest.TestCase):
+    def test_the_harness_syntax(self):
+        for text, n in [("1", 1), ("1025", 1025), ("2^20", 1 << 20), ("2^24+3", (1 << 24) + 3),
+                        ("2^10-1", 1023), (" 2^26 ", 1 << 26), ("2^40", 1 << 40)]:
+            with self.subTest(text=text):
+                self.assertEqual(parse_size(text), n)
+
+    def test_what_the_harness_refuses(self):
+        # as ppl_parse_sizes (tests/harness/test_cli.c): no zero, no other base, no exponent over 40, nothing else
+        for text in ["0", "2^0-1", "3^4", "2^41", "-5", "1e6", "", "2^", "2^4+", "x", "2 ^ 4", "1,2"]:
+            with self.subTest(text=text):
+                self.assertIsNone(parse_size(text))
+
+    def test_lists(self):
+        self.assertEqual(parse_sizes("1,33,2^20+1"), [1, 33, (1 << 20) + 1])
+        self.assertIsNone(parse_sizes("1,,2"))
+        self.assertIsNone(parse_sizes("1,"))
+        self.assertIsNone(parse_sizes(""))
+
+    def test_format(self):
+        self.assertEqual([format_size(n) for n in (1, 2, 1 << 26, 1000, 65537)], ["2^0", "2^1", "2^26", "1000",
+                                                                                  "65537"])
+        for n in (1, 7, 1 << 20, (1 << 20) + 1):
+            self.assertEqual(parse_size(format_size(n)), n)
+
+
+class Registry(unittest.TestCase):
+    def test_every_run_is_well_formed(self):
+        for p in PATTERNS.values():
+            with self.subTest(pattern=p.name):
+                self.assertEqual(p.source, f"{p.name}.cu")  # mk/lab.mk's default LAB_SRC
+                for run in (*p.check_runs, p.sim_run, p.counts_run):
+                    self.assertEqual(len(run) % 2, 0, run)
+                    self.assertIsNotNone(parse_sizes(dict(zip(run[::2], run[1::2]))["--n"]), run)
+
+    def test_an_unknown_pattern_is_named(self):
+        with self.assertRaisesRegex(ValueError, "'sort' is not a pattern of the kit .*reduce, scan, compact"):
+            pattern("sort")
+
+    def test_the_labs_and_their_makefiles(self):
+        """labs.toml says each lab's pattern; its Makefiles (labs/ and solutions/) name the same one and no file of
+        their own (mk/lab.mk takes the pattern's)."""
+        config = load_config()
+        for lab in config.labs:
+            self.assertIn(lab.pattern, PATTERNS)
+            self.assertEqual(lab.source, PATTERNS[lab.pattern].source)
+        for root in ("labs", "solutions"):
+            for folder in lab_dirs(KIT / root):
+                with self.subTest(folder=f"{root}/{folder.name}"):
+                    lab = config.named(folder.name)
+                    self.assertIsNotNone(lab, f"{root}/{folder.name} is not a lab of grader/labs.toml")
+                    text = (folder / "Makefile").read_text()
+                    self.assertEqual(re.findall(r"^PATTERN := (\S+)$", text, re.M), [lab.pattern])
+                    self.assertNotIn("LAB_SRC", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
