@@ -1,8 +1,9 @@
 # lab.mk - builds one lab: the runner (the runner harness plus the student's one file), the kit's checker, and the
 # lab program PATTERN_lab that runs the one through the other (docs/DESIGN.md, "Two programs").
 #
-# Set before including (a lab's Makefile does): KIT, the kit's root; PATTERN, the harness family (reduce);
-# LAB_SRC, the student's file. Optional: BUILD, where the student's object and the program go (default build/);
+# Set before including (a lab's Makefile does): KIT, the kit's root; PATTERN, the harness family (reduce), as
+# grader/labs.toml names it for the lab. Optional: LAB_SRC, the student's file (default PATTERN.cu, every lab's file
+# of that pattern: grader/patterns.py); BUILD, where the student's object and the program go (default build/);
 # HARNESS_BUILD, where the harness objects go (default: one folder in the kit per GPU architecture, shared by
 # every lab, so the harness compiles once); LAB_LDLIBS, libraries linked after everything (mk/sim.mk's simulator).
 #
@@ -21,6 +22,7 @@
 # exiting 2 itself (make has no way to pass a recipe's status on).
 
 BUILD ?= build
+LAB_SRC ?= $(PATTERN).cu
 include $(KIT)/mk/cuda.mk
 include $(KIT)/mk/harness.mk
 include $(KIT)/mk/checker.mk
