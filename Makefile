@@ -1,4 +1,5 @@
-# Parallel Patterns Lab - the kit's top-level targets. `make help` lists them.
+# Parallel Patterns Lab - the kit's top-level targets. `make help` lists them: the `## ` line above each rule is its
+# help line (a test checks every target has one).
 
 KIT := $(CURDIR)
 # The Python of every target: build/venv's where tools/setup.sh made one (python3 lacked requirements.txt's packages
@@ -18,62 +19,66 @@ LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
 .PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
 
+## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
+## make help                                           this list (the `## ` line above each rule of this Makefile)
 help:
-	@echo "make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)"
-	@echo "make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)"
-	@echo "make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line"
-	@echo "make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)"
-	@echo "    both end with a speed estimate on a GPU from the counts (GPU=H100, H200, A100 or T4; not a measurement)"
-	@echo "make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution"
-	@echo "make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)"
-	@echo "make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's"
-	@echo "make test                                            every test; GPU tests skip without a GPU"
-	@echo "make bench LAB=03 [SUBMISSION=...] [SIZES=2^24,2^26]  your kernel beside the reference and the baseline, on the ladder (SVG)"
-	@echo "make bench                                           reference ladder vs CUB and copy bandwidth"
-	@echo "make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips"
-	@echo "make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)"
-	@echo "make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (grader/classroom/)"
-	@echo "make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)"
-	@echo "make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml"
-	@echo "make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)"
-	@echo "make datasets                                        regenerate the committed small datasets"
-	@echo "make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/author/figures.py)"
-	@echo "make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)"
-	@echo "make dist [DIST=FILE.tar.gz]                         the student release, without solutions/ (build/dist/)"
-	@echo "make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)"
-	@echo "Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine."
+	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
 
-# Install what grade or test needs and this machine lacks, or say how (tools/setup.sh; cheap once done).
+## make setup-grade, make setup-test                    install what make grade or make test needs, or say how (tools/setup.sh)
 setup-grade setup-test:
 	@tools/setup.sh $(@:setup-%=%)
 
+## make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)
+## make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)
+##     make sim and make grade SIM=1 end with a speed estimate on a GPU from the counts (GPU=H100, H200, A100 or T4;
+##     not a measurement)
 grade: setup-grade
 	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
 
+## make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line
 sim:
 	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU))
 
+## make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution
 sim-compare:
 	$(PYTHON) -m tools.author.sim_compare $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
+## make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)
 check:
 	$(PYTHON) -m tools.student.check --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
 
+## make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)
 sanitize:
 	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS))
 
+## make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's
 profile:
 	$(PYTHON) -m tools.student.nsight --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
+## make test                                            every test; GPU tests skip without a GPU
 test: setup-test
 	$(PYTHON) tests/run.py
 
+## make test-harness                                    the C harness's Check tests (tests/harness)
+## make test-grader                                     the grader's tests, one submission (tests/grader)
+## make test-classroom                                  grading a whole class (tests/grader/classroom)
+## make test-build                                      every solution and skeleton compiles (nvcc)
+## make test-student                                    make check, profile, bench and tools/setup.sh (tests/tools/student)
+## make test-instructor                                 make dist, gradescope, calibrate, class-uploads, regrade-bench (tests/tools/instructor)
+## make test-author                                     skeletons, handouts, figures, sim-compare (tests/tools/author)
+## make test-drift                                      the same as make test-author (its former name)
+## make test-sim                                        the CPU simulator (Check tests and tests/sim; needs nvcc)
+## make test-gpu                                        end-to-end grading on a GPU (tests/gpu)
+## make test-attacks                                    hostile submissions, each graded in a copy of the kit (tests/attacks)
 test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks:
 	$(PYTHON) tests/run.py --only $(@:test-%=%)
 
+## make bench LAB=03 [SUBMISSION=...] [SIZES=2^24,2^26]  your kernel beside the reference and the baseline, on the ladder (SVG)
+## make bench                                           reference ladder vs CUB and copy bandwidth
 bench:
 	$(PYTHON) -m tools.student.bench $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
 
+## make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips
 regrade-bench:
 	$(PYTHON) -m tools.instructor.regrade_bench $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))
 
@@ -84,35 +89,46 @@ CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(i
 	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX))
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
+## make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)
 grade-class:
 	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS))
 
+## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (python3 -m grader.classroom)
 grade-class-slurm:
 	$(PYTHON) -m grader.classroom slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(SUBMIT),--submit)
 
+## make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)
 class-uploads:
 	$(PYTHON) -m tools.instructor.make_class --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(LABS),--labs $(LABS))
 
+## make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml
 calibrate:
 	$(PYTHON) -m tools.instructor.calibrate $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
+## make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)
 skeletons:
 	$(PYTHON) -m tools.author.make_skeletons $(if $(FORCE),--force)
 
+## make datasets                                        regenerate the committed small datasets
 datasets:
 	$(MAKE) -C tools/author datasets
 
+## make figures [LADDER=build/bench/ladder.md]          redraw the handouts' SVG figures (tools/author/figures.py)
 figures:
 	$(PYTHON) -m tools.author.figures $(if $(LADDER),--ladder $(LADDER) --save-data handouts/figures/ladder.json)
 
+## make handouts [PDF=no]                               render the handouts to build/handouts/ (needs pandoc)
 handouts:
 	$(PYTHON) -m tools.author.render_handouts $(if $(HANDOUTS_OUT),--out $(HANDOUTS_OUT)) $(if $(filter no,$(PDF)),--no-pdf)
 
+## make dist [DIST=FILE.tar.gz]                         the student release, without solutions/ (build/dist/)
 dist:
 	$(PYTHON) -m tools.instructor.dist release --out $(DIST)
 
+## make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)
 gradescope:
 	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB))
 
+## make clean                                           remove build/ and the labs' build folders
 clean:
 	rm -rf build $(foreach d,$(LAB_DIRS) $(LAB_DIRS:solutions/%=labs/%),$(d)/build)

@@ -216,7 +216,7 @@ def _rule_targets(line: str):
 
 def _release_help(line: str) -> str:
     """A `make help` line without the options the release lacks, its description kept in the same column."""
-    m = re.match(r'(\t@echo "make .*?)(  +)(\S.*)$', line)
+    m = re.match(r'(## make .*?)(  +)(\S.*)$', line)
     if not m:
         return line
     usage = m.group(1).replace("labs|solutions|DIR", "labs|DIR").replace(" [LADDER=build/bench/ladder.md]", "")
@@ -241,7 +241,7 @@ def release_makefile(text: str) -> str:
                     skipping = True
                     continue
                 line = " ".join(kept) + ":" + line.partition(":")[2]
-        help_line = re.match(r'\t@echo "make ([\w-]+)', line)
+        help_line = re.match(r"## make ([\w-]+)", line)  # the Makefile's help lines (make help prints them)
         if help_line and help_line.group(1) in UNAVAILABLE:
             continue
         if help_line:
