@@ -125,9 +125,9 @@ handouts:
 dist:
 	$(PYTHON) -m tools.instructor.dist release --out $(DIST)
 
-## make gradescope [SM=75] [LAB=03]                     the Gradescope autograder zip (build/gradescope/)
+## make gradescope [SM=75] [LAB=03] [CUDA=12-8]         the Gradescope autograder zip (build/gradescope/)
 gradescope:
-	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB))
+	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB)) $(if $(filter command line,$(origin CUDA)),--cuda $(CUDA))
 
 ## make clean                                           remove build/ and the labs' build folders
 clean:

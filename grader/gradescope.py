@@ -26,7 +26,9 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent  # the kit: /autograder/source on Gradescope
@@ -34,14 +36,21 @@ SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}
 MAX_DEPTH = 8
 EXIT_NO_DEVICE, EXIT_BROKEN = 77, 2
 STAFF = "This is not your fault: please tell the course staff."
+SIMULATOR_VARIABLE = "AUTOGRADE_SIMULATOR"  # 1: grade on the simulator, 0: never; unset: when there is no GPU
+SIM_NOTE = "Graded on the kit's CPU simulator"  # grade.py's note for a student at a terminal (make grade SIM=1)
 
 
 # ---- what is graded ----
 
+def load_kit_config():
+    """The kit's grader/labs.toml (grader.config.Config); raises on a broken one."""
+    from grader.config import load_config
+    return load_config(SOURCE / "grader" / "labs.toml")
+
+
 def graded_labs(lab_filter: str = ""):
     """The labs of grader/labs.toml to grade (grader.config.Lab objects); raises on a broken labs.toml."""
-    from grader.config import load_config
-    return load_config(SOURCE / "grader" / "labs.toml").select(lab_filter or None)
+    return load_kit_config().select(lab_filter or None)
 
 
 def test_titles(labs) -> list:
@@ -205,10 +214,100 @@ def run_grader(argv, timeout) -> tuple:
     return proc.returncode, proc.output
 
 
+def on_simulator() -> bool:
+    """Whether to grade on the kit's simulator: AUTOGRADE_SIMULATOR=1 or 0 says so; else when nvidia-smi lists no
+    GPU here (Gradescope's default runners)."""
+    asked = os.environ.get(SIMULATOR_VARIABLE, "").strip()
+    if asked in ("0", "1"):
+        return asked == "1"
+    from grader.no_gpu import nvidia_smi
+    return not nvidia_smi()[0]
+
+
+def pending(data: dict) -> tuple:
+    """data with every test the simulator cannot grade (the performance test, groups of sizes too large for it, a
+    kernel it cannot run) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
+    counts, its estimate) kept in the output. Returns (data, the points pending)."""
+    from grader.simulator import NEEDS_GPU, NOT_GRADED  # the status words of what the simulator leaves to a GPU
+    waiting = 0.0
+    for test in data.get("tests") or []:
+        extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED):
+            continue
+        points = float(test.get("max_score") or 0)
+        waiting += 0 if extra.get("bonus") else points
+        test.pop("status", None)  # neither passed nor failed: Gradescope shows no verdict
+        test.update(score=0, max_score=0, extra_data={**extra, "pending": True, "points": points})
+        test["output"] = "\n".join([f"pending: graded on the course's GPU ({points:g} points)",
+                                    "On the simulator: " + str(test.get("output", ""))])
+    return data, round(waiting, 2)
+
+
+def simulator_banner(data: dict, waiting: float) -> list:
+    """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU."""
+    tests = data.get("tests") or []
+    extra = [t.get("extra_data") if isinstance(t.get("extra_data"), dict) else {} for t in tests]
+    now = sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if not x.get("bonus"))
+    bonus = sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if x.get("bonus"))
+    of = sum(float(t.get("max_score") or 0) for t, x in zip(tests, extra) if not x.get("bonus"))
+    groups = any(x.get("pending") and x.get("test") != "performance" for x in extra)
+    what = "Performance and the tests the simulator cannot run" if groups else "Performance"
+    return [f"No GPU on this autograder, so your labs ran on the kit's simulator: correctness and the hazard checks "
+            f"are graded now ({now:g} of {of:g} points{f', and {bonus:g} bonus points' if bonus else ''}). {what} "
+            f"({waiting:g} points) are pending: they are graded on the course's GPU and added to your score later.",
+            ""]
+
+
+def settings(config) -> dict:
+    """labs.toml's [gradescope] settings, with their defaults."""
+    return {"output_format": "text", "visibility": "visible", **dict(getattr(config, "gradescope", ()) or ())}
+
+
+def late_work(data: dict, config, labs, root: Path) -> dict:
+    """data with labs.toml's late-work rule applied (grader/late.py) from root/submission_metadata.json; a note
+    instead when the rule is set but the metadata cannot be read (nothing is taken off then)."""
+    if config.late is None:
+        return data
+    try:
+        from grader import late, metadata
+    except ImportError as e:  # PyYAML missing: setup.sh installs python3-yaml
+        data["output"] = f"Late work: not applied ({e}; setup.sh installs it). {STAFF}\n\n{data.get('output', '')}"
+        return data
+    path = root / metadata.RUNNER_FILE
+    try:
+        submission = metadata.read_runner(path)
+    except metadata.MetadataError as e:
+        data["output"] = f"Late work: not applied, the submission's time is unknown ({e}).\n\n{data.get('output', '')}"
+        return data
+    return late.apply(data, [late.lateness(config.late, lab.name, submission) for lab in labs])
+
+
+def finish(data: dict, config, labs, root: Path) -> dict:
+    """The results as Gradescope gets them: late work, each test's visibility, the output format of labs.toml."""
+    from grader.report import set_output_format, set_visibility
+    chosen = settings(config)
+    data = late_work(data, config, labs, root)
+    data = set_visibility(data, labs, chosen["visibility"])
+    return set_output_format(data, chosen["output_format"])
+
+
+def grade_once(argv, results: Path, limit) -> tuple:
+    """(exit status or None on timeout, output, results.json's data or None) of one grader run."""
+    results.unlink(missing_ok=True)
+    status, output = run_grader(argv, limit)
+    print(output, flush=True)
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    return status, output, data if valid_results(data) else None
+
+
 def grade(root: Path, lab_filter: str) -> dict:
     """Grades root/submission and returns the results to write."""
     try:
-        labs = graded_labs(lab_filter)
+        config = load_kit_config()
+        labs = config.select(lab_filter or None)
     except Exception as e:  # a broken labs.toml or a Python without tomllib: the kit's problem, not the student's
         return fallback_results(f"The autograder cannot read its labs ({type(e).__name__}: {e}). {STAFF}")
     work = root / "work"
@@ -219,44 +318,64 @@ def grade(root: Path, lab_filter: str) -> dict:
     print("\n".join(notes), flush=True)
     if nvcc_missing():
         return fallback_results("The autograder has no CUDA toolkit (nvcc), so nothing was compiled. " + STAFF
-                                + " (Course staff: the autograder's base image must have CUDA 12 or 13.)", labs, notes)
+                                + " (Course staff: setup.sh installs it from NVIDIA's package repository; see its "
+                                  "output when the image was built.)", labs, notes)
     results = work / "results.json"
-    argv = [sys.executable, "-m", "grader", "--submission", str(submission),
-            "--results", str(results), "--build-dir", str(work / "build")]
+    argv = [sys.executable, "-m", "grader", "--submission", str(submission), "--results", str(results)]
     if lab_filter:
         argv += ["--lab", lab_filter]
     limit = float(os.environ["AUTOGRADE_TIMEOUT"]) if os.environ.get("AUTOGRADE_TIMEOUT") else None
-    status, output = run_grader(argv, limit)
-    print(output, flush=True)
+    started = time.monotonic()
+    simulate = on_simulator()
+    sim_args = ["--simulator", "--build-dir", str(work / "build-sim")]
+    status, output, data = grade_once(argv + (sim_args if simulate else ["--build-dir", str(work / "build")]),
+                                      results, limit)
+    if not simulate and data is not None and (status == EXIT_NO_DEVICE or (data.get("extra_data") or {}).get(
+            "no_device")):  # nvidia-smi saw a GPU, CUDA found none: grade on the simulator after all
+        print("autograde: no CUDA device after all: grading again on the simulator", flush=True)
+        simulate = True
+        rest = None if limit is None else max(1.0, limit - (time.monotonic() - started))
+        status, output, data = grade_once(argv + sim_args, results, rest)
     tail = "\n".join(output.splitlines()[-40:])
     if status is None:
         return fallback_results(f"Grading ran past {limit:g} s and was stopped. {STAFF}", labs, [*notes, tail])
-    try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
-    if not valid_results(data):
+    if data is None:
         return fallback_results(f"The grader stopped without results (exit status {status}). {STAFF}", labs,
                                 [*notes, "", tail])
     banner = []
-    if status == EXIT_NO_DEVICE or (data.get("extra_data") or {}).get("no_device"):
-        banner = ["No GPU on this autograder: your labs were compiled (compile errors are shown below), but every "
-                  "run-time test needs an NVIDIA GPU and was not run. " + STAFF
-                  + " (Course staff: the autograder must run on a GPU-enabled runner.)", ""]
-    elif status == EXIT_BROKEN:
-        banner = ["The autograder's kit is broken, so some tests could not run. " + STAFF, ""]
+    if simulate:
+        data, waiting = pending(data)
+        banner = simulator_banner(data, waiting)
+        data["output"] = "\n".join(line for line in str(data.get("output", "")).splitlines()
+                                   if not line.startswith(SIM_NOTE))  # it tells a student at a terminal what to do
+        data.setdefault("extra_data", {})["pending_points"] = waiting
+    if status == EXIT_BROKEN:
+        banner += ["The autograder's kit is broken, so some tests could not run. " + STAFF, ""]
     data["output"] = "\n".join([*banner, *notes, "", str(data.get("output", ""))])
-    return data
+    return finish(data, config, labs, root)
 
 
 def prebuild(lab_filter: str) -> int:
-    """Compiles the harness of every graded pattern for SM, so each submission compiles only its own file."""
-    if not os.environ.get("SM"):
-        print("autograde: no SM in autograder.env: the harness is built when grading, for the runner's GPU")
-        return 0
+    """Compiles once what every submission shares, so that each compiles only its own file: the simulator's library
+    and its harness objects (for a runner without a GPU), and, with SM, the harness for that GPU."""
     from grader.build import build_harness
+    from grader.simulator import build_harness_sim
+    patterns = sorted({lab.pattern for lab in graded_labs(lab_filter)})
     status = 0
-    for pattern in sorted({lab.pattern for lab in graded_labs(lab_filter)}):
+    for pattern in patterns:
+        built = build_harness_sim(SOURCE, pattern, harness_build=SOURCE / "build" / "sim" / "harness")  # mk/sim.mk's
+        # own folder, whatever HARNESS_BUILD says: the GPU's harness objects have the same names
+        print(f"autograde: the {pattern} harness for the simulator: {'built' if built.ok else built.message}")
+        status |= not built.ok
+    library = subprocess.run(["make", "-s", "-C", str(SOURCE / "sim"), f"KIT={SOURCE}",
+                              f"SIM_BUILD={SOURCE / 'build' / 'sim' / 'lib'}"], capture_output=True, text=True)
+    print("autograde: the simulator's library: " + ("built" if library.returncode == 0 else
+                                                      (library.stdout + library.stderr).strip()[-2000:]))
+    status |= library.returncode != 0
+    if not os.environ.get("SM"):
+        print("autograde: no SM in autograder.env: on a runner with a GPU the harness is built when grading")
+        return status
+    for pattern in patterns:
         built = build_harness(SOURCE, pattern)
         print(f"autograde: the {pattern} harness for sm_{os.environ['SM']}: {'built' if built.ok else built.message}")
         status |= not built.ok

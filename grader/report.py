@@ -4,6 +4,7 @@ A Report holds the TestResults (grader/score.py) in order, the seed and the note
 of a bonus lab keep their own max_score, but only their score counts in the total: the total's maximum is that of
 the other labs.
 """
+import html
 import json
 import math
 import os
@@ -120,7 +121,7 @@ def gradescope_results(report: Report) -> dict:
         output = "\n".join(part for part in (r.summary, extra) if part)
         tests.append({"name": r.title, "score": r.score, "max_score": r.max_score,
                       "status": "passed" if r.full else "failed", "output": output, "visibility": "visible",
-                      "extra_data": {"lab": r.lab, "test": r.name, "status": r.status}})
+                      "extra_data": {"lab": r.lab, "test": r.name, "status": r.status, "bonus": r.bonus}})
     summary = [_total(report), f"seed {report.seed}", *report.notes,
                *_bonus_notes(report)]
     board = leaderboard(report)
@@ -193,6 +194,100 @@ def _finite(value) -> bool:
         return math.isfinite(float(value))
     except (TypeError, ValueError):
         return False
+
+
+# ---- Gradescope's own settings (grader/gradescope.py applies them to the results.json it hands Gradescope) ----
+
+def row_visibility(test: dict, labs) -> str:
+    """The visibility labs.toml gives a results.json test (its group's, its sanitizers' or performance table's), by
+    the extra_data gradescope_results writes; "visible" for the rest (static checks, late penalty, a test of a lab
+    not in labs)."""
+    extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+    lab = next((lab for lab in labs if lab.name == extra.get("lab")), None)
+    name = extra.get("test")
+    if lab is None:
+        return "visible"
+    if name == "performance" and lab.performance:
+        return lab.performance.visibility
+    if lab.sanitizers and name == "sanitizers":
+        return lab.sanitizers.visibility
+    return next((g.visibility for g in lab.groups if g.name == name), "visible")
+
+
+def set_visibility(results: dict, labs, default: str = "visible") -> dict:
+    """results with each test's visibility from labs.toml and the whole result's from [gradescope] (default).
+    Gradescope: a test's own setting overrides the whole result's, and while tests are hidden (after_due_date,
+    after_published) a student does not see the total either; "hidden" is meant for tests of no points."""
+    for test in results.get("tests") or []:
+        test["visibility"] = row_visibility(test, labs)
+    results["visibility"] = default
+    return results
+
+
+def _markdown_text(line: str) -> str:
+    """A line of text as Markdown that shows it as written: every ASCII punctuation character backslash-escaped
+    (CommonMark lets any of them be), so a student's file name or compiler message cannot format the page."""
+    return "".join("\\" + c if c in _PUNCTUATION else c for c in line)
+
+
+_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _blocks(text: str, detail_after_first: bool) -> list:
+    """text cut into ("para", lines) and ("pre", lines): indented lines (or, with detail_after_first, every line
+    after the first) are preformatted, the others prose."""
+    blocks = []
+    for k, line in enumerate(text.splitlines()):
+        kind = "pre" if (detail_after_first and k > 0) or line[:1] in (" ", "\t") else "para"
+        if not line.strip() and kind == "para":
+            blocks.append(("gap", []))
+            continue
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((kind, [line]))
+    return [b for b in blocks if b[0] != "gap"]
+
+
+def render(text: str, fmt: str, detail_after_first: bool = False) -> str:
+    """text (the grader's plain text) in Gradescope's output format fmt: "text" and "ansi" as they are, "md" and
+    "html" with prose as paragraphs and indented text (compiler messages, the files graded) preformatted, every
+    character of it escaped; "simple_format" HTML-escaped (Gradescope turns its newlines into line breaks)."""
+    if fmt in ("text", "ansi"):
+        return text
+    if fmt == "simple_format":
+        return html.escape(text)
+    out = []
+    for kind, lines in _blocks(text, detail_after_first):
+        if fmt == "html":
+            body = html.escape("\n".join(lines))
+            out.append(f"<pre>{body}</pre>" if kind == "pre" else f"<p>{body.replace(chr(10), '<br>')}</p>")
+        elif kind == "pre":
+            body = "\n".join(lines)
+            fence = "`" * max(3, _longest_run(body, "`") + 1)
+            out.append(f"{fence}text\n{body}\n{fence}")
+        else:
+            out.append("  \n".join(_markdown_text(line) for line in lines))
+    return ("\n" if fmt == "html" else "\n\n").join(out)
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == char else 0
+        longest = max(longest, run)
+    return longest
+
+
+def set_output_format(results: dict, fmt: str) -> dict:
+    """results with every output (the whole result's and each test's) rendered in fmt and Gradescope told so
+    (output_format, test_output_format and each test's output_format)."""
+    results["output"] = render(str(results.get("output", "")), fmt)
+    results["output_format"] = results["test_output_format"] = fmt
+    for test in results.get("tests") or []:
+        test["output"] = render(str(test.get("output", "")), fmt, detail_after_first=True)
+        test["output_format"] = fmt
+    return results
 
 
 def write_results(report: Report, path) -> None:

@@ -69,8 +69,11 @@ LEAVE_OUT = {
 RELEASE_SUITES = ("harness", "build")
 
 # What the Gradescope autograder holds besides its two scripts: what the grader (python3 -m grader, run by
-# grader/gradescope.py) needs to build and run a lab.
-AUTOGRADER = ("Makefile", "harness/", "mk/", "grader/", "datasets/", "labs/", "tools/instructor/gradescope/")
+# grader/gradescope.py) needs to build and run a lab, on a GPU or, on a runner without one, on the simulator (sim/).
+AUTOGRADER = ("Makefile", "harness/", "mk/", "grader/", "datasets/", "labs/", "sim/", "tools/instructor/gradescope/")
+# The CUDA toolkit setup.sh installs from NVIDIA's package repository when the image has no nvcc: a version of the
+# cuda-nvcc-X-Y packages for Ubuntu 22.04 (Gradescope's base image). make gradescope CUDA=12-8 picks another.
+DEFAULT_CUDA = "12-8"
 AUTOGRADER_SCRIPTS = ("tools/instructor/gradescope/setup.sh",  # also at the zip's root
                       "tools/instructor/gradescope/run_autograder")
 
@@ -480,11 +483,15 @@ def make_release(out: Path, kit=KIT) -> str:
             f"{len(left)} files ({', '.join(sorted({r for p in left for r in [matches(p, LEAVE_OUT)]}))})")
 
 
-def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT) -> str:
-    """The Gradescope autograder zip: setup.sh and run_autograder at its root, the kit files grade.py needs, and
-    autograder.env with the build settings."""
+def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT, cuda: str = DEFAULT_CUDA) -> str:
+    """The Gradescope autograder zip: setup.sh and run_autograder at its root, the kit files grade.py needs (the
+    simulator's too), and autograder.env with the build settings (SM, LAB, CUDA: the toolkit setup.sh installs
+    when the image has none)."""
     if sm and not re.fullmatch(r"[1-9][0-9]", sm):
         raise DistError(f"SM={sm}: expected a compute capability like 75 (T4), 80 (A100), 86, 89 or 90 (H100)")
+    if not re.fullmatch(r"1[2-9]-[0-9]", cuda):
+        raise DistError(f"CUDA={cuda}: expected a toolkit version as NVIDIA's Ubuntu packages name it, like 12-8 "
+                        f"(cuda-nvcc-12-8) or 13-0")
     if lab and not re.fullmatch(r"[0-9][0-9][a-z0-9-]*", lab):
         raise DistError(f"LAB={lab}: expected a lab number or name, like 03 or 03-sequential")
     release, executable, commit, when = release_contents(kit)
@@ -504,7 +511,8 @@ def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT) -> str:
     contents["autograder.env"] = (f"# Made by `make gradescope` (tools/instructor/dist.py) from commit {commit}.\n"
                                   f"# SM: the GPU architecture to build for (empty: the runner's own GPU).\n"
                                   f"# LAB: the labs to grade, by prefix (empty: every lab).\n"
-                                  f"SM={sm}\nLAB={lab}\n").encode()
+                                  f"# CUDA: the toolkit setup.sh installs when the image has no nvcc.\n"
+                                  f"SM={sm}\nLAB={lab}\nCUDA={cuda}\n").encode()
     check_leaks(contents, kit)
     write_zip(out, contents, executable, when)
     what = f"lab {lab}" if lab else "every lab"
@@ -523,13 +531,15 @@ def main(argv=None) -> int:
     gs.add_argument("--sm", default="", help="compute capability of the runner's GPU (75 for a T4); "
                                              "default: whatever GPU the runner has")
     gs.add_argument("--lab", default="", help="grade only the labs whose name starts with this (default: all)")
+    gs.add_argument("--cuda", default=DEFAULT_CUDA, help="the CUDA toolkit setup.sh installs when the image has "
+                                                         "none, as NVIDIA's packages name it (default %(default)s)")
     sub.add_parser("list", help="which tracked files the release holds and which it leaves out")
     args = parser.parse_args(argv)
     try:
         if args.command == "release":
             print(make_release(args.out))
         elif args.command == "gradescope":
-            print(make_autograder(args.out, args.sm, args.lab))
+            print(make_autograder(args.out, args.sm, args.lab, cuda=args.cuda))
         else:
             kept, left = classify(tracked_files())
             for path in kept:

@@ -1,8 +1,9 @@
 """make gradescope: the autograder zip, unpacked into a folder shaped like Gradescope's /autograder
-(AUTOGRADER_ROOT), grades a submission and always leaves a valid results.json: without a GPU (the run-time tests
-say they need one), with a compile error, without nvcc, when the grader crashes, when Python is missing. And the
-student's files are found in every shape the README allows, archives unpacked by grader/unpack.py within its caps (a
-nested zip bomb stops at the upload's 200 MiB)."""
+(AUTOGRADER_ROOT), grades a submission and always leaves a valid results.json: without a GPU (on the kit's
+simulator: the reference solution gets its correctness points at once and performance is pending), with a compile
+error, without nvcc, when the grader crashes, when Python is missing. And the student's files are found in every
+shape the README allows, archives unpacked by grader/unpack.py within its caps (a nested zip bomb stops at the
+upload's 200 MiB)."""
 import io
 import os
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 from tests.tools.instructor.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run, shared_harness_build,
                                 solution_secrets)
 from grader import gradescope as autograde
+from grader.simulator import SIM_MAX_N, largest_size
 from tests.grader.classroom.test_intake import disk_bytes, nested_bomb
 from tools.author.make_skeletons import blank_out
 
@@ -168,7 +170,11 @@ class Autograder(GradescopeFormat):
         return root
 
     def grade(self, root: Path, **env) -> tuple:
+        """results.json and the log of run_autograder on root. The GPU harness is shared between tests
+        (HARNESS_BUILD); a grading on the simulator builds its own in the zip's build/sim, as on Gradescope."""
         env = {"AUTOGRADER_ROOT": str(root), "HARNESS_BUILD": str(shared_harness_build()), **env}
+        if env.get("AUTOGRADE_SIMULATOR") == "1" or (env.get("AUTOGRADE_SIMULATOR") != "0" and not have_gpu()):
+            env["HARNESS_BUILD"] = None  # mk/sim.mk's objects differ from lab.mk's: never in the same folder
         done = run([str(root / "source" / "run_autograder")], root, env=env)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         return self.assert_results(root / "results" / "results.json"), done.stdout + done.stderr
@@ -184,14 +190,16 @@ class Autograder(GradescopeFormat):
         env = (self.source / "autograder.env").read_text()
         self.assertIn(f"SM={SM}\n", env)
         self.assertIn("LAB=03\n", env)
+        self.assertRegex(env, r"\nCUDA=1[2-9]-[0-9]\n")
         for rel in ("grader/grade.py", "grader/labs.toml", "mk/lab.mk", "mk/harness.mk", "mk/checker.mk",
+                    "mk/sim.mk", "sim/Makefile", "sim/sim.h", "sim/runtime.c", "sim/cub_scan_sim.cu",
                     "harness/include/reduce.h", "harness/checker/reduce.c", "harness/runner/main.cu",
                     "harness/common/protocol.h", "grader/patterns.py", "labs/03-sequential/Makefile",
                     "datasets/reduce/0001-n1-uniform/input.raw", "Makefile", "grader/gradescope.py"):
             self.assertIn(rel, self.names)
         setup = (self.source / "setup.sh").read_text()
-        for package in ("libseccomp-dev", "bubblewrap"):  # the checker's build, and its sandbox at run time
-            self.assertRegex(setup, rf"apt-get install [^\n]*\b{package}\b")
+        for package in ("libseccomp-dev", "bubblewrap", "python3-yaml"):  # the checker, its sandbox, the metadata
+            self.assertRegex(setup, rf"apt-get install [^\n]*(\n    [^\n]*)?\b{package}\b")
         self.assertFalse([n for n in self.names if n.startswith(("solutions/", "tests/"))])
         secrets, given = solution_secrets()
         self.assertEqual(leaks_in(self.source, secrets, given), [])
@@ -206,21 +214,51 @@ class Autograder(GradescopeFormat):
 
     @unittest.skipUnless(have_nvcc(), "nvcc not found: the autograder cannot compile here (install the CUDA toolkit)")
     def test_the_blank_lab_is_graded(self):
+        """The skeleton, as it is: 0 points. Without a GPU, AUTOGRADE_SIMULATOR=0 makes the autograder try the GPU
+        first, as on a runner whose nvidia-smi lists a GPU that CUDA cannot use: it grades again on the simulator."""
         files = {"labs/03-sequential/reduce.cu": self.blank(), "labs/04-unrolled/reduce.cu": "not graded here"}
-        data, log = self.grade(self.autograder_root(files))
+        data, log = self.grade(self.autograder_root(files), **({} if have_gpu() else {"AUTOGRADE_SIMULATOR": "0"}))
         names = [t["name"] for t in data["tests"]]
         self.assertIn("03-sequential: datasets", names)
         self.assertTrue(all(n.startswith("03-sequential: ") for n in names), names)
         self.assertIn("03-sequential/reduce.cu <- labs/03-sequential/reduce.cu", data["output"])
+        self.assertEqual(data["score"], 0)
         if not have_gpu():
-            self.assertTrue(data["output"].startswith("No GPU on this autograder"), data["output"])
-            run_time = {name for name, _ in autograde.test_titles(autograde.graded_labs("03"))}
-            self.assertEqual(len(run_time), 5)
-            for test in data["tests"]:
-                if test["name"] in run_time:
-                    self.assertEqual(test["score"], 0)
-                    self.assertIn("needs an NVIDIA GPU", test["output"], test["name"])
-            self.assertLessEqual(run_time, set(names))
+            self.assertIn("no CUDA device after all: grading again on the simulator", log)
+            self.assertTrue(data["output"].startswith("No GPU on this autograder, so your labs ran on the kit's "
+                                                      "simulator"), data["output"])
+            failed = [t for t in data["tests"] if t.get("status") == "failed"]
+            self.assertIn("03-sequential: datasets", [t["name"] for t in failed])
+
+    @unittest.skipUnless(have_nvcc(), "nvcc not found: the autograder cannot compile here (install the CUDA toolkit)")
+    def test_the_reference_solution_without_a_gpu(self):
+        """Issue 12's check: on a runner without a GPU (forced with AUTOGRADE_SIMULATOR=1 where there is one) the
+        reference solution gets every point the simulator can grade at once, the hazard checks pass, and the rest
+        (performance, sizes too large for the simulator) is pending: neither failed nor scored."""
+        solution = (KIT / "solutions" / "03-sequential" / "reduce.cu").read_text()
+        data, _ = self.grade(self.autograder_root({"03-sequential/reduce.cu": solution}), AUTOGRADE_SIMULATOR="1")
+        lab = autograde.graded_labs("03")[0]
+        runnable = [g for g in lab.groups if largest_size(g.runs) <= SIM_MAX_N]
+        waiting = [g for g in lab.groups if g not in runnable]
+        self.assertTrue(runnable and waiting)
+        self.assertEqual(data["score"], sum(g.points for g in runnable))
+        self.assertEqual(data["extra_data"]["pending_points"], sum(g.points for g in waiting) + lab.performance.points)
+        tests = {t["name"].removeprefix("03-sequential: "): t for t in data["tests"]}
+        for name in ("static checks", "sanitizers", *(g.name for g in runnable)):
+            self.assertEqual(tests[name]["status"], "passed", tests[name])
+            self.assertEqual(tests[name]["score"], tests[name]["max_score"])
+        for name in ("performance", *(g.name for g in waiting)):
+            test = tests[name]
+            self.assertNotIn("status", test)
+            self.assertEqual((test["score"], test["max_score"]), (0, 0))
+            self.assertTrue(test["output"].startswith("pending: graded on the course's GPU ("), test["output"])
+            self.assertTrue(test["extra_data"]["pending"])
+        self.assertIn("On the simulator: speed is measured on a GPU", tests["performance"]["output"])
+        self.assertTrue(data["output"].startswith("No GPU on this autograder, so your labs ran on the kit's simulator: "
+                                                  f"correctness and the hazard checks are graded now "
+                                                  f"({data['score']:g} of {data['score']:g} points)"), data["output"])
+        self.assertNotIn("Grade on a GPU for the full marks", data["output"])  # make grade SIM=1's advice
+        self.assertNotIn("leaderboard", data)  # an estimate is never put beside the measured speedups
 
     @unittest.skipUnless(have_nvcc(), "nvcc not found: the autograder cannot compile here (install the CUDA toolkit)")
     def test_a_compile_error(self):
@@ -260,22 +298,45 @@ class Autograder(GradescopeFormat):
         self.assertEqual(len(data["tests"]), 5)
 
     def test_setup_sh(self):
-        """setup.sh with apt-get stubbed out: it records the Python to use and, with SM, prebuilds the harness."""
+        """setup.sh with apt-get stubbed out: it records the Python to use and prebuilds the simulator's library and
+        harness and, with SM, the GPU's harness."""
         source = self.copy_of_source()
         stubs = source.parent / "stubs"
         stubs.mkdir()
-        (stubs / "apt-get").write_text("#!/bin/sh\necho \"apt-get $*\" >> \"$(dirname \"$0\")/apt.log\"\n")
-        (stubs / "apt-get").chmod(0o755)
+        for tool in ("apt-get", "curl", "dpkg"):  # curl and dpkg: where nvcc is missing, never the network
+            (stubs / tool).write_text(f"#!/bin/sh\necho \"{tool} $*\" >> \"$(dirname \"$0\")/apt.log\"\n")
+            (stubs / tool).chmod(0o755)
         done = run(["bash", str(source / "setup.sh")], source, env={
             "PATH": f"{stubs}:{os.environ['PATH']}", "HARNESS_BUILD": str(shared_harness_build())})
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("install -y -qq --no-install-recommends python3 make build-essential",
                       (stubs / "apt.log").read_text())
-        self.assertRegex((source / "setup.env").read_text(), r"^PYTHON=python3(\.1[1-9])?\n$")
+        self.assertRegex((source / "setup.env").read_text(), r"^PYTHON=python3(\.1[1-9])?\nCUDA_BIN=\n$")
         if have_nvcc():
             self.assertIn(f"the reduce harness for sm_{SM}: built", done.stdout)
+            self.assertIn("the reduce harness for the simulator: built", done.stdout)
+            self.assertIn("the simulator's library: built", done.stdout)
         else:
-            self.assertIn("no nvcc in this image", done.stderr)
+            self.assertIn("no nvcc: CUDA 12-8 could not be installed", done.stderr)
+
+    def test_setup_sh_installs_cuda(self):
+        """Without nvcc in the image, setup.sh installs NVIDIA's packages of the version autograder.env names
+        (curl, dpkg and apt-get stubbed: they only record what they were asked)."""
+        source = self.copy_of_source()
+        stubs = source.parent / "stubs"
+        stubs.mkdir()
+        for tool in ("apt-get", "curl", "dpkg"):
+            (stubs / tool).write_text(f"#!/bin/sh\necho \"{tool} $*\" >> \"$(dirname \"$0\")/calls.log\"\n")
+            (stubs / tool).chmod(0o755)
+        path = ":".join([str(stubs), "/usr/bin", "/bin"])  # no nvcc on it
+        done = run(["bash", str(source / "setup.sh")], source, env={"PATH": path, "NVCC": "no-such-nvcc"})
+        calls = (stubs / "calls.log").read_text()
+        self.assertRegex(calls, r"curl -fsSL -o \S+ https://developer\.download\.nvidia\.com/compute/cuda/repos/"
+                                r"\w+/(x86_64|sbsa)/cuda-keyring_1\.1-1_all\.deb")
+        self.assertRegex(calls, r"apt-get install [^\n]*cuda-nvcc-12-8 cuda-cudart-dev-12-8 cuda-cccl-12-8")
+        self.assertIn("CUDA_BIN=/usr/local/cuda-12.8/bin\n", (source / "setup.env").read_text())
+        self.assertIn("no nvcc: CUDA 12-8 could not be installed", done.stderr)  # the stubs installed nothing
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
 
     def test_a_nested_zip_bomb(self):
         """The upload held a zip bomb, which Gradescope unpacked one level: the autograder stops at the cap, says
