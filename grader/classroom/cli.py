@@ -42,10 +42,11 @@ import threading
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.classroom import intake
+from grader.classroom import closing, intake, lms
+from grader.classroom.overrides import OverrideError
 from grader.classroom.pool import build_harnesses, grade_class, stop_workers, visible_gpus
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
-from grader.classroom.slurm import run_harness_build, run_merge, run_slurm, run_task
+from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
 from grader.config import ConfigError, DEFAULT_PATH
 from grader.grade import DEFAULT_TIMEOUT
@@ -60,11 +61,15 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
                       build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
                       keep_builds=args.keep_builds,
                       harness_build=str(Path(args.harness_build).resolve()) if args.harness_build else None,
-                      hooks=hooks)
+                      hooks=hooks, **run_options(args))
     try:
-        labs_of(options)
+        labs = labs_of(options)
         entries = list_students(args.submissions, out, args.strip_prefix, log)
-    except (ConfigError, ValueError, intake.IntakeError) as e:
+        chosen, others = only(entries, args.only)
+        closing.load_overrides(options, labs, entries)
+        if options.canvas_roster:
+            lms.read_roster(options.canvas_roster)
+    except (ConfigError, ValueError, intake.IntakeError, OverrideError, lms.RosterError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
     gpu_ids, models = ([], []) if static_only else visible_gpus()
@@ -76,13 +81,28 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     where = (f"{len(gpu_ids)} GPU{'s' if len(gpu_ids) != 1 else ''} ({options.gpu_models})" if gpu_ids
              else "no GPU: run-time tests not run" if mode == "no-gpu" else "static checks only")
-    log(f"grading {len(entries)} students, labs {', '.join(lab.name for lab in labs_of(options))}: "
-        f"{jobs} build processes, {where}; results in {out}")
+    which = f"{len(chosen)} of {len(entries)} students" if others else f"{len(entries)} students"
+    again = ", graded again whether changed or not" if options.force else ""
+    log(f"grading {which}{again}, labs {', '.join(lab.name for lab in labs)}: {jobs} build processes, {where}; "
+        f"results in {out}")
     error = build_harnesses(options, log)
     if error:
         print(f"grader.classroom: {error}", file=sys.stderr)
         return EXIT_BROKEN
-    return grade_class(entries, options, jobs, gpu_ids, log)
+    return grade_class(chosen, options, jobs, gpu_ids, log, others=others)
+
+
+def only(entries, ids: str | None) -> tuple:
+    """(the entries to grade, the others) for --only ID,ID (None: all); ValueError naming ids the class lacks."""
+    if not ids:
+        return entries, []
+    wanted = [i.strip() for i in ids.split(",") if i.strip()]
+    known = {e.student for e in entries}
+    unknown = [i for i in wanted if i not in known]
+    if unknown:
+        raise ValueError(f"--only: no student {', '.join(unknown)} in this class (the gradebook's student column; "
+                         f"the ids: {', '.join(sorted(known)[:10])}{', ...' if len(known) > 10 else ''})")
+    return [e for e in entries if e.student in wanted], [e for e in entries if e.student not in wanted]
 
 
 # ---- command line ----
@@ -107,6 +127,13 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--harness-build", help="where the harness objects are built (default: " +
                    ("OUT/_harness" if slurm_run else "the kit's build/harness/ARCH, shared with make grade") + ")")
     p.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
+    p.add_argument("--force", action="store_true",
+                   help="grade every student of this run again, whether their files changed or not (a regrade)")
+    p.add_argument("--overrides", help="the course staff's overrides, a CSV file: student,lab,points,reason (see "
+                                       "grader/classroom/overrides.py; default: OUT/overrides.csv if there is one)")
+    p.add_argument("--canvas-roster", help="Canvas's gradebook export, whose students canvas.csv is matched to "
+                                           "(grader/classroom/lms.py)")
+    p.add_argument("--no-similarity", action="store_true", help="skip the similarity report (similarity.html)")
 
 
 def parse_args(argv):
@@ -119,6 +146,8 @@ def parse_args(argv):
     grade.add_argument("--jobs", type=int, help="build processes (default: one per CPU)")
     grade.add_argument("--gpus", type=int, help="use at most this many GPUs (default: every one nvidia-smi lists; "
                                                 "0: none, as --static-only)")
+    grade.add_argument("--only", help="grade only these students (ID,ID: the gradebook's ids); the others keep "
+                                      "their rows")
 
     slurm = sub.add_parser("slurm", help="write (and with --submit, submit) a Slurm job array that grades the class",
                            description="Writes OUT/class.json and OUT/_slurm/: prepare.sbatch (builds the harness), "
@@ -136,6 +165,9 @@ def parse_args(argv):
     slurm.add_argument("--max-running", type=int, help="at most this many tasks at once (the array's %%N)")
     slurm.add_argument("--sm", help="build for this compute capability (90 for an H100/H200), the same on every "
                                     "node; default: SM from the environment, else each node's own GPU")
+    slurm.add_argument("--gpu-type", help="the GPU type to ask for, as the cluster's gres names it (a100, h100): "
+                                          "--gres=gpu:TYPE:1")
+    slurm.add_argument("--constraint", help="sbatch --constraint: node features (e.g. a100|h100)")
     slurm.add_argument("--sbatch", action="append", help="another #SBATCH line's option (repeatable), e.g. "
                                                          "--sbatch=--qos=short")
     slurm.add_argument("--python", default=sys.executable, help="the Python the jobs run (default: this one)")

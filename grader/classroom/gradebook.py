@@ -2,6 +2,7 @@
 import collections
 import csv
 import io
+import math
 import os
 from pathlib import Path
 
@@ -21,11 +22,15 @@ def text_cell(value) -> str:
 
 
 def write_gradebook(path, rows, labs) -> None:
-    """gradebook.csv: one row per student, sorted by id; points per lab in labs' order. Written atomically. Text
-    cells go through text_cell; the points are the grader's own numbers and stay numbers."""
+    """gradebook.csv: one row per student, sorted by id; points per lab in labs' order, then for each lab with a
+    performance test the speedup its benchmark measured ("LAB speedup": x baseline, or the fraction of CUB's
+    speed) and the kernel's time ("LAB ms"), empty where none was measured. Written atomically. Text cells go
+    through text_cell; the points and measurements are the grader's own numbers and stay numbers."""
     path = Path(path)
     lab_names = [lab.name for lab in labs]
-    columns = ["student", "name", "sid", "email", "total", "max_score", *lab_names, "status", "notes", "upload"]
+    timed = [lab.name for lab in labs if lab.performance is not None]
+    columns = ["student", "name", "sid", "email", "total", "max_score", *lab_names, "status", "notes", "upload",
+               *(f"{name} {what}" for name in timed for what in ("speedup", "ms"))]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
@@ -33,12 +38,24 @@ def write_gradebook(path, rows, labs) -> None:
         points = [points_cell(row["labs"].get(name, 0.0)) for name in lab_names]
         notes = "; ".join(n for n in (row.get("id_note", ""), row["notes"]) if n)
         who = [text_cell(row.get(k, "")) for k in ("student", "name", "sid", "email")]
-        writer.writerow([*who, points_cell(row["total"]), points_cell(row["max_score"]), *points, text_cell(row["status"]),
-                         text_cell(notes), text_cell(row.get("upload", ""))])
+        numbers = row.get("numbers") or {}
+        measured = [number_cell((numbers.get(name) or {}).get(key)) for name in timed
+                    for key in ("speedup", "student_ms")]
+        writer.writerow([*who, points_cell(row["total"]), points_cell(row["max_score"]), *points,
+                         text_cell(row["status"]), text_cell(notes), text_cell(row.get("upload", "")), *measured])
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(buf.getvalue(), encoding="utf-8", errors="replace")  # a name that is not UTF-8 keeps a mark
     os.replace(tmp, path)
+
+
+def number_cell(x) -> str:
+    """A measurement: 4 significant digits (a speedup 6.103, a time 0.1234 ms), or "" where there is none."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return ""
+    return f"{value:.4g}" if math.isfinite(value) else ""
 
 
 def points_cell(x) -> str:
@@ -52,7 +69,11 @@ def summarize(rows, out: Path, options: Options, log) -> int:
     log(f"gradebook: {out / GRADEBOOK} ({len(rows)} students: "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ")")
     if any(r["status"] in UNGRADED for r in rows):
-        return EXIT_UNGRADED
-    if counts.get("no GPU"):
-        return EXIT_NO_DEVICE
-    return EXIT_OK
+        status, why = EXIT_UNGRADED, "some students could not be graded (status " + ", ".join(
+            sorted({r["status"] for r in rows if r["status"] in UNGRADED})) + ")"
+    elif counts.get("no GPU"):
+        status, why = EXIT_NO_DEVICE, "no GPU: the run-time tests did not run"
+    else:
+        return EXIT_OK
+    log(f"exit status {status}: {why}")
+    return status

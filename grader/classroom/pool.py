@@ -13,8 +13,11 @@ import traceback
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from grader.classroom.gradebook import points_cell, summarize, write_gradebook
-from grader.classroom.records import EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row, context_key
+from grader.classroom import closing
+from grader.classroom.gradebook import points_cell, write_gradebook
+from grader.classroom.overrides import OverrideError
+from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
+                                      context_key, recorded_row)
 from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
 
 
@@ -143,13 +146,20 @@ def continue_workers() -> None:
             pass
 
 
-def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, stream=None) -> int:
-    """Grades every entry (the harness already built) and writes the gradebook; returns the exit status."""
+def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, stream=None, others=()) -> int:
+    """Grades every entry (the harness already built), then writes the gradebook and what follows it
+    (grader/classroom/closing.py); returns the exit status. others: students of the class not graded in this run
+    (make grade-class ONLY=...), whose rows come from their records."""
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     labs = labs_of(options)
     context = context_key(options, labs)
     out = Path(options.out)
-    rows = {}
+    try:
+        table = closing.load_overrides(options, labs, [*entries, *others])
+    except OverrideError as e:
+        log(f"grader.classroom: the overrides cannot be used, nothing was graded:\n{e}")
+        return EXIT_BROKEN
+    rows = {e.student: recorded_row(options, e, labs, "not graded in this run, and no record") for e in others}
     progress = Progress(len(entries), stream)
     cpu = Pool(max(1, jobs))
     gpus = [Pool(1, gpu) for gpu in gpu_ids]
@@ -174,7 +184,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
     def done(entry, row, unchanged):
         rows[entry.student] = row
         progress.finished(entry.student, row, unchanged)
-        write_gradebook(out / GRADEBOOK, rows.values(), labs)
+        closing.mark_outputs(options, closing.final_row(row, table, labs))
+        write_gradebook(out / GRADEBOOK, [closing.final_row(r, table, labs) for r in rows.values()], labs)
 
     try:
         for entry in entries:
@@ -214,11 +225,11 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         stop_workers([cpu, *gpus])
         missing = [by_student[s] for s in by_student if s not in rows]
         all_rows = list(rows.values()) + [blank_row(e, labs, "not graded", "interrupted") for e in missing]
-        write_gradebook(out / GRADEBOOK, all_rows, labs)
+        write_gradebook(out / GRADEBOOK, [closing.final_row(r, table, labs) for r in all_rows], labs)
         return EXIT_INTERRUPTED
     for pool in (cpu, *gpus):
         pool.shutdown()
-    return summarize(list(rows.values()), out, options, log)
+    return closing.close(list(rows.values()), options, labs, table, log)
 
 def build_harnesses(options: Options, log) -> str:
     """Builds the harness of every graded pattern once, before any student; returns the error, or ""."""

@@ -14,6 +14,7 @@ from grader.classroom import intake
 from grader.config import DEFAULT_PATH
 from grader.grade import DEFAULT_TIMEOUT
 from grader.patterns import KIT
+from grader.report import lab_numbers
 from grader.run import run_harness
 
 
@@ -25,6 +26,7 @@ STATIC_ONLY_MESSAGE = "not run: this grading ran the static checks only (--stati
 # (the upload held no lab file), unreadable (the upload could not be unpacked), kit error, error (the grader failed
 # on this student: a bug to report), not graded (no record: interrupted, or a Slurm task that did not finish).
 UNGRADED = ("error", "kit error", "not graded")
+NUMBER_KEYS = ("speedup", "yardstick", "student_ms", "baseline_ms")  # what a row keeps of a lab's numbers
 NUDGE_SECONDS = 1.0  # how often the workers are sent SIGCONT while the class is graded
 EXPORT_LIMITS = intake.Limits(max_members=500000, max_file_bytes=1 << 30, max_total_bytes=16 << 30,
                               max_scanned_bytes=64 << 30)
@@ -59,6 +61,11 @@ class Options:
     kit: str = str(KIT)
     mode: str = "gpu"  # gpu, no-gpu or static: part of each student's key (a no-GPU grading is redone on a GPU)
     gpu_models: str = ""  # the GPU models graded on: their thresholds differ, so they are part of the key too
+    # What this run does besides grading; none of it is part of a student's key (grader/classroom/closing.py):
+    force: bool = False  # grade again every student of this run, changed or not (--force)
+    overrides: str = ""  # the course staff's overrides file (grader/classroom/overrides.py), "" for none
+    canvas_roster: str = ""  # Canvas's gradebook export, to match canvas.csv's students (grader/classroom/lms.py)
+    similarity: bool = True  # compare the graded files (grader/classroom/similarity.py) once the class is graded
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
@@ -159,7 +166,7 @@ def final_record(folder, key: str, options: Options) -> dict | None:
     """The student's record if it was made under key, its outputs are there, and it is final: a grading without a
     GPU is redone when the run-time tests can run now."""
     record = read_json(Path(folder) / RECORD)
-    if not record or record.get("key") != key or not isinstance(record.get("row"), dict):
+    if options.force or not record or record.get("key") != key or not isinstance(record.get("row"), dict):
         return None
     if not (Path(folder) / "results.json").is_file():
         return None
@@ -177,6 +184,15 @@ def identity(entry: intake.Entry) -> dict:
 def blank_row(entry: intake.Entry, labs, status: str, notes: str) -> dict:
     return {**identity(entry), "total": 0.0, "max_score": 0.0, "labs": {lab.name: 0.0 for lab in labs},
             "status": status, "notes": notes}
+
+
+def recorded_row(options: Options, entry: intake.Entry, labs, missing: str) -> dict:
+    """A student's row as their record holds it (who they are refreshed from entry), or a "not graded" row saying
+    missing when they have none."""
+    record = read_json(Path(options.out) / STUDENTS / entry.student / RECORD)
+    if record and isinstance(record.get("row"), dict):
+        return {**record["row"], **identity(entry)}
+    return blank_row(entry, labs, "not graded", missing)
 
 
 def lab_notes(report) -> list:
@@ -200,16 +216,23 @@ def lab_notes(report) -> list:
 
 
 def row_of(entry: intake.Entry, report, got: intake.Intake, options: Options) -> dict:
-    """The gradebook row of a graded student."""
+    """The gradebook row of a graded student. With --static-only its status is "static only" for every student
+    whose files were read, whether or not their code got as far as a run: a file that does not build would not on
+    a GPU either, but its row must not read "graded" beside the others' (the run-time tests ran for nobody).
+    numbers: per lab, the speedup and times where its benchmark ran."""
     row = blank_row(entry, [], "graded", "")
     row["labs"] = {lab: round(sum(r.score for r in report.results if r.lab == lab), 2) for lab in report.labs()}
     row["total"], row["max_score"] = report.score, report.max_score
+    row["numbers"] = {lab: {k: v for k, v in numbers.items() if k in NUMBER_KEYS}
+                      for lab, numbers in lab_numbers(report).items() if "speedup" in numbers}
     if report.kit_error:
         row["status"] = "kit error"
     elif not got.found:
         row["status"] = "no files"
+    elif options.static_only or options.mode == "static":
+        row["status"] = "static only"
     elif report.no_device:
-        row["status"] = "static only" if options.static_only else "no GPU"
+        row["status"] = "no GPU"
     notes = ([report.kit_error] if report.kit_error else []) + got.problems + lab_notes(report)
     row["notes"] = "; ".join(n.replace("\n", " ") for n in notes)
     return row

@@ -12,6 +12,7 @@ that the compute nodes share.
 """
 import dataclasses
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -19,16 +20,24 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.classroom import intake
-from grader.classroom.gradebook import summarize, write_gradebook
+from grader.classroom import closing, intake
+from grader.classroom.overrides import OverrideError
 from grader.classroom.pool import Progress, build_harnesses, visible_gpus
-from grader.classroom.records import (EXIT_BROKEN, EXIT_OK, GRADEBOOK, Hooks, Options, RECORD, blank_row, context_key,
-                                      identity, list_students, read_class_file, read_json, write_class_file)
-from grader.classroom.student import error_row, grade_one, labs_of, student_folder
+from grader.classroom.records import (EXIT_BROKEN, EXIT_OK, GRADEBOOK, Hooks, Options, context_key, list_students,
+                                      read_class_file, recorded_row, write_class_file)
+from grader.classroom.student import error_row, grade_one, labs_of
 from grader.config import ConfigError
 from grader.patterns import KIT
 
 MAX_ARRAY = 1000  # Slurm's default MaxArraySize is 1001: task ids 0..1000
+
+
+def run_options(args) -> dict:
+    """The Options of a run that the command line sets besides the grading itself (grader/classroom/closing.py):
+    --force, --overrides, --canvas-roster, --no-similarity; files as absolute paths (Slurm's jobs run elsewhere)."""
+    absolute = lambda path: str(Path(path).resolve()) if path else ""  # noqa: E731
+    return {"force": args.force, "overrides": absolute(args.overrides),
+            "canvas_roster": absolute(args.canvas_roster), "similarity": not args.no_similarity}
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,8 @@ class Settings:
     cpus: int = 4
     max_running: int | None = None
     extra: tuple = ()  # more sbatch options, one #SBATCH line each
+    gpu_type: str = ""  # a GPU type the cluster names in its gres (a100, h100): --gres=gpu:TYPE:1
+    constraint: str = ""  # node features, as sbatch --constraint takes them (e.g. "a100|h100")
 
 
 def _header(name: str, logs: Path, settings: Settings, gpu: bool, array: str = "", time: str = "") -> list:
@@ -55,13 +66,26 @@ def _header(name: str, logs: Path, settings: Settings, gpu: bool, array: str = "
     lines.append(f"#SBATCH --cpus-per-task={settings.cpus}")
     lines.append(f"#SBATCH --time={time or settings.time}")
     if gpu:
-        lines.append("#SBATCH --gres=gpu:1")
+        lines.append(f"#SBATCH --gres=gpu:{settings.gpu_type + ':' if settings.gpu_type else ''}1")
+    if settings.constraint:
+        lines.append(f"#SBATCH --constraint={settings.constraint}")
     if settings.partition:
         lines.append(f"#SBATCH --partition={settings.partition}")
     if settings.account:
         lines.append(f"#SBATCH --account={settings.account}")
     lines += [f"#SBATCH {option}" for option in settings.extra]
     return lines
+
+
+def check_settings(settings: Settings) -> str:
+    """What is wrong with settings for a job script ("" when nothing): a GPU type is one gres name (letters,
+    digits, . _ -), and no value may hold a line break (each becomes one #SBATCH line)."""
+    if settings.gpu_type and not re.fullmatch(r"[A-Za-z0-9._-]+", settings.gpu_type):
+        return (f"--gpu-type {settings.gpu_type!r}: a GPU type is one name as the cluster's gres lists it (a100, "
+                f"h100; see `sinfo -o %G`)")
+    values = [settings.partition, settings.account, settings.time, settings.constraint, *settings.extra]
+    bad = next((v for v in values if v and ("\n" in v or "\r" in v)), None)
+    return f"{bad!r}: a Slurm option cannot hold a line break" if bad else ""
 
 
 def _body(settings: Settings, command: str) -> list:
@@ -147,16 +171,15 @@ def run_merge(args) -> int:
     except (ValueError, ConfigError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
-    rows = []
-    for entry in entries:
-        record = read_json(student_folder(options, entry.student) / RECORD)
-        if record and isinstance(record.get("row"), dict):
-            rows.append({**record["row"], **identity(entry)})
-        else:
-            rows.append(blank_row(entry, labs, "not graded", "no record: its grading did not finish (see "
-                                                             "_slurm/logs/ for a Slurm run)"))
-    write_gradebook(Path(options.out) / GRADEBOOK, rows, labs)
-    return summarize(rows, Path(options.out), options, lambda m: print(m, file=sys.stderr, flush=True))
+    log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        table = closing.load_overrides(options, labs, entries)
+    except OverrideError as e:
+        log(f"grader.classroom: the overrides cannot be used:\n{e}")
+        return EXIT_BROKEN
+    rows = [recorded_row(options, entry, labs, "no record: its grading did not finish (see _slurm/logs/ for a "
+                                                "Slurm run)") for entry in entries]
+    return closing.close(rows, options, labs, table, log)
 
 
 def run_harness_build(args, hooks: Hooks = Hooks()) -> int:
@@ -181,19 +204,25 @@ def run_slurm(args) -> int:
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=args.static_only,
                       keep_builds=args.keep_builds, harness_build=str(harness),
-                      mode="static" if args.static_only else "gpu")
+                      mode="static" if args.static_only else "gpu", **run_options(args))
     try:
         labs_of(options)
         entries = list_students(args.submissions, out, args.strip_prefix, log)
     except (ConfigError, ValueError, intake.IntakeError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
+    settings = Settings(python=args.python, kit=str(KIT), gpu=not args.static_only,
+                        sm=args.sm or os.environ.get("SM", ""), partition=args.partition, account=args.account,
+                        time=args.time, cpus=args.cpus, max_running=args.max_running,
+                        extra=tuple(args.sbatch or ()), gpu_type=args.gpu_type or "",
+                        constraint=args.constraint or "")
+    problem = check_settings(settings)
+    if problem:
+        print(f"grader.classroom: {problem}", file=sys.stderr)
+        return EXIT_BROKEN
     batch = max(args.batch, -(-len(entries) // MAX_ARRAY))
     write_class_file(options, entries, args.submissions, batch)
-    scripts = write_scripts(out, tasks=-(-len(entries) // batch), settings=Settings(
-        python=args.python, kit=str(KIT), gpu=not args.static_only, sm=args.sm or os.environ.get("SM", ""),
-        partition=args.partition, account=args.account, time=args.time, cpus=args.cpus,
-        max_running=args.max_running, extra=tuple(args.sbatch or ())))
+    scripts = write_scripts(out, tasks=-(-len(entries) // batch), settings=settings)
     log(f"{len(entries)} students in {-(-len(entries) // batch)} array tasks of {batch}; scripts in {scripts}")
     if not args.submit:
         log(f"submit with: bash {scripts / 'submit.sh'}   (the gradebook: {out / GRADEBOOK}, written by the last "

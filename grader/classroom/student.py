@@ -8,7 +8,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import static_check
+from grader import report_html, static_check
 from grader.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
@@ -188,6 +188,7 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds) -> Non
     report.submission = entry.student
     row["seconds"] = round(seconds, 1)
     write_results(report, folder / "results.json")
+    report_html.write(report, labs_of(options), folder / "results.json")  # their page, the class report links it
     text = "\n".join([header(entry), *got.notes, "", format_table(report), ""])
     (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
     write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,

@@ -339,8 +339,10 @@ class CommandLine(ClassRun):
         with open(self.out / records.GRADEBOOK, newline="") as f:
             rows = list(csv.reader(f))
         self.assertEqual(rows[0], ["student", "name", "sid", "email", "total", "max_score", *LABS, "status", "notes",
-                                   "upload"])
+                                   "upload", "01-first speedup", "01-first ms", "02-second speedup",
+                                   "02-second ms"])
         self.assertEqual(rows[1][:6], ["submission_1", "Ada, Countess", "1", "ada@x.edu", "60", "120"])
+        self.assertEqual(rows[1][-4:], ["100", "0.01", "", ""])  # measured where the benchmark ran (fakes: 100x)
         self.assertEqual(rows[2][:7], ["submission_2", "", "", "", "60", "120", "0"])
 
     def test_merge_reports_who_is_missing(self):
@@ -398,8 +400,9 @@ class HostileUploads(ClassRun):
         status, _, book = self.grade(gpu_ids=())
         self.assertEqual(status, records.EXIT_OK)
         self.assertEqual(len(book), len(self.NAMES) + 2)
-        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["builds.log", "class.json", "gradebook.csv",
-                                                                     "students"])
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()),
+                         ["builds.log", "canvas.csv", "class.json", "gradebook.csv", "gradescope.csv", "report.html",
+                          "similarity.csv", "similarity.html", "students"])
         self.assertEqual(sorted(p.name for p in (self.out / "students").iterdir()), sorted(book))
         for student, row in book.items():
             self.assertRegex(student, r"^[A-Za-z0-9_][A-Za-z0-9._@+-]*$")
@@ -436,8 +439,9 @@ class HostileUploads(ClassRun):
         with a leading '; the grader's own numbers stay numbers."""
         people = {"submission_1": ('=HYPERLINK("http://x","y")', "-1", "a@x.edu"),
                   "submission_2": ("+1+1", "2", "@SUM(A1)"), "submission_3": ("@SUM(A1)", "=1", "=cmd|' /C calc'!A0")}
-        yml = "".join(f"{k}:\n  :submitters:\n  - :name: {n}\n    :sid: '{i}'\n    :email: {e}\n"
-                      for k, (n, i, e) in people.items())
+        quoted = lambda text: "'" + text.replace("'", "''") + "'"  # noqa: E731 - YAML: @ cannot start a plain value
+        yml = "".join(f"{k}:\n  :submitters:\n  - :name: {quoted(n)}\n    :sid: {quoted(i)}\n"
+                      f"    :email: {quoted(e)}\n" for k, (n, i, e) in people.items())
         write_file(self.up, "submission_metadata.yml", yml)
         for k in people:
             self.student(k, {"01-first": "ok"})
@@ -449,7 +453,7 @@ class HostileUploads(ClassRun):
                                                      "120", "60", "0"])
         self.assertEqual(rows["submission_2"][1:4], ["'+1+1", "2", "'@SUM(A1)"])
         self.assertEqual(rows["submission_3"][1:4], ["'@SUM(A1)", "'=1", "'=cmd|' /C calc'!A0"])
-        self.assertEqual((rows["x"][0], rows["x"][-1]), ("x", "'+x.zip"))
+        self.assertEqual((rows["x"][0], rows["x"][10]), ("x", "'+x.zip"))  # the upload column
         for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": "'\tx", "\rx": "'\rx",
                             "a=1": "a=1", "": "", " =1": " =1"}.items():
             self.assertEqual(gradebook.text_cell(k), expected)

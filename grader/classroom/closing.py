@@ -1,0 +1,60 @@
+"""What follows the grading of a class (`grade` on this machine, `merge` after a Slurm run): the course staff's
+overrides laid over the graded rows and the students' outputs, then gradebook.csv, canvas.csv and gradescope.csv,
+the similarity report and the class report (report.html), and the closing summary with the exit status.
+
+Every step after the gradebook is a convenience for people: one that fails says so on stderr and the class's
+grades stand (the exit status is the gradebook's). The overrides are different: a file that cannot be used stops
+the run before anything is graded (load_overrides, called first).
+"""
+from pathlib import Path
+
+from grader.classroom import class_report, lms, overrides, similarity
+from grader.classroom.gradebook import summarize, write_gradebook
+from grader.classroom.records import GRADEBOOK, Options, STUDENTS
+from grader.classroom.student import config_of
+
+
+def load_overrides(options: Options, labs, entries) -> dict:
+    """{student: [Override]} from the run's overrides file (none: {}); overrides.OverrideError when it cannot be
+    used."""
+    path = overrides.default_path(options.out, options.overrides)
+    if path is None:
+        return {}
+    return overrides.load(path, labs, [e.student for e in entries])
+
+
+def final_row(row: dict, table: dict, labs) -> dict:
+    """A graded row with its overrides (table: load_overrides's) laid over it."""
+    return overrides.apply_row(row, table.get(row["student"], []), labs)
+
+
+def mark_outputs(options: Options, row: dict) -> None:
+    """Lays the final row's overrides over the student's results.json and feedback.txt (or takes old ones away)."""
+    folder = Path(options.out) / STUDENTS / row["student"]
+    if folder.is_dir():
+        overrides.apply_outputs(folder, row)
+
+
+def close(rows, options: Options, labs, table: dict, log) -> int:
+    """Writes everything a graded class gets from rows (the graded rows, overrides not yet applied) and returns
+    the exit status (grader/classroom/gradebook.py: summarize)."""
+    out = Path(options.out)
+    final = [final_row(row, table, labs) for row in rows]
+    for row in final:
+        mark_outputs(options, row)
+    write_gradebook(out / GRADEBOOK, final, labs)
+    try:
+        lms.write(out, final, labs, options.canvas_roster or None, warn=log)
+    except (lms.RosterError, OSError) as e:
+        log(f"canvas.csv and gradescope.csv not written: {e}")
+    if options.similarity:
+        try:
+            path, results = similarity.run(similarity.graded_folders(out), labs, out)
+            log(f"similarity: {similarity.summary(results)}: {path}")
+        except (similarity.SimilarityError, OSError) as e:
+            log(f"similarity report not written: {e}")
+    config = config_of(options)
+    page = class_report.write(out, final, labs, options=options.to_json(), calibration=config.calibration)
+    if page:
+        log(f"class report: {page}")
+    return summarize(final, out, options, log)

@@ -1,0 +1,190 @@
+"""Grade overrides by course staff: a CSV file a TA edits (in a spreadsheet or a text editor), given to
+`make grade-class OVERRIDES=FILE` (or `--overrides FILE`; OUT/overrides.csv when there is one and none is given).
+
+    student,lab,points,reason
+    alice,03-sequential,45,regrade request 12: rerun on an idle GPU
+    bob,05,+5,the late-day waiver of 2026-11-02
+    carol,total,-10,academic integrity case 2026-3
+
+student: the gradebook's id. lab: a lab's name or number (03), or `total` for an adjustment of the whole. points:
+a plain number sets the lab's points to it (0 up to the lab's maximum); +N or -N adds or takes away (the lab's
+points stay within 0 and its maximum, the total at 0 or above); `total` takes +N or -N only. reason: required; the
+student reads it. Lines whose first cell starts with # are comments; at most one line per student and lab.
+
+An override never changes what the grader measured: each student's record keeps the graded row, and the overrides
+are laid over it whenever the gradebook is written (after a rerun too, graded again or not). They show in the
+gradebook (the points, and a note per override), in the student's feedback.txt (a closing section) and
+results.json (its score, an "override by course staff" test per override saying why, extra_data.overrides).
+A file that names a student or lab the class does not have, or a malformed line, stops the run before anything
+is graded (exit status 2), with every problem's line.
+"""
+import csv
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+FILE_NAME = "overrides.csv"
+COLUMNS = ("student", "lab", "points", "reason")
+TOTAL = "total"
+TEST_NAME = "override by course staff"
+FEEDBACK_MARK = "== Overrides by course staff =="
+
+
+class OverrideError(Exception):
+    """The overrides file cannot be used; the message lists each problem with its line."""
+
+
+@dataclass(frozen=True)
+class Override:
+    """One line of the file: lab is a lab's full name or TOTAL; relative: points is added (else it is set)."""
+
+    student: str
+    lab: str
+    points: float
+    relative: bool
+    reason: str
+    line: int
+
+    def describe(self, before: float, after: float) -> str:
+        what = "total" if self.lab == TOTAL else self.lab
+        change = f"{_points(before)} -> {_points(after)}"
+        return f"override {what}: {change} ({self.reason})"
+
+
+def _points(x: float) -> str:
+    return f"{x:g}" if float(x) == int(x) else f"{x:.2f}"
+
+
+def _lab_name(text: str, labs) -> str | None:
+    """The full name of the lab text names (its name, or its number: 3, 03), TOTAL, or None."""
+    if text.lower() == TOTAL:
+        return TOTAL
+    key = text.zfill(2) if text.isdigit() else text
+    found = [lab.name for lab in labs if lab.name == key or lab.name.split("-", 1)[0] == key]
+    return found[0] if len(found) == 1 else None
+
+
+def load(path, labs, students) -> dict:
+    """{student: [Override, ...]} from the CSV file at path, checked against labs and the class's student ids;
+    OverrideError listing every problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise OverrideError(f"{path}: cannot be read: {e}") from None
+    reader = csv.reader(text.splitlines())
+    rows = [(n, r) for n, r in enumerate(reader, 1) if r and any(c.strip() for c in r)
+            and not r[0].lstrip().startswith("#")]
+    if not rows:
+        return {}
+    header = [c.strip().lower() for c in rows[0][1]]
+    if tuple(header[:4]) != COLUMNS:
+        raise OverrideError(f"{path}:{rows[0][0]}: the first line must be the header {','.join(COLUMNS)} (got "
+                            f"{','.join(rows[0][1])})")
+    known, problems, found, seen = set(students), [], {}, {}
+    maxima = {lab.name: lab.max_score for lab in labs}
+    for n, cells in rows[1:]:
+        cells = [c.strip() for c in cells] + [""] * 4
+        student, lab_text, points_text, reason = cells[:4]
+        where = f"{path}:{n}"
+        lab = _lab_name(lab_text, labs)
+        if student not in known:
+            problems.append(f"{where}: no student {student!r} in this class (the gradebook's student column)")
+        if lab is None:
+            problems.append(f"{where}: no lab {lab_text!r} (the labs: {', '.join(maxima)}, or total)")
+        if not reason:
+            problems.append(f"{where}: the reason is missing (the student reads it)")
+        relative = points_text[:1] in "+-" and bool(points_text)
+        try:
+            points = float(points_text)
+        except ValueError:
+            problems.append(f"{where}: points {points_text!r} is not a number (45 sets, +5 or -5 adjusts)")
+            continue
+        if lab == TOTAL and not relative:
+            problems.append(f"{where}: total takes an adjustment (+N or -N), not {points_text}")
+        elif lab in maxima and not relative and not 0 <= points <= maxima[lab]:
+            problems.append(f"{where}: {lab} is worth 0 to {_points(maxima[lab])} points, not {points_text}")
+        if (student, lab) in seen:
+            problems.append(f"{where}: {student} {lab} is overridden on line {seen[(student, lab)]} already")
+        seen[(student, lab)] = n
+        if student in known and lab is not None and reason:
+            found.setdefault(student, []).append(Override(student, lab, points, relative, reason, n))
+    if problems:
+        raise OverrideError("\n".join(problems))
+    return found
+
+
+def default_path(out, given=None) -> Path | None:
+    """The overrides file of a run: the one given, else OUT/overrides.csv when it exists."""
+    if given:
+        return Path(given)
+    path = Path(out) / FILE_NAME
+    return path if path.is_file() else None
+
+
+def apply_row(row: dict, overrides: list, labs) -> dict:
+    """The gradebook row with overrides laid over it (the graded row is not changed): the labs' points, the total,
+    a note per override; row["overrides"] lists them as dicts with the points before and after."""
+    if not overrides:
+        return row
+    row = dict(row, labs=dict(row.get("labs", {})))
+    maxima = {lab.name: lab.max_score for lab in labs}
+    applied, notes = [], []
+    for o in sorted(overrides, key=lambda o: o.lab == TOTAL):  # the labs first, then the total's adjustment
+        if o.lab == TOTAL:
+            before = float(row["total"])
+            after = max(0.0, before + o.points)
+        else:
+            before = float(row["labs"].get(o.lab, 0.0))
+            after = min(maxima[o.lab], max(0.0, before + o.points)) if o.relative else o.points
+            row["labs"][o.lab] = round(after, 2)
+            row["total"] = float(row["total"]) + after - before
+        if o.lab == TOTAL:
+            row["total"] = after
+        row["total"] = round(row["total"], 2)
+        applied.append({**asdict(o), "before": round(before, 2), "after": round(after, 2)})
+        notes.append(o.describe(before, after))
+    row["notes"] = "; ".join(n for n in (row.get("notes", ""), *notes) if n)
+    row["overrides"] = applied
+    return row
+
+
+def apply_outputs(folder, row: dict) -> None:
+    """Lays row["overrides"] (apply_row's) over the student's results.json and feedback.txt in folder, first
+    taking away any overrides a previous run laid there; with none, restores them as graded."""
+    applied = row.get("overrides") or []
+    folder = Path(folder)
+    results_path = folder / "results.json"
+    try:
+        results = json.loads(results_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        results = None
+    if isinstance(results, dict):
+        extra = results.setdefault("extra_data", {})
+        if "score_before_overrides" in extra:
+            results["score"] = extra.pop("score_before_overrides")
+            extra.pop("overrides", None)
+            results["tests"] = [t for t in results.get("tests", []) if not str(t.get("name", "")).endswith(
+                ": " + TEST_NAME)]
+        if applied:
+            extra["score_before_overrides"] = results.get("score", 0)
+            extra["overrides"] = applied
+            results["score"] = row["total"]
+            for o in applied:
+                results.setdefault("tests", []).append({
+                    "name": f"{o['lab']}: {TEST_NAME}", "score": round(o["after"] - o["before"], 2), "max_score": 0,
+                    "status": "passed", "visibility": "visible",
+                    "output": f"{_points(o['before'])} -> {_points(o['after'])} points: {o['reason']}"})
+        tmp = results_path.with_name(results_path.name + ".tmp")
+        tmp.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, results_path)
+    feedback = folder / "feedback.txt"
+    if feedback.is_file():
+        text = feedback.read_text(encoding="utf-8", errors="replace")
+        text = text.split("\n" + FEEDBACK_MARK, 1)[0].rstrip("\n") + "\n"
+        if applied:
+            lines = [f"  {o['lab']}: {_points(o['before'])} -> {_points(o['after'])} points: {o['reason']}"
+                     for o in applied]
+            text += "\n".join(["", FEEDBACK_MARK, *lines, f"Total after overrides: {_points(row['total'])}", ""])
+        feedback.write_text(text, encoding="utf-8")
