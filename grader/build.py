@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
-from grader.run import run_process
+from grader.process import run_process
 from grader.source_check import check_source
 
 MAX_ERROR_LINES = 30

@@ -29,7 +29,8 @@ from grader import report_html
 from grader import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
 from grader.report import Report, format_table, gradescope_results, write_results
-from grader.run import NO_DEVICE_MESSAGE, left_by_us, run_harness, run_harness_runs
+from grader.process import left_by_us
+from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
 from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,

@@ -26,7 +26,8 @@ from grader.build import Limits, build_harness, build_lab, compile_student, nati
 from grader.build_sandbox import bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.config import load_config
 from grader.grade import main
-from grader.run import run_harness, run_process
+from grader.process import run_process
+from grader.run import run_harness
 from grader.source_check import PUBLIC_HEADERS, check_source
 from tests.grader.fakes import KIT, write_file
 from tools.author.make_skeletons import lab_files

@@ -538,7 +538,7 @@ class GpuLeftovers(unittest.TestCase):
     def test_descendants_and_orphans_are_ours_a_living_strangers_child_is_not(self):
         import os
         import subprocess
-        from grader.run import left_by_us
+        from grader.process import left_by_us
         child = subprocess.Popen(["sleep", "30"])
         # a grandchild whose parent (a shell) is alive stands for another grading's runner; an orphan (the shell
         # gone, parent pid 1 or a subreaper) for a process left behind

@@ -7,7 +7,8 @@ import time
 import unittest
 from pathlib import Path
 
-from grader.run import OUTPUT_KEEP, Process, interpret, run_harness, run_process, split_plan
+from grader.process import OUTPUT_KEEP, Process, run_process
+from grader.run import interpret, run_harness, split_plan
 from tests.grader.fakes import fake_program, process_gone
 
 ARGS = ["--data", "integer", "--n", "1,33,1025"]

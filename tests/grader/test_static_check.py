@@ -27,7 +27,7 @@ from grader import static_check
 from grader.build import build_harness, make_argv
 from grader.config import load_config
 from grader.grade import main
-from grader.run import run_process
+from grader.process import run_process
 from grader.static_check import (RULES, Symbol, ToolError, advice_for, allowed_for, check_symbols, find_allowed,
                                  header_api, listed_name, load_calls, short_name)
 from tests.grader.fakes import KIT, write_file

@@ -41,7 +41,7 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.config import lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
-from grader.run import run_process
+from grader.process import run_process
 from grader.simulator import build_harness_sim, build_lab_sim, sim_env
 from tools.student import nsight
 
@@ -554,7 +554,7 @@ def _build_harnesses(kit, patterns, want_gpu) -> list:
 def main(argv=None, *, kit: Path = KIT, out=None, run=run_process, gpu_probe=gpu_present,
          ncu_finder=nsight.find_ncu) -> int:
     """As from the command line; returns the exit status. Keyword arguments are hooks for tests: run
-    (grader.run.run_process: the simulated runs and ncu), gpu_probe (the GPU's name or None) and ncu_finder."""
+    (grader.process.run_process: the simulated runs and ncu), gpu_probe (the GPU's name or None) and ncu_finder."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)

@@ -44,7 +44,8 @@ from grader import no_gpu
 from grader.no_gpu import shown
 from grader.config import ConfigError, lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
-from grader.run import run_harness, run_process
+from grader.process import run_process
+from grader.run import run_harness
 
 EXIT_OK, EXIT_FAIL, EXIT_TOOL, EXIT_NO_DEVICE = 0, 1, 2, 77
 DEFAULT_N = "2^24"
@@ -427,7 +428,7 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
          run_check=run_harness, run=run_process, ncu_finder=find_ncu) -> int:
     """Runs the profile as from the command line and returns its exit status. The keyword arguments are hooks for
     tests: build and build_harness (grader.build), run_check (grader.run.run_harness, the plain run before
-    profiling), run (grader.run.run_process, for ncu) and ncu_finder (find_ncu)."""
+    profiling), run (grader.process.run_process, for ncu) and ncu_finder (find_ncu)."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)
