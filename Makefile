@@ -17,7 +17,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm similarity class-uploads calibrate clean
 
 ## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
 ## make help                                           this list (the `## ` line above each rule of this Makefile)
@@ -86,20 +86,28 @@ regrade-bench:
 # meant as the class's folder.
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
 CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) \
-	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX))
+	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX)) $(if $(FORCE),--force) $(if $(OVERRIDES),--overrides $(OVERRIDES)) \
+	$(if $(CANVAS_ROSTER),--canvas-roster $(CANVAS_ROSTER)) $(if $(NO_SIMILARITY),--no-similarity)
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 ## make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)
-grade-class:
-	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS))
+##     and OUT/report.html, similarity.html, canvas.csv; [ONLY=id,id] [FORCE=1] regrade, [OVERRIDES=FILE.csv]
+##     [CANVAS_ROSTER=export.csv]. make exits 2 on any failure: its "Error N" is the grader's status (README)
+grade-class: setup-grade
+	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(ONLY),--only $(ONLY))
 
-## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1]   the same as a Slurm job array (python3 -m grader.classroom)
+## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1] [GPU_TYPE=a100] [CONSTRAINT=...]  as a Slurm job array
 grade-class-slurm:
-	$(PYTHON) -m grader.classroom slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(SUBMIT),--submit)
+	$(PYTHON) -m grader.classroom slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(GPU_TYPE),--gpu-type $(GPU_TYPE)) $(if $(CONSTRAINT),--constraint '$(CONSTRAINT)') $(if $(SUBMIT),--submit)
 
-## make class-uploads [STUDENTS=20] [LABS=03]           a synthetic class to grade (build/class-uploads)
+## make similarity [SUBMISSIONS=DIR] [LAB=03] [OUT=DIR]  shared code between students: OUT/similarity.html (without
+##     SUBMISSIONS: the files make grade-class graded in OUT)
+similarity:
+	$(PYTHON) -m grader.classroom.similarity $(if $(SUBMISSIONS),$(SUBMISSIONS) --out $(CLASS_OUT),--graded $(CLASS_OUT)) $(if $(LAB),--lab $(LAB)) $(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX))
+
+## make class-uploads [STUDENTS=20] [LAB=03]            a synthetic class to grade (build/class-uploads)
 class-uploads:
-	$(PYTHON) -m tools.instructor.make_class --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(LABS),--labs $(LABS))
+	$(PYTHON) -m tools.instructor.make_class --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS)))
 
 ## make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml
 calibrate:
