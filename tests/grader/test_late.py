@@ -85,10 +85,11 @@ class LabsToml(unittest.TestCase):
                 with self.assertRaises(ConfigError) as caught:
                     self.config(extra, lab_line)
                 self.assertIn(said, str(caught.exception))
-        text = DEFAULT_PATH.read_text().replace('name = "edge sizes"\n', 'name = "edge sizes"\nvisibility = "secret"\n', 1)
+        text = DEFAULT_PATH.read_text().replace('name = "edge sizes"\n', 'name = "edge sizes"\nvisibility = "x"\n', 1)
         with self.assertRaises(ConfigError) as caught:
             parse_config(tomllib.loads(text), DEFAULT_PATH)
-        self.assertIn("visibility: expected one of visible, hidden, after_due_date, after_published", str(caught.exception))
+        self.assertIn("visibility: expected one of visible, hidden, after_due_date, after_published",
+                      str(caught.exception))
 
 
 class Lateness(unittest.TestCase):
