@@ -26,15 +26,14 @@ address is beyond them (the runner's sandbox stops what such a call could do).
 import fnmatch
 import functools
 import re
-import shutil
 import struct
-import subprocess
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TOOL_TIMEOUT = 120.0
+from grader.objfile import Elf, ToolError, device_images, read_elf, read_symbols, require_tools, run_tool
+
 MAX_NAMES = 4  # symbols named per finding; the rest are counted
 CALLS_TABLE = Path(__file__).resolve().with_name("lab_calls.toml")
 
@@ -109,10 +108,6 @@ LIST_SUMMARY = "kernel launches, device memory, streams and events, printing, ma
 ONLY_IN_SAYS = "calls {names}"
 
 
-class ToolError(RuntimeError):
-    """A tool the checks need (nm, objdump) is missing or failed, or the object cannot be read: a kit problem."""
-
-
 @dataclass(frozen=True)
 class Finding:
     key: str  # the rule's key ("calls", "copies", "startup", "device-cub", ...)
@@ -127,13 +122,6 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not self.findings
-
-
-@dataclass(frozen=True)
-class Symbol:
-    name: str  # as in the object (mangled)
-    demangled: str
-    kind: str  # nm's letter: U undefined, T text, W weak, D data, ...
 
 
 # ---- the allow-list (grader/lab_calls.toml) ----
@@ -198,123 +186,6 @@ def advice_for(name: str, path=CALLS_TABLE) -> Advice:
 def header_api(pattern: str, path=CALLS_TABLE) -> list:
     """The harness functions a lab of this pattern may call (the pattern's own groups)."""
     return [n for a in load_calls(path)[0] if pattern in a.patterns for n in a.names]
-
-
-# ---- reading the object ----
-
-
-def require_tools() -> dict:
-    """{"nm": path, "objdump": path}; ToolError naming what is missing."""
-    tools = {name: shutil.which(name) for name in ("nm", "objdump")}
-    missing = [name for name, path in tools.items() if not path]
-    if missing:
-        raise ToolError(f"{' and '.join(missing)} not found: the grader's static checks need binutils (nm, objdump) "
-                        f"to read the compiled labs; install binutils (a kit problem, not the student's)")
-    return tools
-
-
-def _tool(argv, what: str) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ToolError(f"{Path(argv[0]).name} failed on {what}: {e}") from None
-    if done.returncode != 0:
-        raise ToolError(f"{Path(argv[0]).name} failed on {what} (exit {done.returncode}): {done.stderr.strip()[:500]}")
-    return done.stdout
-
-
-def read_symbols(nm: str, path) -> list:
-    """Every symbol of the object at path, in its symbol table's order, with its demangled name (nm -P, twice)."""
-    raw = _tool([nm, "-P", "-p", str(path)], path).splitlines()
-    demangled = _tool([nm, "-P", "-p", "-C", str(path)], path).splitlines()
-    if len(raw) != len(demangled):
-        raise ToolError(f"nm listed {len(raw)} symbols of {path}, but {len(demangled)} demangled")
-    symbols = []
-    for line, pretty in zip(raw, demangled):
-        parts = line.split()
-        if len(parts) < 2:
-            continue
-        name, kind = parts[0], parts[1]
-        # the demangled line ends with the same fields as the plain one: strip them to get the demangled name
-        tail = line[len(name):]
-        symbols.append(Symbol(name, pretty[:len(pretty) - len(tail)] if pretty.endswith(tail) else name, kind))
-    return symbols
-
-
-class Elf:
-    """Just enough of a 64-bit little-endian ELF relocatable file: sections, the symbol table, relocations."""
-
-    def __init__(self, data: bytes, what: str):
-        self.data, self.what = data, what
-        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-            raise ValueError(f"{what} is not a 64-bit little-endian ELF file")
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-        self.sections = []
-        for k in range(shnum):
-            name, stype, flags, _, offset, size, link, info, _, entsize = struct.unpack_from(
-                "<IIQQQQIIQQ", data, shoff + k * shentsize)
-            self.sections.append({"name_off": name, "type": stype, "flags": flags, "offset": offset, "size": size,
-                                  "link": link, "info": info, "entsize": entsize})
-        names = self.sections[shstrndx] if shnum else None
-        for s in self.sections:
-            s["name"] = self._string(names["offset"], s["name_off"]) if names else ""
-        self.symbols = []
-        for s in self.sections:
-            if s["type"] == 2:  # SHT_SYMTAB
-                strtab = self.sections[s["link"]]["offset"]
-                for off in range(s["offset"], s["offset"] + s["size"], 24):
-                    name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", data, off)
-                    self.symbols.append({"name": self._string(strtab, name), "type": info & 0xF, "bind": info >> 4,
-                                         "shndx": shndx, "value": value, "size": size})
-
-    def _string(self, base: int, offset: int) -> str:
-        end = self.data.index(b"\0", base + offset)
-        return self.data[base + offset:end].decode("utf-8", "replace")
-
-    def section(self, name: str):
-        return next((s for s in self.sections if s["name"] == name), None)
-
-    def contents(self, section) -> bytes:
-        if section["type"] == 8:  # SHT_NOBITS
-            return b""
-        return self.data[section["offset"]:section["offset"] + section["size"]]
-
-    def relocation_entries(self) -> list:
-        """(target section index, offset, symbol index, addend, type) of every RELA entry of the object."""
-        out = []
-        for s in self.sections:
-            if s["type"] == 4:  # SHT_RELA
-                for off in range(s["offset"], s["offset"] + s["size"], 24):
-                    r_offset, r_info, addend = struct.unpack_from("<QQq", self.data, off)
-                    out.append((s["info"], r_offset, r_info >> 32, addend, r_info & 0xFFFFFFFF))
-        return out
-
-    def relocations(self, target_index: int) -> list:
-        """(offset, symbol dict, addend) of every RELA entry that applies to section target_index."""
-        return sorted(((off, self.symbols[sym], addend) for target, off, sym, addend, _ in self.relocation_entries()
-                       if target == target_index), key=lambda r: r[0])
-
-    def function_at(self, section_index: int, offset: int) -> str | None:
-        """The name of the function (STT_FUNC) of section section_index whose body holds offset."""
-        return next((s["name"] for s in self.symbols if s["type"] == 2 and s["shndx"] == section_index
-                     and s["value"] <= offset < s["value"] + max(s["size"], 1)), None)
-
-    def target_name(self, symbol: dict, addend: int) -> str:
-        """The function a relocation points to: the symbol itself, or for a section symbol plus an offset, the
-        function defined there."""
-        if symbol["type"] != 3:  # not STT_SECTION
-            return symbol["name"]
-        found = next((s for s in self.symbols if s["shndx"] == symbol["shndx"] and s["value"] == addend
-                      and s["type"] == 2), None)  # STT_FUNC
-        return found["name"] if found else f"{self.sections[symbol['shndx']]['name']}+{addend:#x}"
-
-
-def read_elf(path) -> Elf:
-    try:
-        return Elf(Path(path).read_bytes(), str(path))
-    except (OSError, ValueError, struct.error, IndexError) as e:
-        raise ToolError(f"cannot read {path}: {e}") from None
 
 
 # ---- names for people ----
@@ -526,7 +397,7 @@ def check_types(elf: Elf) -> list:
 def check_syscalls(objdump: str, elf: Elf, path) -> list:
     """System call instructions in objdump's listing of the executable sections, and their bytes anywhere in those
     sections: bytes that objdump does not list as an instruction are one hidden inside another instruction."""
-    listing = _tool([objdump, "-d", "--no-show-raw-insn", "-w", str(path)], path)
+    listing = run_tool([objdump, "-d", "--no-show-raw-insn", "-w", str(path)], path)
     shown, visible = set(), set()  # instruction names; (section, offset) of the listed ones
     for part in re.split(r"^Disassembly of section ", listing, flags=re.M)[1:]:
         section = part.split(":", 1)[0].strip()
@@ -548,57 +419,6 @@ def check_syscalls(objdump: str, elf: Elf, path) -> list:
     if hidden:
         findings.append(_finding("hidden-syscall", HIDDEN_SAYS, HIDDEN_WHY, hidden))
     return findings
-
-
-def device_images(elf: Elf, path) -> tuple:
-    """(the cubins in the object's fatbin, notes): each ELF image of every fatbin in .nv_fatbin. Compressed images
-    (nvcc -Xfatbin -compress-all, or a toolkit that compresses by default) are extracted by cuobjdump where it is
-    installed; without it they give a note instead."""
-    section = elf.section(".nv_fatbin")
-    if section is None:
-        return [], []
-    data, images, compressed, off = elf.contents(section), [], 0, 0
-    while off + 16 <= len(data):
-        magic, _, header_size, fat_size = struct.unpack_from("<IHHQ", data, off)
-        if magic != 0xBA55ED50:
-            off += 8  # fatbins are 8-byte aligned; skip padding
-            continue
-        entry, end = off + header_size, off + header_size + fat_size
-        while entry + 16 <= end:
-            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
-            start = entry + entry_header
-            if kind == 2:  # an ELF (cubin); kind 1 is PTX, compiled from the same source
-                if data[start:start + 4] == b"\x7fELF":
-                    images.append(data[start:start + payload])
-                else:
-                    compressed += 1
-            entry = start + payload
-        off = end
-    if not compressed:
-        return images, []
-    extracted = extract_with_cuobjdump(path)
-    if extracted is not None:
-        return extracted, []
-    return images, [f"{compressed} compressed device image{'s' if compressed > 1 else ''} not inspected: cuobjdump "
-                    f"(from the CUDA toolkit) is needed to read them; only the host code's symbols were checked"]
-
-
-def extract_with_cuobjdump(path) -> list | None:
-    """Every cubin of the object at path, as cuobjdump -xelf all extracts them (decompressed), or None when
-    cuobjdump is not installed or fails."""
-    cuobjdump = shutil.which("cuobjdump")
-    if not cuobjdump:
-        return None
-    with tempfile.TemporaryDirectory(prefix="static-check-") as tmp:
-        try:
-            done = subprocess.run([cuobjdump, "-xelf", "all", str(Path(path).resolve())], cwd=tmp,
-                                  capture_output=True, timeout=TOOL_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        found = sorted(Path(tmp).glob("*.cubin"))
-        if done.returncode != 0 or not found:
-            return None
-        return [f.read_bytes() for f in found]
 
 
 def check_device(nm: str, elf: Elf, path) -> tuple:

@@ -28,8 +28,9 @@ from grader.build import build_harness, make_argv
 from grader.config import load_config
 from grader.grade import main
 from grader.process import run_process
-from grader.static_check import (RULES, Symbol, ToolError, advice_for, allowed_for, check_symbols, find_allowed,
-                                 header_api, listed_name, load_calls, short_name)
+from grader.objfile import Symbol, ToolError, read_symbols
+from grader.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api, listed_name,
+                                 load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
 from tools.author.make_skeletons import derive
 from tools.instructor.variants.wrong import submission
@@ -532,7 +533,7 @@ class RealObjects(unittest.TestCase):
             built = build_harness(KIT, pattern)
             self.assertTrue(built.ok, built.message)
         defined = {short_name(s.demangled) for obj in (KIT / "build" / "harness").glob("*/*.o")
-                   for s in static_check.read_symbols(shutil.which("nm"), obj) if s.kind == "T"}
+                   for s in read_symbols(shutil.which("nm"), obj) if s.kind == "T"}
         offered = {name for group in load_calls()[0] if group.group.startswith("the kit") for name in group.names}
         self.assertEqual(sorted(offered - defined), [])
 
