@@ -1,13 +1,13 @@
 """`make figures`: draw the handouts' figures as SVG, computed from the algorithms they show (standard library only).
 
-    tools/author/figures.py                          every figure into handouts/figures/
-    tools/author/figures.py --out DIR                the same into DIR (the test regenerates into a temporary folder)
-    tools/author/figures.py --ladder FILE            ladder.svg from another measurement: FILE is build/bench/ladder.jsonl
-                                              or build/bench/ladder.md (what `make bench` writes) or a JSON file
-                                              shaped like handouts/figures/ladder.json
-    tools/author/figures.py --ladder FILE --save-data handouts/figures/ladder.json
-                                              also store that measurement as the committed data file, so that a
-                                              plain `make figures` (and the figures test) redraws the same chart
+    python3 -m tools.author.figures                  every figure into handouts/figures/
+    python3 -m tools.author.figures --out DIR        the same into DIR (the test regenerates into a temporary folder)
+    python3 -m tools.author.figures --ladder FILE    ladder.svg from another measurement: FILE is
+                                                     build/bench/ladder.jsonl or build/bench/ladder.md (what `make
+                                                     bench` writes) or a JSON file shaped like ladder.json
+    python3 -m tools.author.figures --ladder FILE --save-data handouts/figures/ladder.json
+                                                     also store that measurement as the committed data file, so that
+                                                     a plain `make figures` (and the figures test) redraws the same
 
 Figures (each one is computed: the trees and scans are simulated step by step, the bank table from
 bank = word index mod 32, the look-back from a list of tile totals, the ladder from its data file):
@@ -18,93 +18,22 @@ bank = word index mod 32, the look-back from a list of tile totals, the ladder f
   scan-kogge-stone.svg         lab 06: Kogge-Stone on 16 elements, with its additions and steps
   scan-brent-kung.svg          lab 06: Brent-Kung on 16 elements (up-sweep, down-sweep)
   lookback.svg                 lab 08: tiles with X/A/P status, one tile looking back to the nearest P
-  ladder.svg                   the reference ladder: x baseline (labs 01-05) and x CUB (every lab)
+  ladder.svg                   the reference ladder: x baseline (labs 01-05) and x CUB (every lab); ladder_figure.py
 
 The output is byte-identical on every run: no dates, no random numbers, fixed number formatting.
 """
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
-from xml.sax.saxutils import escape
 
-from grader.config import lab_of, load_config
-from grader.patterns import KIT, format_size, lab_dirs
+from grader.patterns import KIT
+from tools.author.ladder_figure import ladder_figure, load_ladder
+from tools.author.svg import (ACTIVE, ACTIVE_EDGE, BAD, BUSY_WARP, CELL, INK, LINE, MUTED, OK, STALE, STATUS_EDGE, STATUS_FILL,
+                               Svg, num)
 
 FIGURES = KIT / "handouts" / "figures"
 LADDER_DATA = FIGURES / "ladder.json"
-
-# Colours: readable in print, distinguishable without colour vision (light/dark and labels carry the meaning too).
-INK = "#222222"
-MUTED = "#8a8a8a"
-LINE = "#555555"
-CELL = "#ffffff"
-STALE = "#f1f1f1"
-ACTIVE = "#ffcf8a"
-ACTIVE_EDGE = "#c46a00"
-BUSY_WARP = "#dbe8f6"
-OK = "#c9e8c4"
-BAD = ["#ffe0b0", "#ffc27a", "#ff9a5c", "#f26b4a", "#d63a3a"]  # 2-, 4-, 8-, 16-, 32-way
-SIZE_COLOURS = ["#3b6fb6", "#e08a1e", "#5aa469", "#9c5fb5"]
-STATUS_FILL = {"X": "#e6e6e6", "A": "#ffd98a", "P": "#9fd49a"}
-STATUS_EDGE = {"X": "#9a9a9a", "A": "#c48a00", "P": "#3c8a36"}
-
-
-def num(v: float) -> str:
-    """A coordinate with at most two decimals and no trailing zeros: the same text on every run."""
-    s = f"{v:.2f}".rstrip("0").rstrip(".")
-    return "0" if s in ("", "-0") else s
-
-
-class Svg:
-    """Just enough SVG: rectangles, text, lines and arrows, paths; rendered as text."""
-
-    def __init__(self, width: float, height: float, title: str, desc: str):
-        self.width, self.height, self.title, self.desc = width, height, title, desc
-        self.items = []
-
-    def rect(self, x, y, w, h, fill=CELL, stroke=LINE, width=1.0, rx=0, dash=None, opacity=None):
-        extra = f' rx="{num(rx)}"' if rx else ""
-        extra += f' stroke-dasharray="{dash}"' if dash else ""
-        extra += f' fill-opacity="{num(opacity)}"' if opacity is not None else ""
-        self.items.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" fill="{fill}" '
-                          f'stroke="{stroke}" stroke-width="{num(width)}"{extra}/>')
-
-    def text(self, x, y, s, size=13, anchor="middle", weight=None, fill=INK, mono=False, italic=False, halo=False):
-        extra = ' font-weight="bold"' if weight == "bold" else ""
-        extra += ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
-        extra += ' font-style="italic"' if italic else ""
-        extra += ' class="mono"' if mono else ""
-        self.items.append(f'<text x="{num(x)}" y="{num(y)}" font-size="{num(size)}" text-anchor="{anchor}" '
-                          f'fill="{fill}"{extra}>{escape(s)}</text>')
-
-    def line(self, x1, y1, x2, y2, stroke=LINE, width=1.2, arrow=False, dash=None):
-        extra = ' marker-end="url(#arrow)"' if arrow else ""
-        extra += f' stroke-dasharray="{dash}"' if dash else ""
-        self.items.append(f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
-                          f'stroke-width="{num(width)}"{extra}/>')
-
-    def path(self, d, stroke=LINE, width=1.2, fill="none", arrow=False):
-        extra = ' marker-end="url(#arrow)"' if arrow else ""
-        self.items.append(f'<path d="{d}" stroke="{stroke}" stroke-width="{num(width)}" fill="{fill}"{extra}/>')
-
-    def render(self) -> str:
-        head = [
-            '<?xml version="1.0" encoding="UTF-8"?>',
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(self.width)}" height="{num(self.height)}" '
-            f'viewBox="0 0 {num(self.width)} {num(self.height)}" role="img">',
-            f"<title>{escape(self.title)}</title>",
-            f"<desc>{escape(self.desc)}</desc>",
-            "<!-- drawn by tools/author/figures.py (make figures); do not edit by hand -->",
-            "<style>text { font-family: 'DejaVu Sans', 'Helvetica Neue', Helvetica, Arial, sans-serif; } "
-            ".mono { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; }</style>",
-            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-            f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{LINE}"/></marker></defs>',
-            f'<rect x="0" y="0" width="{num(self.width)}" height="{num(self.height)}" fill="#ffffff"/>',
-        ]
-        return "\n".join(head + self.items + ["</svg>"]) + "\n"
-
 
 # ---- the algorithms, simulated ------------------------------------------------------------------------------------
 
@@ -533,185 +462,6 @@ def lookback_figure() -> Svg:
     svg.text(14, y + 46, f"Windows of {LOOKBACK_WINDOW} tiles are drawn, one lane each; lab 08 reads 32 at once. "
              f"A window with an X in it is read again after a pause (__nanosleep) until the X is gone.",
              size=12, anchor="start", fill="#555555")
-    return svg
-
-
-# ---- figure 7: the ladder -----------------------------------------------------------------------------------------
-
-def size_label(n) -> str:
-    """A size as the ladder shows it: text as it is, a number as grader.patterns.format_size writes it."""
-    return n if isinstance(n, str) else format_size(n)
-
-
-def load_ladder(path: Path) -> dict:
-    """The ladder's numbers from our JSON, or from what `make bench` writes (ladder.jsonl or ladder.md)."""
-    text = path.read_text()
-    if path.suffix == ".md":
-        return ladder_from_markdown(text, path)
-    if path.suffix == ".jsonl":
-        return ladder_from_jsonl(text, path)
-    data = json.loads(text)
-    for key in ("device", "rows"):
-        if key not in data:
-            raise ValueError(f"{path}: no {key!r}")
-    return data
-
-
-def ladder_from_markdown(text: str, path: Path) -> dict:
-    """build/bench/ladder.md: `Reference ladder on DEVICE (sm X.Y); ...`, then the table
-    `| lab | n | x baseline | x CUB | % copy | ...`."""
-    head = re.search(r"Reference ladder on (.+?) \(sm ([^)]*)\)", text)
-    rows = []
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 5 and re.fullmatch(r"\d\d-[\w-]+", cells[0]):
-            rows.append({"lab": cells[0], "n": cells[1],
-                         "x_baseline": None if cells[2] == "-" else float(cells[2]),
-                         "x_cub": float(cells[3]),
-                         "pct_copy": int(cells[4]) if cells[4].isdigit() else float(cells[4])})
-    if not rows:
-        raise ValueError(f"{path}: no table rows like `| 01-global-strided | 2^26 | ...`")
-    data = {"device": head.group(1) if head else "unknown GPU", "source": f"make bench ({path.name})", "rows": rows}
-    if head:
-        data["sm"] = head.group(2)
-    return data
-
-
-def ladder_from_jsonl(text: str, path: Path) -> dict:
-    """build/bench/ladder.jsonl: tools/student/bench.py runs, for each size, every lab of solutions/ in order, and each run
-    appends a plan line and one bench line. The lab is not in the line, so it is recovered from that order; the
-    reductions' lines (the only ones with student_gbps) must fall on the reduction labs, or the file is refused."""
-    bench = [json.loads(line) for line in text.splitlines() if line.strip()]
-    bench = [r for r in bench if r.get("kind") == "bench"]
-    config = load_config()
-    labs = [(d.name, lab_of(d, config).pattern) for d in lab_dirs(KIT / "solutions")]
-    sizes = []
-    for r in bench:
-        if not sizes or sizes[-1][0] != r["n"]:
-            sizes.append((r["n"], []))
-        sizes[-1][1].append(r)
-    problem = None
-    if not bench:
-        problem = "no bench lines"
-    for n, group in sizes:
-        if len(group) != len(labs):
-            problem = f"{len(group)} bench lines at n={n}, but solutions/ has {len(labs)} labs (was --lab used?)"
-        elif any((lab[1] == "reduce") != ("student_gbps" in r) for lab, r in zip(labs, group)):
-            problem = f"at n={n} the lines do not follow the labs of solutions/ in order"
-    if problem:
-        raise ValueError(f"{path}: {problem}; draw from build/bench/ladder.md instead, which names each lab")
-    rows = []
-    for n, group in sizes:
-        for (name, pattern), r in zip(labs, group):
-            rows.append({"lab": name, "n": size_label(n),
-                         "x_baseline": round(r["speedup"], 2) if pattern == "reduce" else None,
-                         "x_cub": round(r["cub_ms"] / r["student_ms"], 2),
-                         "pct_copy": round(100 * r["copy_ms"] / r["student_ms"])})
-    data = {"device": bench[0].get("device", "unknown GPU"), "source": f"make bench ({path.name})", "rows": rows}
-    if bench[0].get("sm"):
-        data["sm"] = bench[0]["sm"]
-    return data
-
-
-def log_y(v, lo, hi, top, bottom):
-    from math import log2
-    return bottom - (log2(v) - log2(lo)) / (log2(hi) - log2(lo)) * (bottom - top)
-
-
-def ladder_figure(data: dict, sizes_wanted=("2^26", "2^28")) -> Svg:
-    rows = data["rows"]
-    present = list(dict.fromkeys(r["n"] for r in rows))
-    sizes = [s for s in sizes_wanted if s in present] or present[-2:]
-    labs = list(dict.fromkeys(r["lab"] for r in rows))
-    value = {(r["lab"], r["n"]): r for r in rows}
-    reductions = [lab for lab in labs if any(value.get((lab, s), {}).get("x_baseline") is not None for s in sizes)]
-    width = 980
-    plot_left, plot_right = 86, width - 30
-    panel_h = 250
-    top1 = 136
-    bottom1 = top1 + panel_h
-    top2 = bottom1 + 120
-    bottom2 = top2 + panel_h
-    height = bottom2 + 96
-    about = [data["device"]]
-    for key, fmt in (("driver", "driver {}"), ("cuda", "CUDA {}"), ("sm", "sm {}"), ("date", "{}")):
-        if data.get(key):
-            about.append(fmt.format(data[key]))
-    where = ", ".join(about)
-    desc_parts = []
-    for r in rows:
-        if r["n"] in sizes:
-            xb = f"{r['x_baseline']:.2f}x baseline, " if r.get("x_baseline") is not None else ""
-            desc_parts.append(f"{r['lab']} at {r['n']}: {xb}{r['x_cub']:.2f}x CUB, {num(r['pct_copy'])}% of copy")
-    svg = Svg(width, height, f"Reference ladder on {data['device']}",
-              f"Speed of the reference solutions measured on {where} ({data.get('source', 'make bench')}). "
-              + "; ".join(desc_parts) + ".")
-    svg.text(14, 28, f"The reference ladder on {data['device']}", size=18, anchor="start", weight="bold")
-    svg.text(14, 50, f"{where}; {data.get('source', 'make bench')}", size=13, anchor="start", fill="#444444")
-    lx = 14
-    for k, s in enumerate(sizes):
-        svg.rect(lx, 66, 16, 16, fill=SIZE_COLOURS[k % len(SIZE_COLOURS)], stroke="none")
-        svg.text(lx + 22, 79, f"n = {s} elements", size=13, anchor="start")
-        lx += 170
-
-    def bars(labs_here, top, bottom, get, scale_y, fmt):
-        slot = (plot_right - plot_left) / len(labs_here)
-        bar_w = min(34, slot * 0.7 / len(sizes))
-        for i, lab in enumerate(labs_here):
-            centre = plot_left + slot * (i + 0.5)
-            for k, s in enumerate(sizes):
-                r = value.get((lab, s))
-                v = get(r) if r else None
-                if v is None:
-                    continue
-                x = centre + (k - len(sizes) / 2) * bar_w
-                y = scale_y(v)
-                base = scale_y(base_value)
-                svg.rect(x, min(y, base), bar_w - 2, abs(base - y), fill=SIZE_COLOURS[k % len(SIZE_COLOURS)],
-                         stroke="none")
-                svg.text(x + (bar_w - 2) / 2, min(y, base) - 5, fmt(v), size=11, halo=True)
-            number, _, stage = lab.partition("-")
-            svg.text(centre, bottom + 18, number, size=13, weight="bold")
-            svg.text(centre, bottom + 34, stage, size=12, fill="#444444")
-
-    # panel 1: x baseline, log scale
-    svg.text(14, top1 - 14, "Reductions (labs 01-05): speedup over the baseline (lab 01's kernel), log scale",
-             size=15, anchor="start", weight="bold")
-    peak = max([r["x_baseline"] for r in rows if r.get("x_baseline") is not None and r["n"] in sizes] + [1.0])
-    lo, hi = 0.5, 2.0 ** max(1, int(peak * 1.3).bit_length())
-    def y1(v):
-        return log_y(max(v, lo), lo, hi, top1, bottom1)
-    tick = lo
-    while tick <= hi:
-        yy = y1(tick)
-        svg.line(plot_left, yy, plot_right, yy, stroke="#e3e3e3", width=1)
-        svg.text(plot_left - 8, yy + 4, f"{num(tick)}x", size=11, anchor="end", fill="#444444")
-        tick *= 2
-    svg.line(plot_left, y1(1), plot_right, y1(1), stroke="#555555", width=1.2, dash="5,4")
-    svg.text(plot_right, y1(1) - 5, "baseline", size=11, anchor="end", fill="#555555")
-    base_value = lo
-    bars(reductions, top1, bottom1, lambda r: r.get("x_baseline"), y1, lambda v: f"{v:.2f}")
-    svg.line(plot_left, bottom1, plot_right, bottom1, stroke=INK, width=1)
-    # panel 2: x CUB, linear
-    svg.text(14, top2 - 14, "Every lab: fraction of CUB's speed (CUB time / solution time; 1.00 = as fast as CUB)",
-             size=15, anchor="start", weight="bold")
-    cub_peak = max([r["x_cub"] for r in rows if r["n"] in sizes] + [1.0])
-    top_v = 0.25 * int(cub_peak * 1.15 / 0.25 + 1)
-    def y2(v):
-        return bottom2 - v / top_v * (bottom2 - top2)
-    tick = 0.0
-    while tick <= top_v + 1e-9:
-        yy = y2(tick)
-        svg.line(plot_left, yy, plot_right, yy, stroke="#e3e3e3", width=1)
-        svg.text(plot_left - 8, yy + 4, f"{tick:.2f}", size=11, anchor="end", fill="#444444")
-        tick += 0.25
-    svg.line(plot_left, y2(1), plot_right, y2(1), stroke="#555555", width=1.2, dash="5,4")
-    svg.text(plot_left + 4, y2(1) - 5, "CUB", size=11, anchor="start", fill="#555555")
-    base_value = 0.0
-    bars(labs, top2, bottom2, lambda r: r["x_cub"], y2, lambda v: f"{v:.2f}")
-    svg.line(plot_left, bottom2, plot_right, bottom2, stroke=INK, width=1)
-    svg.text(14, bottom2 + 66, "Labs 01-05 (float sums) are scored against the baseline, labs 06-08 (int scans and "
-             "compaction) against CUB's DeviceScan and DeviceSelect.", size=12, anchor="start", fill="#555555")
     return svg
 
 

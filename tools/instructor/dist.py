@@ -41,7 +41,8 @@ RELEASE = (
     "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "mk/", "grader/", "datasets/",
     "tests/run.py", "tests/harness/", "sim/", "requirements.txt",
     "tools/__init__.py", "tools/setup.sh", "tools/student/",
-    "tools/author/__init__.py", "tools/author/figures.py", "tools/author/render_handouts.py",
+    "tools/author/__init__.py", "tools/author/figures.py", "tools/author/ladder_figure.py", "tools/author/svg.py",
+    "tools/author/render_handouts.py",
     "tools/author/gen_datasets.c", "tools/author/Makefile",
 )
 # What it leaves out, and why.

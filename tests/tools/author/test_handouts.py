@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from grader.patterns import KIT
-from tools.author import figures
+from tools.author import figures, ladder_figure
 
 HANDOUTS = KIT / "handouts"
 FIGURES = HANDOUTS / "figures"
@@ -208,10 +208,10 @@ class LadderInputs(unittest.TestCase):
         for r in self.data["rows"]:
             xb = "-" if r["x_baseline"] is None else f"{r['x_baseline']:.2f}"
             lines.append(f"| {r['lab']} | {r['n']} | {xb} | {r['x_cub']:.2f} | {r['pct_copy']} | 0.1000 | 1.0% |")
-        got = figures.load_ladder(self.write("ladder.md", "\n".join(lines) + "\n"))
+        got = ladder_figure.load_ladder(self.write("ladder.md", "\n".join(lines) + "\n"))
         self.assertEqual(got["device"], self.data["device"])
         self.assertEqual(got["rows"], self.data["rows"])
-        figures.ladder_figure(got).render()
+        ladder_figure.ladder_figure(got).render()
 
     def jsonl(self, rows) -> str:
         out = []
@@ -227,14 +227,14 @@ class LadderInputs(unittest.TestCase):
         return "\n".join(out) + "\n"
 
     def test_json_lines_in_the_order_bench_runs_them(self):
-        got = figures.load_ladder(self.write("ladder.jsonl", self.jsonl(self.data["rows"])))
+        got = ladder_figure.load_ladder(self.write("ladder.jsonl", self.jsonl(self.data["rows"])))
         self.assertEqual(got["rows"], self.data["rows"])
         self.assertEqual(got["device"], self.data["device"])
 
     def test_json_lines_of_some_labs_only_are_refused(self):
         rows = [r for r in self.data["rows"] if r["lab"] != "04-unrolled"]
         with self.assertRaisesRegex(ValueError, "ladder.md"):
-            figures.load_ladder(self.write("ladder.jsonl", self.jsonl(rows)))
+            ladder_figure.load_ladder(self.write("ladder.jsonl", self.jsonl(rows)))
 
 
 class PageParser(HTMLParser):
