@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import late
-from grader.patterns import PATTERNS
+from grader.patterns import PATTERNS, select_labs
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
@@ -131,14 +131,13 @@ class Config:
     gradescope: tuple = ()  # [gradescope]'s settings as (key, value): output_format, visibility
 
     def select(self, lab_filter: str | None) -> list:
-        """The labs whose name equals lab_filter or starts with it (all labs for None); ConfigError if none."""
-        if not lab_filter:
-            return list(self.labs)
-        chosen = [lab for lab in self.labs if lab.name == lab_filter or lab.name.startswith(lab_filter)]
-        if not chosen:
-            names = ", ".join(lab.name for lab in self.labs)
-            raise ConfigError(f"--lab {lab_filter}: no lab matches; the labs are {names}")
-        return chosen
+        """The labs lab_filter picks (grader/patterns.py's select_labs: 03,05, or 3 for 03; all labs for None);
+        ConfigError naming an item that picks none."""
+        try:
+            names = select_labs([lab.name for lab in self.labs], lab_filter)
+        except ValueError as e:
+            raise ConfigError(f"--lab {lab_filter}: {e}") from None
+        return [lab for lab in self.labs if lab.name in names]
 
     def named(self, name: str):
         """The lab called name (a lab folder's name), or None."""

@@ -107,5 +107,30 @@ def format_size(n: int) -> str:
 
 
 def lab_dirs(root: Path = KIT / "solutions", prefix: str = "") -> list:
-    """The lab folders (NN-stage) under root, in order; only those whose name starts with prefix."""
-    return sorted(p for p in Path(root).glob("[0-9][0-9]-*") if p.is_dir() and p.name.startswith(prefix))
+    """The lab folders (NN-stage) under root, in order; only those prefix picks (select_labs: 03,05 or 3), none
+    when it picks none."""
+    found = sorted(p for p in Path(root).glob("[0-9][0-9]-*") if p.is_dir())
+    try:
+        names = select_labs([p.name for p in found], prefix)
+    except ValueError:
+        return []
+    return [p for p in found if p.name in names]
+
+
+def select_labs(names, lab_filter: str | None) -> list:
+    """The lab names among names that lab_filter picks, in names' order: the one lab selector of every target
+    (LAB=03,05). Comma-separated items, each a lab's full name, the start of one (03-seq), or its number (3 or 03:
+    the lab 03-...); every name for an empty filter. ValueError naming an item that picks no lab."""
+    names = list(names)
+    if not lab_filter:
+        return names
+    chosen = set()
+    for item in (part.strip() for part in str(lab_filter).split(",")):
+        if not item:
+            continue
+        start = f"{int(item):02d}-" if item.isdigit() else item
+        found = {name for name in names if name == item or name.startswith(start)}
+        if not found:
+            raise ValueError(f"no lab matches {item} (the labs: {', '.join(names) or 'none'})")
+        chosen |= found
+    return [name for name in names if name in chosen]

@@ -4,8 +4,8 @@ with its file, and each lab folder's Makefile names the pattern labs.toml gives 
 import re
 import unittest
 
-from grader.config import load_config
-from grader.patterns import KIT, PATTERNS, format_size, lab_dirs, parse_size, parse_sizes, pattern
+from grader.config import ConfigError, load_config
+from grader.patterns import KIT, PATTERNS, format_size, lab_dirs, parse_size, parse_sizes, pattern, select_labs
 
 
 class Sizes(unittest.TestCase):
@@ -62,6 +62,34 @@ class Registry(unittest.TestCase):
                     text = (folder / "Makefile").read_text()
                     self.assertEqual(re.findall(r"^PATTERN := (\S+)$", text, re.M), [lab.pattern])
                     self.assertNotIn("LAB_SRC", text)
+
+
+class LabSelector(unittest.TestCase):
+    """One lab selector for every target (issue 12): LAB=03,05; a bare number names its lab (LAB=1 is 01)."""
+
+    NAMES = ["01-global-strided", "03-sequential", "05-coarsened", "10-extra"]
+
+    def test_what_it_picks(self):
+        cases = {None: self.NAMES, "": self.NAMES, "03": ["03-sequential"], "3": ["03-sequential"],
+                 "1": ["01-global-strided"], "03,05": ["03-sequential", "05-coarsened"],
+                 "05,03,3": ["03-sequential", "05-coarsened"], "03-seq": ["03-sequential"], "10": ["10-extra"],
+                 "01-global-strided": ["01-global-strided"], " 05 , 1 ": ["01-global-strided", "05-coarsened"]}
+        for text, names in cases.items():
+            with self.subTest(text=text):
+                self.assertEqual(select_labs(self.NAMES, text), names)
+
+    def test_an_item_that_picks_nothing_is_named(self):
+        for text in ("9", "03,9", "0", "sequential"):
+            with self.subTest(text=text), self.assertRaisesRegex(ValueError, "no lab matches"):
+                select_labs(self.NAMES, text)
+
+    def test_every_tool_reads_it(self):
+        config = load_config()
+        self.assertEqual([lab.name for lab in config.select("3,5")], ["03-sequential", "05-coarsened"])
+        with self.assertRaisesRegex(ConfigError, "--lab 9: no lab matches 9"):
+            config.select("9")
+        self.assertEqual([d.name for d in lab_dirs(KIT / "solutions", "1,8")], ["01-global-strided", "08-single-pass"])
+        self.assertEqual(lab_dirs(KIT / "solutions", "9"), [])
 
 
 if __name__ == "__main__":

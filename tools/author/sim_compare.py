@@ -41,6 +41,7 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.config import lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
+from grader.patterns import select_labs as pick_labs
 from grader.process import run_process
 from grader.simulator import build_harness_sim, build_lab_sim, sim_env
 from tools.student import nsight
@@ -363,7 +364,11 @@ def select_labs(kit: Path, wanted: str | None) -> list:
     else:
         chosen = []
         for prefix in [w.strip() for w in wanted.split(",") if w.strip()]:
-            found = [d for d in solutions if d.name == prefix or d.name.startswith(prefix)]
+            try:
+                names = pick_labs([d.name for d in solutions], prefix)
+            except ValueError:
+                names = []
+            found = [d for d in solutions if d.name in names]
             if len(found) != 1:
                 raise ValueError(f"LABS={prefix} matches {'no lab' if not found else 'several labs'} of solutions/ "
                                  f"({', '.join(d.name for d in solutions) or 'none'})")

@@ -34,7 +34,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from grader.config import THRESHOLDS_FOLDER, ConfigError, DEFAULT_PATH, load_config
-from grader.patterns import KIT
+from grader.patterns import KIT, select_labs
 
 NO_DEVICE = 77
 FULL_FACTOR, CUB_LOWER_FACTOR = Decimal("0.9"), Decimal("0.5")
@@ -207,8 +207,11 @@ def main(argv=None) -> int:
     except ConfigError as e:
         print(f"calibrate: {e}", file=sys.stderr)
         return 2
-    prefixes = [p for p in args.labs.split(",") if p] or [""]
-    wanted = [lab.name for lab in config.labs if lab.performance and any(lab.name.startswith(p) for p in prefixes)]
+    try:
+        picked = select_labs([lab.name for lab in config.labs], args.labs)
+    except ValueError:
+        picked = []
+    wanted = [lab.name for lab in config.labs if lab.performance and lab.name in picked]
     if not wanted:
         print(f"calibrate: --labs {args.labs}: no lab with a performance test matches", file=sys.stderr)
         return 2

@@ -582,10 +582,10 @@ def main(argv=None) -> int:
         print(f"make bench SUBMISSION=... needs a lab: make bench LAB=03 (the labs: "
               f"{', '.join(lab.name for lab in config.labs)})", file=sys.stderr)
         return EXIT_BUILD
-    labs = [lab for lab in config.labs if lab.name == args.lab or lab.name.startswith(args.lab)]
-    if not labs:
-        print(f"make bench: no lab matches {args.lab!r}; the labs are {', '.join(lab.name for lab in config.labs)}",
-              file=sys.stderr)
+    try:
+        labs = config.select(args.lab)
+    except ConfigError as e:
+        print(f"make bench: {e}", file=sys.stderr)
         return EXIT_BUILD
     sizes = (args.sizes or YOURS_SIZES).split(",")
     out = args.out or KIT / "build" / "bench" / f"yours-{submission_tag(submission)}"

@@ -30,6 +30,7 @@ from grader import static_check
 from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
+from grader.patterns import select_labs as pick_labs
 from grader.run import run_harness
 
 EXIT_PASS, EXIT_FAIL, EXIT_BUILD, EXIT_NO_DEVICE = 0, 1, 2, 77
@@ -196,12 +197,10 @@ def kit_labs(kit: Path = KIT) -> list:
 
 
 def select_labs(prefix: str, kit: Path = KIT) -> list:
-    """The lab folders whose name equals prefix or starts with it; ValueError naming the labs if none does."""
+    """The lab folders prefix picks (grader.patterns.select_labs: 03,05 or 3); ValueError naming the labs if none."""
     labs = kit_labs(kit)
-    chosen = [d for d in labs if d.name == prefix or d.name.startswith(prefix)]
-    if not chosen:
-        raise ValueError(f"no lab matches {prefix!r}; the labs are {', '.join(d.name for d in labs)}")
-    return chosen
+    names = pick_labs([d.name for d in labs], prefix)
+    return [d for d in labs if d.name in names]
 
 
 def kit_lab(name: str):

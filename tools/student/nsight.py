@@ -43,7 +43,7 @@ from grader import build as build_mod
 from grader import no_gpu
 from grader.no_gpu import shown
 from grader.config import ConfigError, lab_of, load_config
-from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
+from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size, select_labs
 from grader.process import run_process
 from grader.run import run_harness
 
@@ -437,7 +437,10 @@ def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, bui
     if not args.lab:
         print(f"make profile needs a lab: make profile LAB=03 (the labs: {names})", file=sys.stderr)
         return EXIT_TOOL
-    chosen = [d for d in labs if d.name == args.lab or d.name.startswith(args.lab)]
+    try:
+        chosen = [d for d in labs if d.name in select_labs([d.name for d in labs], args.lab)]
+    except ValueError:
+        chosen = []
     if len(chosen) != 1:
         print(f"make profile: LAB={args.lab} matches {'no lab' if not chosen else 'several labs'}; name one of "
               f"{names}", file=sys.stderr)

@@ -309,7 +309,7 @@ class Main(unittest.TestCase):
 
     def test_lab_must_be_one(self):
         with mock.patch("sys.stderr", new_callable=io.StringIO) as err:
-            self.assertEqual(profile.main(["--lab", "0"], out=io.StringIO()), profile.EXIT_TOOL)
+            self.assertEqual(profile.main(["--lab", "03,04"], out=io.StringIO()), profile.EXIT_TOOL)
             self.assertIn("several labs", err.getvalue())
             self.assertEqual(profile.main([], out=io.StringIO()), profile.EXIT_TOOL)
             self.assertIn("make profile LAB=03", err.getvalue())
