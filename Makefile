@@ -39,9 +39,9 @@ grade: setup-grade
 sim:
 	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU))
 
-## make sim-compare [LABS=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution
+## make sim-compare [LAB=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution
 sim-compare:
-	$(PYTHON) -m tools.author.sim_compare $(if $(LABS),--labs $(LABS)) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
+	$(PYTHON) -m tools.author.sim_compare $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS))) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
 ## make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)
 check:
@@ -109,9 +109,9 @@ similarity:
 class-uploads:
 	$(PYTHON) -m tools.instructor.make_class --out build/class-uploads $(if $(STUDENTS),--students $(STUDENTS)) $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS)))
 
-## make calibrate [LABS=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml
+## make calibrate [LAB=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml
 calibrate:
-	$(PYTHON) -m tools.instructor.calibrate $(if $(LABS),--labs $(LABS)) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
+	$(PYTHON) -m tools.instructor.calibrate $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS))) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
 ## make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)
 skeletons:

@@ -231,7 +231,8 @@ def _percent(x: float) -> str:
 def group_line(group: Group) -> str:
     what = " (identical to the reference solution)" if group.reference else (
         " (the skeleton, nothing filled in)" if group.skeleton else "")
-    return f"{len(group.students)} students{what}: {group.label}"
+    count = f"{len(group.students)} students" if len(group.students) > 1 else "1 student"
+    return f"{count}{what}: {group.label}"
 
 
 def lab_section(result: LabResult, threshold: float) -> str:

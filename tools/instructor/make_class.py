@@ -1,6 +1,6 @@
 """A synthetic class to grade: N student uploads made from the reference solutions, the known-wrong submissions
-(tools/instructor/variants/mutations.toml) and the blank labs, in the shapes Gradescope and GitHub Classroom export, for testing
-and timing `make grade-class`.
+(tools/instructor/variants/mutations.toml) and the blank labs, in the shapes Gradescope and GitHub Classroom
+export, for testing and timing `make grade-class` and `make similarity`.
 
     python3 -m tools.instructor.make_class [--out build/class-uploads] [--students 20] [--labs 03]
 
@@ -11,11 +11,16 @@ student from student 2 a wrong file per lab (each in turn), the others the solut
 labs/ tree, a copy of the kit's top level, loose files named after their lab, a zip inside a folder), zip files
 (lab folders at the top, or one top-level folder) and tar files (.tar, .tar.gz). From 8 students on, the last two
 cannot be graded as they are: a truncated zip (unreadable) and an archive holding only a README (no files); from 6
-on, one zip also holds a member that tries to escape (../), which must be left out.
+on, one zip also holds a member that tries to escape (../), which must be left out. From 12 students on, two copy
+another's known-wrong files in disguise (tools/instructor/variants/disguise.py: variables renamed, independent
+declarations swapped; each copier disguised differently): student10 copies student03, student11 copies student06,
+lab by lab where the original's file is a known-wrong one (elsewhere they hand in the solution). The grader scores
+a copy as its original; make similarity should pair each with its original, and list the students who hand in
+the solution as one group of identical files.
 
 Writes the uploads into OUT (emptied first) and OUT-key.csv beside it: per student the upload, its shape, what each
-lab's file is and what the grader should make of it. Expect the infinite-loop file to cost the grader's --timeout
-(give `TIMEOUT=30` to make grade-class to keep a class quick).
+lab's file is, what the grader should make of it and whom it copies (copy_of). Expect the infinite-loop file to
+cost the grader's --timeout (give `TIMEOUT=30` to make grade-class to keep a class quick).
 """
 import argparse
 import csv
@@ -30,22 +35,21 @@ from pathlib import Path
 from grader.config import lab_of
 from grader.patterns import KIT, lab_dirs
 from tools.author.make_skeletons import blank_out
+from tools.instructor.variants.disguise import disguise
 from tools.instructor.variants.wrong import mutated_text, mutations
 
 SHAPES = ("folder", "zip-flat", "tar.gz-top", "loose", "zip-top", "tar", "kit-copy", "nested-zip")
 EXPECT = {"solution": "full marks (performance by this GPU's thresholds)", "blank": "0: wrong answers",
           "syntax-error": "0: NO BUILD", "missing": "0: no file"}
+COPIES = {9: 2, 10: 5}  # copier's index: original's index (student10 copies student03), from 12 students on
+MIN_COPYING_CLASS = 12
 
 
 def lab_files(labs_filter: str) -> dict:
-    """{lab name: its one file's name} of the labs whose name starts with one of the comma-separated prefixes."""
-    prefixes = [p for p in (labs_filter or "").split(",") if p] or [""]
-    found = {}
-    for lab in lab_dirs(KIT / "solutions"):
-        if any(lab.name.startswith(p) for p in prefixes):
-            found[lab.name] = lab_of(lab).source
+    """{lab name: its one file's name} of the labs labs_filter picks (03,06 or 3: grader.patterns.select_labs)."""
+    found = {lab.name: lab_of(lab).source for lab in lab_dirs(KIT / "solutions", labs_filter)}
     if not found:
-        raise SystemExit(f"make_class.py: no lab of solutions/ starts with {labs_filter}")
+        raise SystemExit(f"make_class: LAB={labs_filter} picks no lab of solutions/")
     return found
 
 
@@ -107,11 +111,32 @@ def plan(students: int, labs: dict) -> list:
     return rows
 
 
-def files_of(student: str, shape: str, labs: dict, variants: dict) -> dict:
-    """{path inside the upload: text} for a student's lab files in the given shape."""
+def copy_plan(rows: list) -> dict:
+    """{copier: (original, {lab: the original's known-wrong variant}, which disguise)} for a class of rows
+    (plan()); the copiers' rows are changed to say what they hand in: those variants, "solution" elsewhere."""
+    if len(rows) < MIN_COPYING_CLASS:
+        return {}
+    copies = {}
+    for which, (copier, original) in enumerate(sorted(COPIES.items())):
+        student, shape, variants, special = rows[copier]
+        source = rows[original][2]
+        copied = {lab: v for lab, v in source.items() if v in mutations()}
+        variants.update({lab: copied.get(lab, "solution") for lab in variants})
+        copies[student] = (rows[original][0], copied, which)
+    return copies
+
+
+def copied_texts(labs: dict, copied: dict, which: int) -> dict:
+    """{lab: the disguised text} of a copier's copied labs."""
+    return {lab: disguise(file_text(lab, labs[lab], variant), which)[0] for lab, variant in copied.items()}
+
+
+def files_of(student: str, shape: str, labs: dict, variants: dict, texts=None) -> dict:
+    """{path inside the upload: text} for a student's lab files in the given shape; texts ({lab: text}) replaces
+    what their variants say for those labs."""
     files = {}
     for lab, source in labs.items():
-        text = file_text(lab, source, variants[lab])
+        text = (texts or {}).get(lab) or file_text(lab, source, variants[lab])
         if text is None:
             continue
         if shape == "loose":
@@ -181,12 +206,15 @@ def make_class(out: Path, students: int, labs_filter: str = "") -> Path:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     rows = plan(students, labs)
+    copies = copy_plan(rows)
     key = out.with_name(out.name + "-key.csv")
     with open(key, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "upload", "shape", *labs, "expected"])
+        writer.writerow(["student", "upload", "shape", *labs, "expected", "copy_of"])
         for student, shape, variants, special in rows:
-            upload = write_upload(out, student, shape, files_of(student, shape, labs, variants), special)
+            original, copied, which = copies.get(student, ("", {}, 0))
+            texts = copied_texts(labs, copied, which)
+            upload = write_upload(out, student, shape, files_of(student, shape, labs, variants, texts), special)
             if special == "truncated-zip":
                 what = "status unreadable (a truncated zip), 0 points"
             elif special == "no-lab-files":
@@ -197,8 +225,11 @@ def make_class(out: Path, students: int, labs_filter: str = "") -> Path:
                 what = "; ".join(f"{lab}: {expected(v)}" for lab, v in variants.items())
                 if special == "escaping-member":
                     what += "; ../../escaped.cu left out (unsafe path)"
+            if copied:
+                what += f"; copies {original} ({', '.join(copied)}) in disguise: make similarity pairs them"
             writer.writerow([student, upload, shape, *(("-" if special in ("truncated-zip", "no-lab-files")
-                                                         else variants[lab]) for lab in labs), what])
+                                                         else variants[lab]) for lab in labs), what,
+                             original if copied else ""])
     return key
 
 
@@ -208,7 +239,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=KIT / "build" / "class-uploads",
                         help="the folder of uploads to write (emptied first; default build/class-uploads)")
     parser.add_argument("--students", type=int, default=20, help="how many students (default 20)")
-    parser.add_argument("--labs", default="", help="comma-separated lab prefixes (03 or 01,03); default every lab")
+    parser.add_argument("--labs", "--lab", default="", help="comma-separated lab prefixes (03 or 01,03); default "
+                                                            "every lab")
     args = parser.parse_args(argv)
     if args.students < 1:
         parser.error("--students must be at least 1")
