@@ -54,6 +54,7 @@ LEAVE_OUT = {
     "tools/author/make_skeletons.py": "derives labs/ from solutions/",
     "tools/author/sim_compare.py": "runs the reference solutions on the simulator and under Nsight Compute, side by "
                                    "side",
+    "tools/author/sim_table.py": "the table of make sim-compare, which runs the reference solutions",
     "tools/author/cuda12_check.sh": "builds and grades the reference solutions and runs the simulator's tests with "
                                     "CUDA 12",
     "tests/grader/": "the grader's tests build and grade the reference solutions",

@@ -14,6 +14,7 @@ from grader.process import Process, run_process
 from tests.tools.student import samples
 from grader.patterns import KIT
 from tools.author import sim_compare as sc
+from tools.author import sim_table as st
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
 
@@ -25,15 +26,15 @@ def constructed_csv(kernel=K, launches=((1024, 1024), (1, 1024)), missing=(), pe
     """CONSTRUCTED (not recorded from a GPU): ncu's --csv details page for launches of kernel, each (grid, block),
     with every metric of sim_compare.METRICS but those in missing, each worth per_launch[metric] (default 1000,
     2000, ... in METRICS order), plus one launch of a CUB kernel that is not the lab's."""
-    per_launch = per_launch or {m: 1000 * (k + 1) for k, m in enumerate(sc.METRICS)}
+    per_launch = per_launch or {m: 1000 * (k + 1) for k, m in enumerate(st.METRICS)}
     rows = []
     for launch, (grid, block) in enumerate(launches):
-        for metric in sc.METRICS:
+        for metric in st.METRICS:
             if metric not in missing:
                 rows.append(samples.row(launch, kernel, metric, "", f"{per_launch[metric]:,}",
                                         grid=f"({grid}, 1, 1)", block=f"({block}, 1, 1)"))
     cub = len(launches)
-    rows += [samples.row(cub, samples.CUB, m, "", "7", grid="(4, 1, 1)", block="(128, 1, 1)") for m in sc.METRICS]
+    rows += [samples.row(cub, samples.CUB, m, "", "7", grid="(4, 1, 1)", block="(128, 1, 1)") for m in st.METRICS]
     return "\n".join(["==PROF== Connected to process 4242 (constructed)", samples.HEADER, *rows]) + "\n"
 
 
@@ -66,25 +67,25 @@ class NcuSide(unittest.TestCase):
     def test_sums_over_the_labs_launches_only(self):
         text = constructed_csv()
         launches = sc.nsight.parse_ncu_csv(text)
-        counts = sc.ncu_kernel_counts(launches, sc.launch_shapes(text), {"reduce_kernel"}, sc.METRICS)
+        counts = sc.ncu_kernel_counts(launches, sc.launch_shapes(text), {"reduce_kernel"}, st.METRICS)
         self.assertEqual(list(counts), ["reduce_kernel"])  # the CUB launch is not the lab's
         k = counts["reduce_kernel"]
-        self.assertEqual((k[sc.LAUNCHES], k[sc.BLOCKS], k[sc.THREADS]), (2, 1025, 1025 * 1024))
-        self.assertEqual(k[sc.INST], 2 * 1000)
-        self.assertEqual(k[sc.SECTORS_ST], 2 * 12000)
+        self.assertEqual((k[st.LAUNCHES], k[st.BLOCKS], k[st.THREADS]), (2, 1025, 1025 * 1024))
+        self.assertEqual(k[st.INST], 2 * 1000)
+        self.assertEqual(k[st.SECTORS_ST], 2 * 12000)
 
     def test_a_launch_without_a_value_leaves_no_partial_sum(self):
-        text = constructed_csv().replace(f'"{sc.BANK_ST}","","8,000"', f'"{sc.BANK_ST}","","n/a"', 1)
-        counts = sc.ncu_kernel_counts(sc.nsight.parse_ncu_csv(text), {}, {"reduce_kernel"}, sc.METRICS)
-        self.assertIsNone(counts["reduce_kernel"][sc.BANK_ST])
-        self.assertIsNone(counts["reduce_kernel"][sc.BLOCKS])  # no shapes given
-        rows = {r["key"]: r for r in sc.table_rows({"shared_extra_wavefronts": 5}, sc.totals(counts))}
+        text = constructed_csv().replace(f'"{st.BANK_ST}","","8,000"', f'"{st.BANK_ST}","","n/a"', 1)
+        counts = sc.ncu_kernel_counts(sc.nsight.parse_ncu_csv(text), {}, {"reduce_kernel"}, st.METRICS)
+        self.assertIsNone(counts["reduce_kernel"][st.BANK_ST])
+        self.assertIsNone(counts["reduce_kernel"][st.BLOCKS])  # no shapes given
+        rows = {r["key"]: r for r in st.table_rows({"shared_extra_wavefronts": 5}, st.totals(counts))}
         self.assertIsNone(rows["bank_conflicts"]["ncu"])
-        self.assertEqual(sc.fmt_ratio(rows["bank_conflicts"]), "-")
+        self.assertEqual(st.fmt_ratio(rows["bank_conflicts"]), "-")
 
     def test_unknown_metric_is_left_out_with_a_note(self):
         """An ncu that does not know one metric: profile.profile_program drops it and runs again; its row is "-"."""
-        bad = sc.BRANCH_DIVERGENT
+        bad = st.BRANCH_DIVERGENT
         calls = []
 
         def fake_run(argv, **kwargs):
@@ -95,12 +96,12 @@ class NcuSide(unittest.TestCase):
 
         lab = sc.Lab("03-sequential", "reduce", KIT / "solutions/03-sequential/reduce.cu", ["reduce_kernel"])
         lab.gpu_program = Path("/nonexistent/reduce_lab")
-        metrics = sc.measure_ncu(KIT, lab, "2^20", "/fake/ncu", list(sc.METRICS), run=fake_run)
+        metrics = sc.measure_ncu(KIT, lab, "2^20", "/fake/ncu", list(st.METRICS), run=fake_run)
         self.assertEqual(len(calls), 2)
         self.assertNotIn(bad, metrics)
         self.assertTrue(any(bad in note for note in lab.notes), lab.notes)
-        rows = {r["key"]: r for r in sc.table_rows({"divergent_branches": 10, "warp_instructions": 100},
-                                                   sc.totals(lab.ncu))}
+        rows = {r["key"]: r for r in st.table_rows({"divergent_branches": 10, "warp_instructions": 100},
+                                                   st.totals(lab.ncu))}
         self.assertIsNone(rows["divergent_branches"]["ncu"])
         self.assertEqual(rows["warp_instructions"]["ncu"], 2000)
 
@@ -109,13 +110,13 @@ class Table(unittest.TestCase):
     SIM = {"warp_instructions": 1000, "active_lanes": 16000, "branches": 10, "divergent_branches": 0,
            "shared_requests": 40, "shared_extra_wavefronts": 0, "global_load_requests": 8,
            "global_store_requests": 2, "global_sectors": 40, "launches": 2, "blocks": 5}
-    NCU = {sc.INST: 1500, sc.THREAD_INST: 36000, sc.BRANCH_TARGETS: 12, sc.BRANCH_DIVERGENT: 3, sc.SHARED_LD: 30,
-           sc.SHARED_ST: 10, sc.BANK_LD: 0, sc.BANK_ST: 0, sc.REQUESTS_LD: 8, sc.REQUESTS_ST: 2, sc.SECTORS_LD: 32,
-           sc.SECTORS_ST: 8, sc.LAUNCHES: 2, sc.BLOCKS: 5}
+    NCU = {st.INST: 1500, st.THREAD_INST: 36000, st.BRANCH_TARGETS: 12, st.BRANCH_DIVERGENT: 3, st.SHARED_LD: 30,
+           st.SHARED_ST: 10, st.BANK_LD: 0, st.BANK_ST: 0, st.REQUESTS_LD: 8, st.REQUESTS_ST: 2, st.SECTORS_LD: 32,
+           st.SECTORS_ST: 8, st.LAUNCHES: 2, st.BLOCKS: 5}
 
     def test_rows(self):
-        rows = {r["key"]: r for r in sc.table_rows(self.SIM, self.NCU)}
-        self.assertEqual(list(rows), sc.ROW_KEYS)
+        rows = {r["key"]: r for r in st.table_rows(self.SIM, self.NCU)}
+        self.assertEqual(list(rows), st.ROW_KEYS)
         self.assertEqual(rows["warp_instructions"]["ratio"], 1.5)
         self.assertEqual(rows["simt_efficiency"]["simulator"], 0.5)
         self.assertEqual(rows["simt_efficiency"]["ncu"], 0.75)
@@ -123,22 +124,22 @@ class Table(unittest.TestCase):
         self.assertEqual(rows["global_sectors"]["ratio"], 1.0)
         self.assertEqual(rows["bank_conflicts"]["ratio"], 1.0)  # 0 and 0 agree
         self.assertIsNone(rows["divergent_branches"]["ratio"])  # 0 on the simulator, 3 on the GPU
-        self.assertEqual(sc.fmt_ratio(rows["divergent_branches"]), "n/a")
+        self.assertEqual(st.fmt_ratio(rows["divergent_branches"]), "n/a")
         self.assertTrue(all(r["note"] for r in rows.values()))
 
     def test_simulator_only(self):
-        rows = sc.table_rows(self.SIM, None)
+        rows = st.table_rows(self.SIM, None)
         self.assertTrue(all(r["ncu"] is None and r["ratio"] is None for r in rows))
-        text = sc.text_table(rows)
+        text = st.text_table(rows)
         self.assertRegex(text, r"warp instructions\s+1,000\s+-\s+-")
         self.assertIn("50.0 %", text)
-        md = sc.markdown_table(rows)
+        md = st.markdown_table(rows)
         self.assertIn("| warp instructions | 1,000 | - | - |", md)
 
     def test_totals_over_kernels(self):
-        both = sc.totals({"a": {"x": 1, "y": None}, "b": {"x": 2, "y": 3}})
+        both = st.totals({"a": {"x": 1, "y": None}, "b": {"x": 2, "y": 3}})
         self.assertEqual(both, {"x": 3, "y": None})
-        self.assertIsNone(sc.totals(None))
+        self.assertIsNone(st.totals(None))
 
     def test_simulator_report(self):
         report = {"kernels": [{"name": "_Z13reduce_kernelPKfPfm", "launches": 2, "warp_instructions": 10,
