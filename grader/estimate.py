@@ -44,6 +44,7 @@ reduce_baseline, linked into a one-line lab file in build/sim/estimate/) is esti
 speedup is baseline time / lab time, as the grader's `speedup` on a GPU. The simulator does not run CUB (a plain
 scan stands in for it), so labs timed against CUB get a time and no speedup.
 """
+import fcntl
 import hashlib
 import json
 import math
@@ -416,6 +417,16 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work) { reduce_baselin
 """
 
 
+def baseline_folder(pattern: str, kit=KIT) -> Path:
+    """build/sim/estimate/baseline-PATTERN, made if missing; EstimateError when it cannot be."""
+    folder = Path(kit).resolve() / "build" / "sim" / "estimate" / f"baseline-{pattern}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise EstimateError(f"cannot make {folder} for the baseline: {e}") from None
+    return folder
+
+
 def baseline_program(pattern: str, kit=KIT) -> Path:
     """The simulator's build of the harness's baseline as a lab program (build/sim/estimate/baseline-PATTERN), made
     when missing or stale; EstimateError when there is no baseline for pattern or the build fails."""
@@ -423,11 +434,13 @@ def baseline_program(pattern: str, kit=KIT) -> Path:
         raise EstimateError(f"the {pattern} labs are timed against CUB, which the simulator does not run")
     from grader.build import make_argv  # the kit's make command line (mk/sim.mk)
     kit = Path(kit).resolve()
-    folder = kit / "build" / "sim" / "estimate" / f"baseline-{pattern}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = baseline_folder(pattern, kit)
     source = folder / "reduce.cu"
-    if not source.is_file() or source.read_text(encoding="utf-8") != BASELINE_SOURCE:
-        source.write_text(BASELINE_SOURCE, encoding="utf-8")
+    try:
+        if not source.is_file() or source.read_text(encoding="utf-8") != BASELINE_SOURCE:
+            source.write_text(BASELINE_SOURCE, encoding="utf-8")
+    except OSError as e:
+        raise EstimateError(f"cannot write the baseline's lab file: {e}") from None
     argv = make_argv(kit, pattern, f"LAB_SRC={source}", f"BUILD={folder}", jobs=os.cpu_count() or 1,
                      makefile="sim.mk")
     proc = subprocess.run(argv, cwd=kit, capture_output=True, text=True)
@@ -439,24 +452,37 @@ def baseline_program(pattern: str, kit=KIT) -> Path:
 
 def cached_baseline(pattern: str, bench_n: int, gpu: Gpu, *, kit=KIT, timeout: float = 300.0) -> dict:
     """The baseline's kernels extrapolated to bench_n on gpu's shape, simulated once and kept beside its program
-    (keyed by the program's content, the shape and bench_n)."""
-    program = baseline_program(pattern, kit)
-    digest = hashlib.sha256()
-    for part in (program, program.with_name(f"{pattern}_runner")):
-        if part.is_file():
-            digest.update(part.read_bytes())
-    key = f"{digest.hexdigest()[:16]}-{gpu.device_env()['PPL_SIM_DEVICE']}-{bench_n}"
-    cache = program.parent / "counts.json"
+    (keyed by the program's content, the shape and bench_n); one process at a time builds and simulates it (a lock
+    file: grade-class grades several students at once)."""
+    if pattern != "reduce":
+        raise EstimateError(f"the {pattern} labs are timed against CUB, which the simulator does not run")
+    folder = baseline_folder(pattern, kit)
     try:
-        saved = json.loads(cache.read_text(encoding="utf-8"))
-        if saved.get("key") == key:
-            return {k["name"]: Kernel(**k) for k in saved["kernels"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    kernels, _ = simulate_at(local_runner(program, cwd=kit, timeout=timeout), pattern, bench_n, gpu, kit)
-    cache.write_text(json.dumps({"key": key, "kernels": [vars(k) for k in kernels.values()]}) + "\n",
-                     encoding="utf-8")
-    return kernels
+        lock = open(folder / "lock", "a")
+    except OSError as e:
+        raise EstimateError(f"cannot open {folder / 'lock'}: {e}") from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        program = baseline_program(pattern, kit)
+        digest = hashlib.sha256()
+        for part in (program, program.with_name(f"{pattern}_runner")):
+            if part.is_file():
+                digest.update(part.read_bytes())
+        key = f"{digest.hexdigest()[:16]}-{gpu.device_env()['PPL_SIM_DEVICE']}-{bench_n}"
+        cache = folder / "counts.json"
+        try:
+            saved = json.loads(cache.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                return {k["name"]: Kernel(**k) for k in saved["kernels"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        kernels, _ = simulate_at(local_runner(program, cwd=kit, timeout=timeout), pattern, bench_n, gpu, kit)
+        try:
+            cache.write_text(json.dumps({"key": key, "kernels": [vars(k) for k in kernels.values()]}) + "\n",
+                             encoding="utf-8")
+        except OSError:
+            pass  # no cache: the next estimate simulates the baseline again
+        return kernels
 
 
 # ---- one lab ----
