@@ -14,7 +14,7 @@ points at copying (a bug two students share, the same unusual restructuring).
 
 Files that are identical (line endings and trailing spaces aside) form one group, compared once and listed once
 with all their students, never as every pair of them; a group identical to the reference solution, or to the
-untouched skeleton, says so. Pairs of groups whose shared code is at least THRESHOLD of either file's own code
+untouched skeleton, says so. Pairs of groups whose shared code is more than THRESHOLD of either file's own code
 (what is left after the boilerplate) go into OUT/similarity.html, side by side with the shared code highlighted,
 and into OUT/similarity.csv. A file with too little code of its own to fingerprint (noise_t characters of
 tokenized code) cannot be compared: the page counts such files per lab.
@@ -39,7 +39,7 @@ from grader.config import ConfigError, DEFAULT_PATH, load_config
 from grader.report_html import CSP, STYLE, esc
 
 KIT = Path(__file__).resolve().parents[2]
-THRESHOLD = 0.5  # the share of a file's own code that another file holds too, from which a pair is reported
+THRESHOLD = 0.5  # a pair is reported where another file holds more than this share of a file's own code
 NOISE = 25  # copydetect's noise threshold: the shortest match, in characters of tokenized code, that counts
 PAGE, TABLE = "similarity.html", "similarity.csv"
 EXIT_OK, EXIT_BROKEN = 0, 2
@@ -240,7 +240,7 @@ def lab_section(result: LabResult, threshold: float) -> str:
     files = sum(len(g.students) for g in result.groups)
     given = " and ".join(result.boilerplate) or "nothing (no skeleton or solution in the kit)"
     parts.append(f"<p class=\"meta\">{files} files; boilerplate: {esc(given)}. {len(result.pairs)} pair"
-                 f"{'s' if len(result.pairs) != 1 else ''} share at least {_percent(threshold)} of one file's own "
+                 f"{'s' if len(result.pairs) != 1 else ''} share more than {_percent(threshold)} of one file's own "
                  f"code.</p>")
     same = [g for g in result.groups if len(g.students) > 1]
     if same:
@@ -337,7 +337,8 @@ def main(argv=None) -> int:
                                                            "build/class; with --graded, that folder)")
     parser.add_argument("--lab", help="only these labs (03, or 03,05)")
     parser.add_argument("--threshold", type=float, default=THRESHOLD,
-                        help=f"the share of a file's own code from which a pair is reported (default {THRESHOLD})")
+                        help=f"report a pair where one file holds more than this share of the other's own code "
+                             f"(default {THRESHOLD})")
     parser.add_argument("--noise", type=int, default=NOISE, help=f"copydetect's noise threshold (default {NOISE})")
     parser.add_argument("--strip-prefix", default="", help="as grade-class's --strip-prefix")
     parser.add_argument("--config", default=str(DEFAULT_PATH), help="the labs file (default: grader/labs.toml)")
