@@ -5,7 +5,6 @@ import random
 import tempfile
 import unittest
 from dataclasses import replace
-from pathlib import Path
 
 from grader.config import ConfigError, GpuThresholds, Group, Performance, Scoring, load_config
 from grader.run import Outcome
