@@ -190,7 +190,8 @@ def main(argv=None, hooks: Hooks = Hooks()) -> int:
                 "task": lambda: run_task(args, hooks), "harness": lambda: run_harness_build(args, hooks),
                 "merge": lambda: run_merge(args)}
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = (signal.getsignal(signal.SIGINT), signal.signal(signal.SIGTERM, raise_interrupt)) if main_thread else None
+    previous = ((signal.getsignal(signal.SIGINT), signal.signal(signal.SIGTERM, raise_interrupt)) if main_thread
+                else None)
     try:
         return commands[args.command]()
     except KeyboardInterrupt:

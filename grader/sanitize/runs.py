@@ -75,7 +75,8 @@ def install_folder(sanitizer: str) -> str:
 def tool_command(sanitizer: str, tool: str, *, log_fd: int, prefix: str) -> list:
     """compute-sanitizer's own command line for one tool, without the program (the checker appends the runner)."""
     # the resolved path: /usr/local/cuda is a link through /etc/alternatives, which the sandbox does not show
-    return [str(Path(sanitizer).resolve()), "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--show-backtrace", "device",
+    return [str(Path(sanitizer).resolve()), "--tool", tool, "--print-limit", str(PRINT_LIMIT),
+            "--show-backtrace", "device",
             "--target-processes", "all", "--prefix", prefix, "--log-file", f"/proc/self/fd/{log_fd}",
             *TOOL_OPTIONS[tool]]
 

@@ -9,8 +9,8 @@ KIT = Path(__file__).resolve().parents[2]
 
 # Every fake starts with this: it reads the arguments, names its cases in the real harness's style (test data only:
 # the grader takes the names from the plan line, never from the arguments), with the arguments that rerun each case
-# as the real harness writes them, and, like the real harness, writes its plan line first (unless made with plan=False). Then the bodies may write result lines. Like the real harness it
-# takes the grader's pipes: the result lines go to --result-fd (or the file --result), and SEED is what --seed-fd
+# as the real harness writes them, and, like the real harness, writes its plan line first (unless made with
+# plan=False). Then the bodies may write result lines. Like the real harness it takes the grader's pipes: the result lines go to --result-fd (or the file --result), and SEED is what --seed-fd
 # carried (or --seed). (-S and few imports: a fake starts fast, and the tests start hundreds.)
 PRELUDE = f"""#!{sys.executable} -S
 import json, os, signal, sys, time

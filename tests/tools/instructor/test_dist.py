@@ -6,7 +6,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tests.tools.instructor.support import KIT, SM, have_nvcc, leaks_in, run, shared_harness_build, solution_secrets, tracked
+from tests.tools.instructor.support import (KIT, SM, have_nvcc, leaks_in, run, shared_harness_build, solution_secrets,
+                                            tracked)
 from tools.instructor.variants.wrong import mutated_text
 from tools.instructor import dist
 
@@ -97,8 +98,8 @@ class Release(unittest.TestCase):
         self.assertFalse([f for f in self.files if "/build/" in f or "__pycache__" in f or f.endswith(".pyc")])
 
     def test_nothing_of_the_solutions(self):
-        out = [f for f in self.files if f.startswith(("solutions/", "tools/instructor/variants/", "tests/grader/", "tests/gpu/",
-                                                      "tests/tools/instructor/", ".ci/"))
+        out = [f for f in self.files if f.startswith(("solutions/", "tools/instructor/variants/", "tests/grader/",
+                                                      "tests/gpu/", "tests/tools/instructor/", ".ci/"))
                or f in ("tools/author/make_skeletons.py", "tools/instructor/dist.py")
                or f.startswith("tools/instructor/gradescope/")]
         self.assertEqual(out, [])
@@ -114,8 +115,8 @@ class Release(unittest.TestCase):
                                "tests/harness/")):
                 self.assertIn(rel, self.files)
         for rel in ("README.md", "Makefile", "tests/run.py", "tools/student/check.py", "tools/student/nsight.py",
-                    "grader/patterns.py", "tools/author/figures.py", "tools/author/render_handouts.py", "tools/author/gen_datasets.c",
-                    "tools/author/Makefile", "mk/harness.mk", "mk/checker.mk", "tools/student/bench.py", "tools/setup.sh",
+                    "grader/patterns.py", "tools/author/figures.py", "tools/author/render_handouts.py",
+                    "tools/author/gen_datasets.c", "tools/author/Makefile", "mk/harness.mk", "mk/checker.mk", "tools/student/bench.py", "tools/setup.sh",
                     "requirements.txt"):
             self.assertIn(rel, self.files)
         # the harness's four folders: the student's headers, the checker, the runner and their wire format

@@ -15,8 +15,8 @@ import unittest
 import zipfile
 from pathlib import Path
 
-from tests.tools.instructor.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run, shared_harness_build,
-                                solution_secrets)
+from tests.tools.instructor.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run,
+                                            shared_harness_build, solution_secrets)
 from grader import gradescope as autograde
 from grader.simulator import SIM_MAX_N, largest_size
 from tests.grader.classroom.test_intake import disk_bytes, nested_bomb
