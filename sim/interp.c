@@ -1,9 +1,7 @@
 /*
- * interp.c - the SIMT interpreter: module load/free, launches, block and warp scheduling, control flow, barriers,
- * warp-level operations (shfl, vote, activemask, bar.warp.sync), calls and printf.
- *
- * Scheduling. Blocks run one after another (x fastest). Inside a block, warps run round-robin, each for a slice of
- * at most SLICE instructions or until all its lanes wait at a barrier or have exited. When no warp can run, a
+ * interp.c - the SIMT interpreter: module load/free, a warp's instruction loop (control flow, barriers incl.
+ * bar.red, bar.warp.sync, calls and printf), barrier release. Launches, blocks and which warp runs when are
+ * sched.c's; it calls sim_run_warp for a slice of a warp and sim_release_barrier when no warp of a block can run: a
  * bar.sync that every non-exited thread waits at is released; otherwise the block is deadlocked.
  *
  * Divergence and reconvergence: "min-PC". Every lane has its own PC. A warp always executes the group of its
@@ -17,8 +15,6 @@
 
 #include "interp_internal.h"
 
-#define SLICE 2000u
-#define DEFAULT_MAX_INSTRUCTIONS 300000000ull /* warp instructions per launch; see README.md */
 
 /* ------------------------------------------------------------------ modules */
 
@@ -65,6 +61,10 @@ void sim_module_free(sim_module *m)
     for (uint32_t i = 0; i < m->nfiles; i++)
         free(m->files[i]);
     free(m->files);
+    for (uint32_t i = 0; i < m->nfnames; i++)
+        free(m->fnames[i]);
+    free(m->fnames);
+    free(m->locs);
     free(m->funcs);
     free(m->vars);
     free(m->code);
@@ -85,7 +85,7 @@ void *sim_module_global(sim_module *m, const char *name, size_t *bytes)
     return NULL;
 }
 
-static ptx_func *find_kernel(const sim_module *m, const char *name)
+ptx_func *sim_find_kernel(const sim_module *m, const char *name)
 {
     for (uint32_t i = 0; m && i < m->nfuncs; i++)
         if (m->funcs[i].is_entry && strcmp(m->funcs[i].name, name) == 0)
@@ -93,11 +93,20 @@ static ptx_func *find_kernel(const sim_module *m, const char *name)
     return NULL;
 }
 
-int sim_module_has_kernel(const sim_module *m, const char *name) { return find_kernel(m, name) != NULL; }
+int sim_module_has_kernel(const sim_module *m, const char *name) { return sim_find_kernel(m, name) != NULL; }
+
+uint32_t sim_new_epoch(void)
+{
+    static uint32_t epoch;
+    return ++epoch;
+}
 
 /* ------------------------------------------------------------------ warp scheduling */
 
-static inline uint32_t runnable(const warp *w) { return w->valid & ~w->exited & ~w->bar_wait & ~w->ws_wait; }
+static inline uint32_t runnable(const warp *w)
+{
+    return w->valid & ~w->exited & ~w->bar_wait & ~w->ws_wait & ~w->held;
+}
 
 /* Picks the group of runnable lanes with the lowest PC. lane_pc must be current for every runnable lane. */
 static void reselect(warp *w)
@@ -126,6 +135,45 @@ static inline void set_pcs(warp *w, uint32_t mask, uint32_t pc)
 {
     for (uint32_t mm = mask; mm; mm &= mm - 1)
         w->lane_pc[__builtin_ctz(mm)] = pc;
+}
+
+/* Independent thread scheduling (adversarial schedules): now and then a random part of the current group is held
+   back while the rest runs ahead, for up to 32 instructions, until it reaches an instruction that needs the warp's
+   lanes together (a barrier, __syncwarp, a shuffle, a vote ...), or until it blocks or exits. Lanes of a warp may
+   do that on a GPU since Volta; a kernel that relies on them running in lockstep (a warp-synchronous reduction
+   with no __syncwarp()) then reads values another lane has not written yet, or has already overwritten. */
+static void hold_some(ctx *c, warp *w)
+{
+    uint64_t r = sim_rand(c);
+    if ((r & 7) || ptx_popc32(w->active) < 2)
+        return;
+    uint32_t hold = (uint32_t)(r >> 32) & w->active;
+    if (!hold || hold == w->active)
+        return;
+    set_pcs(w, hold, w->pc);
+    w->held = hold;
+    w->active &= ~hold;
+    w->hold_left = 1 + (uint32_t)(r >> 8) % 32;
+}
+
+static void release_held(warp *w)
+{
+    set_pcs(w, w->active, w->pc);
+    w->held = 0;
+    w->hold_left = 0;
+    reselect(w);
+}
+
+/* Instructions the held-back lanes need not wait at: all but barriers and warp-level ones (and any added after them
+   in ptx.h, until they are known to be independent), calls and returns, and backward branches: min-PC reconverges
+   the lanes only while the held ones are behind the others in program order AND in PC, which a loop's way back or a
+   call (a .func lies before the kernel) would undo. */
+static inline int independent(const ptx_insn *ins, uint32_t pc)
+{
+    const int op = ins->op;
+    if (op == OP_BRA)
+        return (uint64_t)ins->ops[0].imm > pc;
+    return op < OP_SHFL && op != OP_BAR && op != OP_BARWARP && op != OP_CALL && op != OP_RET;
 }
 
 /* Continue with the lanes of the current group in `go` at `target`, the rest of it at pc + 1. */
@@ -242,102 +290,31 @@ static int do_vprintf(ctx *c, const warp *w, int lane, const ptx_insn *ins, uint
     return 0;
 }
 
-/* ------------------------------------------------------------------ warp-level operations */
-
-static uint32_t uniform_mask(const uint64_t *v, uint32_t m) { return m ? (uint32_t)v[__builtin_ctz(m)] : 0; }
-
-/* Checks a member mask of shfl.sync / vote.sync: every lane named must exist, not have exited, and be converged
-   with the calling lanes (be in the group executing this very instruction). */
-static int check_member_mask(ctx *c, warp *w, const ptx_insn *ins, uint32_t mask, uint32_t m)
-{
-    if (m & ~mask)
-        return sim_fail(c, w, __builtin_ctz(m & ~mask), ins, SIM_ERR_BAD_SYNC_MASK,
-                        "member mask 0x%08x does not include the calling lane", mask);
-    uint32_t bad = mask & ~m;
-    if (bad) {
-        int l = __builtin_ctz(bad);
-        const char *why = !(w->valid >> l & 1)        ? "does not exist (the block's last warp is partial)"
-                          : (w->exited >> l & 1)      ? "has exited"
-                          : (w->bar_wait >> l & 1)    ? "is waiting at a __syncthreads()"
-                          : (w->active >> l & 1)      ? "is predicated off"
-                                                      : "is on another path (diverged)";
-        return sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_BAD_SYNC_MASK,
-                        "member mask 0x%08x names lane %d, which %s; the lanes executing it are 0x%08x", mask, l,
-                        why, m);
-    }
-    return 0;
-}
-
-static int do_shfl(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
-{
-    /* shfl.sync.mode.b32 d[|p], a, b, c, membermask */
-    const ptx_operand *o = ins->ops;
-    const uint64_t *A = sim_opv(c, w, &o[1], 0), *B = sim_opv(c, w, &o[2], 1), *C = sim_opv(c, w, &o[3], 2);
-    const uint64_t *M = sim_opv(c, w, &o[4], 3);
-    uint32_t mask = uniform_mask(M, m);
-    if (check_member_mask(c, w, ins, mask, m))
-        return c->status;
-    uint64_t src[32];
-    memcpy(src, A, sizeof src);
-    uint64_t *D = sim_dst(w, &o[0]);
-    uint64_t *P = ins->dst2 >= 0 ? w->regs + (size_t)ins->dst2 * 32 : NULL;
-    FOR_LANES(m, {
-        uint32_t bval = (uint32_t)B[l] & 31, cval = (uint32_t)C[l] & 31, seg = ((uint32_t)C[l] >> 8) & 31;
-        uint32_t maxl = ((uint32_t)l & seg) | (cval & ~seg), minl = (uint32_t)l & seg;
-        int j;
-        int ok;
-        switch (ins->mod) {
-        case SHFL_UP: j = l - (int)bval; ok = j >= (int)maxl; break;
-        case SHFL_DOWN: j = l + (int)bval; ok = j <= (int)maxl; break;
-        case SHFL_BFLY: j = l ^ (int)bval; ok = j <= (int)maxl; break;
-        default: j = (int)(minl | (bval & ~seg)); ok = j <= (int)maxl; break;
-        }
-        if (!ok)
-            j = l;
-        D[l] = zx(src[j & 31], 32);
-        if (P)
-            P[l] = (uint64_t)ok;
-    });
-    return 0;
-}
-
-static int do_vote(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
-{
-    const ptx_operand *o = ins->ops;
-    const uint64_t *A = sim_opv(c, w, &o[1], 0), *M = sim_opv(c, w, &o[2], 1);
-    uint32_t mask = uniform_mask(M, m);
-    if (check_member_mask(c, w, ins, mask, m))
-        return c->status;
-    uint32_t ballot = 0;
-    FOR_LANES(m, if ((A[l] & 1) ^ o[1].neg) ballot |= 1u << l);
-    uint64_t *D = sim_dst(w, &o[0]);
-    uint64_t r;
-    switch (ins->mod) {
-    case VOTE_ALL: r = ballot == m; break;
-    case VOTE_ANY: r = ballot != 0; break;
-    case VOTE_UNI: r = ballot == 0 || ballot == m; break;
-    default: r = ballot; break;
-    }
-    FOR_LANES(m, D[l] = r);
-    return 0;
-}
-
 /* ------------------------------------------------------------------ the warp loop */
 
-enum { RUN_SLICE = 0, RUN_BLOCKED = 1, RUN_DONE = 2, RUN_ERROR = 3 };
-
-static int run_warp(ctx *c, warp *w)
+int sim_run_warp(ctx *c, warp *w, uint32_t slice)
 {
     const ptx_insn *code = c->m->code;
-    uint32_t slice = SLICE;
+    c->yield = 0;
+    if (c->split && !w->held)
+        hold_some(c, w);
     for (;;) {
         if (w->pc >= w->other_min) {
             set_pcs(w, w->active, w->pc);
             reselect(w);
         }
-        if (!w->active)
+        if (!w->active) {
+            if (w->held) {
+                release_held(w);
+                continue;
+            }
             return (w->exited | ~w->valid) == 0xffffffffu ? RUN_DONE : RUN_BLOCKED;
-        if (slice-- == 0)
+        }
+        if (w->held && (!independent(&code[w->pc], w->pc) || --w->hold_left == 0)) {
+            release_held(w);
+            continue;
+        }
+        if (slice-- == 0 || c->yield)
             return RUN_SLICE;
         if (++c->executed > c->budget) {
             sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_LIMIT,
@@ -383,16 +360,25 @@ static int run_warp(ctx *c, warp *w)
         }
         case OP_NOP:
         case OP_PREFETCH:
-        case OP_NANOSLEEP:
+            break;
+        case OP_NANOSLEEP: /* a spin: the place of the wait is the warp's last load, if any (what it waits for) */
+            if (m)
+                sim_spin(c, w, __builtin_ctz(m), w->spin_pc ? w->spin_pc - 1 : pc);
             break;
         case OP_MEMBAR:
             c->st->fences++;
+            /* __threadfence(): the SM's pending global stores become visible (a block-scope fence needs nothing:
+               the block sees its SM's stores) */
+            if (m && c->sb[0] && ins->scope != SCOPE_CTA && sim_sb_drain_sm(c, c->sm))
+                sim_progress(c);
             break;
         case OP_EXIT:
         case OP_RET: {
             uint32_t leaving = 0, returning = 0;
             FOR_LANES(m, { if (w->depth[l]) returning |= 1u << l; else leaving |= 1u << l; });
             w->exited |= leaving;
+            if (leaving)
+                sim_progress(c);
             for (uint32_t mm = returning; mm; mm &= mm - 1) {
                 int l = __builtin_ctz(mm);
                 uint32_t ra = w->rstack[l][--w->depth[l]];
@@ -418,12 +404,26 @@ static int run_warp(ctx *c, warp *w)
         case OP_BAR: {
             if (!m)
                 break;
-            /* bar.sync a[, b]: only barrier 0 for all threads of the block */
-            const ptx_operand *a = &ins->ops[0];
-            if (ins->nops > 1 || a->kind != OK_IMM || a->imm != 0) {
+            /* bar.sync a[, b] and bar.red.op d, a[, b], {!}c (__syncthreads_count/_and/_or): barrier 0 of the
+               whole block; a thread count b, when given, must be the block's (in whole warps) */
+            const int red = ins->mod != BARRED_NONE;
+            const ptx_operand *a = &ins->ops[red];
+            const int has_count = ins->nops == (red ? 4 : 2);
+            const uint64_t count = has_count ? sim_opv(c, w, &ins->ops[red + 1], 0)[__builtin_ctz(m)] : 0;
+            if (a->kind != OK_IMM || a->imm != 0 || (has_count && count != c->nwarps * 32ull)) {
                 sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
-                         "named barriers and barriers with a thread count are not supported (only bar.sync 0)");
+                         "named barriers and barriers for part of the block are not supported (only barrier 0 of "
+                         "all %u threads)",
+                         c->nthreads);
                 return RUN_ERROR;
+            }
+            if (red) {
+                const ptx_operand *p = &ins->ops[ins->nops - 1];
+                const uint64_t *P = sim_opv(c, w, p, 0);
+                FOR_LANES(m, {
+                    w->bar_pred &= ~(1u << l);
+                    w->bar_pred |= (uint32_t)((P[l] ^ p->neg) & 1) << l;
+                });
             }
             w->bar_wait |= m;
             set_pcs(w, w->active, pc + 1);
@@ -434,54 +434,26 @@ static int run_warp(ctx *c, warp *w)
         case OP_BARWARP: {
             if (!m)
                 break;
-            const uint64_t *M = sim_opv(c, w, &ins->ops[0], 0);
-            uint32_t mask = uniform_mask(M, m);
-            if (m & ~mask) {
-                sim_fail(c, w, __builtin_ctz(m & ~mask), ins, SIM_ERR_BAD_SYNC_MASK,
-                         "__syncwarp mask 0x%08x does not include the calling lane", mask);
+            uint32_t released;
+            if (sim_warp_sync(c, w, ins, m, &released)) /* interp_warp.c */
                 return RUN_ERROR;
-            }
-            uint32_t gone = mask & (~w->valid | w->exited);
-            if (gone) {
-                sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_BAD_SYNC_MASK,
-                         "__syncwarp mask 0x%08x names lane %d, which %s", mask, __builtin_ctz(gone),
-                         (w->valid >> __builtin_ctz(gone) & 1) ? "has exited" : "does not exist");
-                return RUN_ERROR;
-            }
-            uint32_t arrived = w->ws_wait | m;
-            for (uint32_t mm = m; mm; mm &= mm - 1)
-                w->ws_need[__builtin_ctz(mm)] = mask;
-            int all = 1;
-            for (uint32_t mm = arrived; mm; mm &= mm - 1)
-                if (w->ws_need[__builtin_ctz(mm)] & ~arrived)
-                    all = 0;
-            if (all) {
-                w->ws_wait = 0;
+            w->ws_wait = (w->ws_wait | m) & ~released;
+            if (released)
                 w->wepoch++;
-                if (arrived == m)
-                    break; /* everyone named is here: continue together */
-                set_pcs(w, w->active, pc + 1);
-                w->active = 0;
-                reselect(w);
-                continue;
-            }
-            w->ws_wait |= m;
+            if (released == m)
+                break; /* everyone named is here: continue together */
             set_pcs(w, w->active, pc + 1);
             w->active = 0;
             reselect(w);
             continue;
         }
         case OP_SHFL:
-            if (!m)
-                break;
-            if (do_shfl(c, w, ins, m))
-                return RUN_ERROR;
-            w->wepoch++;
-            break;
         case OP_VOTE:
+        case OP_MATCH:
+        case OP_REDUX:
             if (!m)
                 break;
-            if (do_vote(c, w, ins, m))
+            if (sim_warp_op(c, w, ins, m)) /* interp_warp.c */
                 return RUN_ERROR;
             w->wepoch++;
             break;
@@ -561,7 +533,7 @@ static int run_warp(ctx *c, warp *w)
 
 /* ------------------------------------------------------------------ blocks and launches */
 
-static int release_barrier(ctx *c)
+int sim_release_barrier(ctx *c)
 {
     uint32_t waiting = 0, exited = 0, wsync = 0, total = 0;
     uint32_t first_pc = UINT32_MAX;
@@ -610,159 +582,29 @@ static int release_barrier(ctx *c)
                         "threads of one block passed different __syncthreads() calls together (a barrier inside "
                         "divergent code)");
     }
-    c->bepoch++;
+    /* bar.red: the predicates of the waiting threads, counted (exited threads take no part) */
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < c->nwarps; i++)
+        count += ptx_popc32(c->warps[i].bar_wait & c->warps[i].bar_pred);
+    c->bepoch = sim_new_epoch();
     c->st->barriers++;
+    sim_progress(c);
     for (uint32_t i = 0; i < c->nwarps; i++) {
         warp *w = &c->warps[i];
+        for (uint32_t mm = w->bar_wait; mm; mm &= mm - 1) {
+            const int l = __builtin_ctz(mm);
+            const ptx_insn *at = &c->m->code[w->lane_pc[l] - 1];
+            if (at->op != OP_BAR || at->mod == BARRED_NONE)
+                continue;
+            const uint64_t v = at->mod == BARRED_POPC ? count : at->mod == BARRED_AND ? count == waiting : count != 0;
+            w->regs[(size_t)at->ops[0].reg * 32 + (size_t)l] = v;
+        }
         if (w->bar_wait) {
             w->bar_wait = 0;
+            w->bar_pred = 0;
             w->wepoch++;
             reselect(w);
         }
     }
     return 0;
-}
-
-static int run_block(ctx *c)
-{
-    ptx_func *k = c->k;
-    uint32_t nt = c->nthreads;
-    for (uint32_t i = 0; i < c->nwarps; i++) {
-        warp *w = &c->warps[i];
-        uint32_t n = nt - i * 32 >= 32 ? 32 : nt - i * 32;
-        w->valid = n == 32 ? 0xffffffffu : (1u << n) - 1;
-        w->exited = w->bar_wait = w->ws_wait = 0;
-        w->id = i;
-        memset(w->depth, 0, sizeof w->depth);
-        for (int l = 0; l < 32; l++)
-            w->lane_pc[l] = k->first;
-        w->pc = k->first;
-        w->active = w->valid;
-        w->other_min = UINT32_MAX;
-    }
-    if (c->shared_size) {
-        memset(c->shared, 0, c->shared_size);
-        memset(c->sh_init, 0, c->shared_size);
-        memset(c->sh_shadow, 0, (size_t)(c->shared_size / 4 + 1) * sizeof(shword));
-    }
-    if (c->local_size)
-        memset(c->local, 0, (size_t)c->nthreads * c->local_size);
-    c->bepoch++;
-    for (;;) {
-        int any_run = 0, all_done = 1;
-        for (uint32_t i = 0; i < c->nwarps; i++) {
-            warp *w = &c->warps[i];
-            if ((w->exited | ~w->valid) == 0xffffffffu)
-                continue;
-            int r = run_warp(c, w);
-            if (r == RUN_ERROR)
-                return -1;
-            if (r == RUN_SLICE)
-                any_run = 1;
-            if (r != RUN_DONE)
-                all_done = 0;
-        }
-        if (all_done)
-            return 0;
-        if (!any_run && release_barrier(c))
-            return -1;
-    }
-}
-
-sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 block, size_t dynamic_shared,
-                      void **args, sim_launch_result *result)
-{
-    sim_launch_result dummy;
-    if (!result)
-        result = &dummy;
-    result->status = SIM_OK;
-    result->message[0] = 0;
-    ptx_func *k = find_kernel(m, name);
-    if (!k) {
-        result->status = SIM_ERR_NO_KERNEL;
-        snprintf(result->message, sizeof result->message, "no kernel named %s in %s", name,
-                 m && m->origin ? m->origin : "the module");
-        return result->status;
-    }
-    uint64_t nthreads = (uint64_t)block.x * block.y * block.z;
-    uint64_t shared = (uint64_t)((m->static_shared + 15) & ~15u);
-    if (dynamic_shared || m->extern_shared_align)
-        shared = ((uint64_t)m->static_shared + 15) / 16 * 16 + dynamic_shared;
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || nthreads > 1024 || block.z > 64 ||
-        grid.y > 65535 || grid.z > 65535 || shared > 227 * 1024 || m->static_shared > 48 * 1024) {
-        result->status = SIM_ERR_BAD_LAUNCH;
-        snprintf(result->message, sizeof result->message,
-                 "bad launch of %s: grid (%u,%u,%u), block (%u,%u,%u) (at most 1024 threads), %llu bytes of shared "
-                 "memory (%u static, at most 48 KiB; %zu dynamic)",
-                 name, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned long long)shared,
-                 m->static_shared, dynamic_shared);
-        return result->status;
-    }
-    ctx C;
-    ctx *c = &C;
-    memset(c, 0, sizeof *c);
-    c->m = m;
-    c->k = k;
-    c->st = k->stats;
-    c->ic = k->stats->ic;
-    c->grid = grid;
-    c->block = block;
-    c->nthreads = (uint32_t)nthreads;
-    c->nwarps = (c->nthreads + 31) / 32;
-    c->res = result;
-    c->shared_size = (uint32_t)shared;
-    c->dyn_shared = (uint32_t)dynamic_shared;
-    c->local_size = (m->local_size + 15) & ~15u;
-    c->param_size = k->param_size;
-    c->nslots = k->nregs;
-    if (m->func_regs)
-        c->nslots = m->max_entry_regs + m->func_regs;
-    if (c->nslots == 0)
-        c->nslots = 1;
-    const char *env = getenv("PPL_SIM_MAX_INSTRUCTIONS");
-    c->budget = env && *env ? strtoull(env, NULL, 0) : DEFAULT_MAX_INSTRUCTIONS;
-    if (!c->budget)
-        c->budget = DEFAULT_MAX_INSTRUCTIONS;
-    c->params = calloc(1, c->param_size + 16);
-    c->warps = calloc(c->nwarps, sizeof(warp));
-    c->regfile = calloc((size_t)c->nwarps * c->nslots * 32, sizeof(uint64_t));
-    c->shared = malloc(c->shared_size + 16);
-    c->sh_init = malloc(c->shared_size + 16);
-    c->sh_shadow = calloc(c->shared_size / 4 + 1, sizeof(shword));
-    c->local = calloc((size_t)c->nthreads * c->local_size + 16, 1);
-    if (!c->params || !c->warps || !c->regfile || !c->shared || !c->sh_init || !c->sh_shadow || !c->local) {
-        result->status = SIM_ERR_BAD_LAUNCH;
-        snprintf(result->message, sizeof result->message, "out of memory launching %s", name);
-        goto out;
-    }
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        if (!args || !args[i]) {
-            result->status = SIM_ERR_BAD_LAUNCH;
-            snprintf(result->message, sizeof result->message, "launch of %s: argument %u is missing", name, i);
-            goto out;
-        }
-        memcpy(c->params + k->params[i].offset, args[i], k->params[i].size);
-    }
-    for (uint32_t i = 0; i < c->nwarps; i++)
-        c->warps[i].regs = c->regfile + (size_t)i * c->nslots * 32;
-    k->stats->launches++;
-    for (uint32_t z = 0; z < grid.z && c->status == SIM_OK; z++)
-        for (uint32_t y = 0; y < grid.y && c->status == SIM_OK; y++)
-            for (uint32_t x = 0; x < grid.x && c->status == SIM_OK; x++) {
-                c->bid = (sim_dim3){x, y, z};
-                k->stats->blocks++;
-                k->stats->threads += nthreads;
-                if (run_block(c))
-                    break;
-            }
-    result->status = c->status;
-out:
-    free(c->params);
-    free(c->warps);
-    free(c->regfile);
-    free(c->shared);
-    free(c->sh_init);
-    free(c->sh_shadow);
-    free(c->local);
-    return result->status;
 }

@@ -17,57 +17,21 @@ static inline float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copy
 
 static inline unsigned tbits(int t) { return ptx_type_size((ptx_type)t) * 8; }
 
-/* f16 <-> f32 (IEEE binary16), round to nearest even. */
-static float half_to_float(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, f = h & 0x3ff, u;
-    if (e == 0) {
-        if (f == 0)
-            u = s;
-        else {
-            float v = ldexpf((float)f, -24);
-            return s ? -v : v;
-        }
-    } else if (e == 31)
-        u = s | 0x7f800000u | (f << 13);
-    else
-        u = s | ((e + 112) << 23) | (f << 13);
-    return f32(u);
-}
-
-static uint16_t float_to_half(float x)
-{
-    uint32_t u = (uint32_t)bf32(x);
-    uint16_t s = (uint16_t)((u >> 16) & 0x8000);
-    if (isnan(x))
-        return s | 0x7e00;
-    float a = fabsf(x);
-    if (a >= 65520.0f)
-        return s | 0x7c00;
-    if (a < ldexpf(1.0f, -14)) { /* subnormal half */
-        float q = nearbyintf(a * ldexpf(1.0f, 24));
-        return s | (uint16_t)q;
-    }
-    int e;
-    float mnt = frexpf(a, &e); /* a = mnt * 2^e, mnt in [0.5, 1) */
-    float q = nearbyintf(mnt * 2048.0f); /* 11 significant bits */
-    if (q >= 2048.0f) {
-        q /= 2;
-        e++;
-    }
-    uint16_t he = (uint16_t)(e - 1 + 15);
-    if (he >= 31)
-        return s | 0x7c00;
-    return s | (uint16_t)(he << 10) | ((uint16_t)q & 0x3ff);
-}
-
 static double read_float(uint64_t v, int t)
 {
     if (t == T_F32)
         return f32(v);
     if (t == T_F16)
-        return half_to_float((uint16_t)v);
+        return sim_f16_value((uint16_t)v);
+    if (t == T_BF16)
+        return sim_bf16_value((uint16_t)v);
     return f64(v);
+}
+
+/* d rounded to a half format (f16 or bf16) with rounding mode rnd (none: to nearest). */
+static uint64_t round_half(double d, int t, int rnd)
+{
+    return t == T_BF16 ? sim_bf16_round(d, rnd) : sim_f16_round(d, rnd);
 }
 
 static int fe_mode(int rnd)
@@ -130,6 +94,10 @@ static uint64_t cvt_value(uint64_t v, int dt, int st, int rnd, int sat, int ftz)
             d = isnan(d) ? 0.0 : d < 0 ? 0.0 : d > 1 ? 1.0 : d;
         if (dt == T_F64)
             return bf64(d);
+        if (dt == T_F16 || dt == T_BF16) { /* one rounding, from the exact value */
+            uint64_t h = round_half(d, dt, rnd >= RND_RNI ? RND_RN : rnd);
+            return ftz && fpclassify(read_float(h, dt)) == FP_SUBNORMAL ? h & 0x8000 : h;
+        }
         float f;
         if (rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP) {
             int old = fegetround();
@@ -142,8 +110,6 @@ static uint64_t cvt_value(uint64_t v, int dt, int st, int rnd, int sat, int ftz)
         }
         if (ftz)
             f = ftz32(f);
-        if (dt == T_F16)
-            return float_to_half(f);
         return bf32(f);
     }
     if (sf) { /* float -> int: round, then clamp to the destination range (PTX saturates), NaN -> 0 */
@@ -168,6 +134,12 @@ static uint64_t cvt_value(uint64_t v, int dt, int st, int rnd, int sat, int ftz)
         return (uint64_t)d;
     }
     /* int -> float */
+    if (dt == T_F16 || dt == T_BF16) { /* from the exact integer (in double up to 2^53; past that the halves are inf) */
+        double d = type_signed(st) ? (double)sx(v, sb) : (double)zx(v, sb);
+        if (sat)
+            d = d < 0 ? 0.0 : d > 1 ? 1.0 : d;
+        return round_half(d, dt, rnd);
+    }
     int old = 0, chg = rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP;
     if (chg) {
         old = fegetround();
@@ -181,7 +153,7 @@ static uint64_t cvt_value(uint64_t v, int dt, int st, int rnd, int sat, int ftz)
         volatile float f = type_signed(st) ? (float)sx(v, sb) : (float)zx(v, sb);
         if (sat)
             f = f < 0 ? 0.0f : f > 1 ? 1.0f : f;
-        r = dt == T_F16 ? float_to_half(f) : bf32(f);
+        r = bf32(f);
     }
     if (chg)
         fesetround(old);
@@ -234,6 +206,33 @@ static int compare(int cmp, int t, uint64_t a, uint64_t b)
     case CMP_GE: case CMP_HS: return x >= y;
     default: return 0;
     }
+}
+
+static int half_pair(int t) { return t == T_F16X2 || t == T_BF16X2; }
+static int half_elem(int t) { return t == T_F16X2 ? T_F16 : t == T_BF16X2 ? T_BF16 : t; }
+
+/* set.cmp[.bool].dtype.stype d, a, b[, c] (cv: c's value, negation applied): all ones (integer dtype) or 1.0 (float
+   dtype) where the comparison (combined with c) holds, else 0; a packed stype compares each half into the matching
+   half of d. */
+static uint64_t set_value(const ptx_insn *ins, uint64_t a, uint64_t b, uint64_t cv)
+{
+    const int dt = ins->type, st = ins->type2 ? ins->type2 : ins->type, et = half_elem(st);
+    const int bop = ins->nops > 3 ? ins->mod2 : BOOL_NONE, pairs = half_pair(st);
+    uint64_t r = 0;
+    for (int k = 0; k < (pairs ? 2 : 1); k++) {
+        uint64_t x = pairs ? (a >> (16 * k)) & 0xffff : a, y = pairs ? (b >> (16 * k)) & 0xffff : b;
+        int v = compare(ins->mod, et, x, y);
+        if (bop)
+            v = bop == BOOL_AND ? v & (int)cv : bop == BOOL_OR ? v | (int)cv : v ^ (int)cv;
+        uint64_t one;
+        if (pairs)
+            one = dt == T_F16X2 ? 0x3c00 : dt == T_BF16X2 ? 0x3f80 : 0xffff;
+        else
+            one = dt == T_F32 ? 0x3f800000u : dt == T_F16 ? 0x3c00 : dt == T_BF16 ? 0x3f80 : zx(~0ull, tbits(dt));
+        if (v)
+            r |= one << (16 * k);
+    }
+    return r;
 }
 
 static uint64_t mulhi_u64(uint64_t a, uint64_t b) { return (uint64_t)(((unsigned __int128)a * b) >> 64); }
@@ -320,7 +319,7 @@ static uint64_t fbin(int op, int t, int ftz, uint64_t a, uint64_t b)
     case OP_COPYSIGN: r = copysign(y, x); break;
     default: r = 0; break;
     }
-    return t == T_F16 ? float_to_half((float)r) : bf64(r);
+    return bf64(r);
 }
 
 static uint64_t fun(int op, int t, int ftz, uint64_t a)
@@ -358,13 +357,33 @@ static uint64_t fun(int op, int t, int ftz, uint64_t a)
     case OP_TANH: r = tanh(x); break;
     default: r = 0; break;
     }
-    return t == T_F16 ? float_to_half((float)r) : bf64(r);
+    return bf64(r);
 }
 
-static uint64_t prmt(uint64_t a, uint64_t b, uint64_t c)
+/* prmt.b32[.mode] d, a, b, c: bytes of {b, a} (a: bytes 0-3, b: 4-7) picked by c. Default mode: a 4-bit selector
+   per result byte (bit 3: replicate the byte's sign); the other modes take c's low 2 bits, n, and pick bytes by the
+   PTX ISA's tables (f4e: n..n+3; b4e: n, n-1, n-2, n-3; rc8: n four times; ecl: n, max(n,1), max(n,2), 3; ecr:
+   min(i, n); rc16: the 16-bit half n & 1 twice). */
+static uint64_t prmt(int mode, uint64_t a, uint64_t b, uint64_t c)
 {
     uint64_t src = zx(a, 32) | (zx(b, 32) << 32);
     uint32_t r = 0;
+    if (mode != PRMT_DEFAULT) {
+        unsigned n = (unsigned)c & 3;
+        for (unsigned i = 0; i < 4; i++) {
+            unsigned sel;
+            switch (mode) {
+            case PRMT_F4E: sel = (n + i) & 7; break;
+            case PRMT_B4E: sel = (n - i) & 7; break;
+            case PRMT_RC8: sel = n; break;
+            case PRMT_ECL: sel = i < 3 ? (n > i ? n : i) : 3; break;
+            case PRMT_ECR: sel = i < n ? i : n; break;
+            default: sel = (n & 1) * 2 + (i & 1); break; /* rc16 */
+            }
+            r |= (uint32_t)(uint8_t)(src >> (8 * sel)) << (8 * i);
+        }
+        return r;
+    }
     for (int i = 0; i < 4; i++) {
         unsigned sel = (unsigned)(c >> (4 * i)) & 0xf;
         uint8_t byte = (uint8_t)(src >> (8 * (sel & 7)));
@@ -373,6 +392,43 @@ static uint64_t prmt(uint64_t a, uint64_t b, uint64_t c)
         r |= (uint32_t)byte << (8 * i);
     }
     return r;
+}
+
+/* lop3.b32 d, a, b, c, lut: each bit of d is bit (a << 2 | b << 1 | c) of lut (a = 0xf0, b = 0xcc, c = 0xaa give
+   back the lut itself). */
+static uint64_t lop3(uint64_t a, uint64_t b, uint64_t c, unsigned lut)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < 8; i++)
+        if (lut >> i & 1)
+            r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+    return r;
+}
+
+/* shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: the 64-bit {b, a} shifted by c (wrap: c mod 32; clamp: at most 32);
+   l keeps the high word, r the low one (__funnelshift_l/_lc/_r/_rc). */
+static uint64_t shf(int left, int clamp, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint32_t n = clamp ? ((uint32_t)c > 32 ? 32 : (uint32_t)c) : (uint32_t)c & 31;
+    uint64_t v = zx(a, 32) | (zx(b, 32) << 32);
+    return left ? (uint32_t)((v << n) >> 32) : (uint32_t)(v >> n);
+}
+
+/* fns.b32 d, mask, base, offset (__fns): the position of the offset-th set bit of mask counted from bit base,
+   towards the high bits for offset > 0, the low bits for offset < 0; offset 0: base if that bit is set; not found:
+   0xffffffff. */
+static uint64_t fns(uint32_t mask, uint32_t base, int32_t offset)
+{
+    if (base > 31)
+        return 0xffffffffu;
+    if (offset == 0)
+        return (mask >> base & 1) ? base : 0xffffffffu;
+    int step = offset > 0 ? 1 : -1;
+    int64_t left = offset > 0 ? offset : -(int64_t)offset;
+    for (int pos = (int)base; pos >= 0 && pos < 32; pos += step)
+        if ((mask >> pos & 1) && --left == 0)
+            return (uint64_t)pos;
+    return 0xffffffffu;
 }
 
 static uint64_t bfe(int t, uint64_t a, uint64_t b, uint64_t c)
@@ -459,6 +515,15 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     const uint64_t *B = ins->nops > 2 ? sim_opv(c, w, &o[2], 1) : NULL;
     const uint64_t *C = ins->nops > 3 ? sim_opv(c, w, &o[3], 2) : NULL;
     const uint64_t *E = ins->nops > 4 ? sim_opv(c, w, &o[4], 3) : NULL;
+    if (t == T_F16 || t == T_BF16 || half_pair(t)) {
+        switch (ins->op) {
+        case OP_ADD: case OP_SUB: case OP_MUL: case OP_FMA: case OP_MAD: case OP_NEG: case OP_ABS: case OP_MIN:
+        case OP_MAX: case OP_EX2: case OP_TANH:
+            return sim_alu_half(c, w, ins, m);
+        default:
+            break;
+        }
+    }
     switch (ins->op) {
     case OP_MOV:
         if (o[0].kind == OK_VEC) { /* unpack: mov.b64 {a, b}, d */
@@ -474,9 +539,11 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             unsigned pb = bits / o[1].nvec;
             FOR_LANES(m, {
                 uint64_t v = 0;
-                for (int k = 0; k < o[1].nvec; k++)
-                    if (o[1].vregs[k] >= 0)
-                        v |= zx(w->regs[(size_t)o[1].vregs[k] * 32 + l], pb) << (pb * k);
+                for (int k = 0; k < o[1].nvec; k++) {
+                    const uint64_t *S = sim_vec_src(c, w, &o[1], k);
+                    if (S)
+                        v |= zx(S[l], pb) << (pb * k);
+                }
                 D[l] = v;
             });
             return 0;
@@ -688,13 +755,42 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         FOR_LANES(m, D[l] = bfind(t, (ins->flags & IF_SHIFTAMT) != 0, A[l]));
         return 0;
     case OP_PRMT:
-        FOR_LANES(m, D[l] = prmt(A[l], B[l], C[l]));
+        FOR_LANES(m, D[l] = prmt(ins->mod, A[l], B[l], C[l]));
+        return 0;
+    case OP_LOP3:
+        FOR_LANES(m, D[l] = zx(lop3(A[l], B[l], C[l], (unsigned)E[l]), bits));
+        return 0;
+    case OP_SHF:
+        FOR_LANES(m, D[l] = shf(ins->mod == SHF_L, ins->mod2 == SHF_CLAMP, A[l], B[l], C[l]));
+        return 0;
+    case OP_FNS:
+        FOR_LANES(m, D[l] = fns((uint32_t)A[l], (uint32_t)B[l], (int32_t)C[l]));
+        return 0;
+    case OP_SET:
+        FOR_LANES(m, D[l] = set_value(ins, A[l], B[l], C ? (C[l] & 1) ^ o[3].neg : 0));
         return 0;
     case OP_SETP: {
         /* setp.cmp[.bool].type p[|q], a, b[, c] */
         uint64_t *Q = ins->dst2 >= 0 ? w->regs + (size_t)ins->dst2 * 32 : NULL;
         int bop = ins->mod2 >= BOOL_AND && ins->mod2 <= BOOL_XOR && ins->nops > 3 ? ins->mod2 : 0;
         int cneg = ins->nops > 3 ? o[3].neg : 0;
+        if (half_pair(t)) { /* p gets the low halves' comparison, q the high halves' */
+            FOR_LANES(m, {
+                int r[2];
+                for (int k = 0; k < 2; k++) {
+                    r[k] = compare(ins->mod, half_elem(t), (A[l] >> (16 * k)) & 0xffff, (B[l] >> (16 * k)) & 0xffff);
+                    if (bop) {
+                        int cv = (int)(C[l] & 1) ^ cneg;
+                        r[k] = bop == BOOL_AND ? (r[k] & cv) : bop == BOOL_OR ? (r[k] | cv) : (r[k] ^ cv);
+                    }
+                }
+                if (D)
+                    D[l] = (uint64_t)r[0];
+                if (Q)
+                    Q[l] = (uint64_t)r[1];
+            });
+            return 0;
+        }
         if (!bop && !Q && !isf && bits == 32 && !type_signed(t)) {
             switch (ins->mod) {
             case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = (uint32_t)A[l] < (uint32_t)B[l]); return 0;
@@ -758,6 +854,11 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     }
     case OP_CVT: {
         int st = ins->type2, rnd = ins->mod2, sat = (ins->flags & IF_SAT) != 0;
+        if (half_pair(t)) { /* cvt.rn.f16x2.f32 d, a, b: a into the high half, b into the low one */
+            FOR_LANES(m, D[l] = cvt_value(A[l], half_elem(t), st, rnd, sat, ftz) << 16 |
+                                cvt_value(B[l], half_elem(t), st, rnd, sat, ftz));
+            return 0;
+        }
         if (t == T_U64 && st == T_U32 && !sat)
             FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
         else if (t == T_S64 && st == T_S32 && !sat)
@@ -783,5 +884,5 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     default:
         break;
     }
-    return sim_fail(c, w, __builtin_ctz(m ? m : 1), ins, SIM_ERR_UNSUPPORTED, "unsupported instruction");
+    return sim_fail_unsupported(c, w, __builtin_ctz(m ? m : 1), ins);
 }

@@ -15,28 +15,18 @@
 
 const char *sim_where(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n)
 {
-    const char *file = ins->file < m->nfiles && m->files[ins->file] ? m->files[ins->file] : NULL;
-    if (file && ins->line) {
-        const char *slash = strrchr(file, '/');
-        const char *base = file;
-        /* keep the last two path components: "solutions/03-sequential/reduce.cu" reads better than the full path */
-        if (slash) {
-            const char *p = slash;
-            while (p > file && p[-1] != '/')
-                p--;
-            if (p > file) {
-                const char *q = p - 1;
-                while (q > file && q[-1] != '/')
-                    q--;
-                base = q;
-            } else {
-                base = p;
-            }
-        }
-        snprintf(buf, n, "%s:%u", base, ins->line);
-    } else {
+    if (!ins->line) {
         snprintf(buf, n, "(no source line)");
+        return buf;
     }
+    /* the last two path components: "solutions/03-sequential/reduce.cu" reads better than the full path */
+    char where[300], inl[300];
+    ptx_where(m, ins, 1, where, sizeof where);
+    ptx_inlined_from(m, ins, inl, sizeof inl);
+    if (inl[0])
+        snprintf(buf, n, "%s (%s)", where, inl);
+    else
+        snprintf(buf, n, "%s", where);
     return buf;
 }
 
@@ -49,7 +39,7 @@ sim_status sim_fail(ctx *c, const warp *w, int lane, const ptx_insn *ins, sim_st
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    char where[300] = "";
+    char where[640] = "";
     char thread[160] = "";
     if (ins)
         sim_where(c->m, ins, where, sizeof where);
@@ -67,6 +57,52 @@ sim_status sim_fail(ctx *c, const warp *w, int lane, const ptx_insn *ins, sim_st
     c->status = st;
     c->res->status = st;
     return st;
+}
+
+/* What to try instead of an instruction the simulator does not run, for the families a student may meet. */
+static const char *instead(const char *op, size_t n)
+{
+    static const struct { const char *prefix, *advice; } tips[] = {
+        {"cp.async", "copy with plain loads and stores (cuda::memcpy_async, cp.async and pipelines are not simulated)"},
+        {"mma", "tensor-core instructions (wmma, mma) are not simulated"},
+        {"wmma", "tensor-core instructions (wmma, mma) are not simulated"},
+        {"tex", "read the array with plain (or __ldg) loads: textures are not simulated"},
+        {"suld", "surfaces are not simulated"},
+        {"sust", "surfaces are not simulated"},
+        {"bar.arrive", "use __syncthreads(): named barriers and bar.arrive are not simulated"},
+        {"mbarrier", "use __syncthreads(): cuda::barrier and mbarrier are not simulated"},
+        {"griddepcontrol", "launch the kernels one after another (programmatic dependent launch is not simulated)"},
+        {NULL, NULL}};
+    for (int i = 0; tips[i].prefix; i++)
+        if (n >= strlen(tips[i].prefix) && strncmp(op, tips[i].prefix, strlen(tips[i].prefix)) == 0)
+            return tips[i].advice;
+    return "write that line another way";
+}
+
+sim_status sim_fail_unsupported(ctx *c, const warp *w, int lane, const ptx_insn *ins)
+{
+    const char *text = c->m->text + ins->text_off;
+    size_t len = ins->text_len;
+    /* the opcode and its modifiers: the text after a guard, up to the first blank */
+    size_t b = 0;
+    if (len && text[0] == '@') {
+        while (b < len && text[b] != ' ' && text[b] != '\t')
+            b++;
+    }
+    while (b < len && (text[b] == ' ' || text[b] == '\t'))
+        b++;
+    size_t e = b;
+    while (e < len && text[e] != ' ' && text[e] != '\t' && text[e] != ';')
+        e++;
+    char what[200] = "";
+    if (ins->op == OP_UNSUPPORTED && ins->mod == UNSUP_MODIFIER && ins->ops[0].reg > 0 &&
+        (size_t)ins->ops[0].imm + (size_t)ins->ops[0].reg <= len)
+        snprintf(what, sizeof what, " (its modifier `%.*s`)", (int)ins->ops[0].reg, text + ins->ops[0].imm);
+    return sim_fail(c, w, lane, ins, SIM_ERR_UNSUPPORTED,
+                    "the simulator does not implement the PTX instruction `%.*s`%s that nvcc made of the line below: "
+                    "%s, or run the lab on a GPU (sim/README.md's table lists the instructions the simulator runs "
+                    "and the CUDA that produces each)",
+                    (int)(e - b), text + b, what, instead(text + b, e - b));
 }
 
 /* ------------------------------------------------------------------ special registers */

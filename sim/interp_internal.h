@@ -29,6 +29,15 @@ typedef struct warp {
     uint8_t depth[32];    /* call depth per lane */
     uint32_t rstack[32][SIM_MAX_CALL_DEPTH];
     uint64_t *regs;       /* [slot][lane] */
+    uint32_t held;        /* lanes held back (adversarial schedules: lanes of a warp progress independently, as
+                             since Volta); not runnable until released: at the next warp-level instruction, when
+                             the rest block or exit, or after hold_left instructions */
+    uint32_t hold_left;
+    uint32_t bar_pred;    /* bar.red: the predicate each lane waiting at it brought */
+    uint32_t spin_pc;     /* the warp's last load: instruction + 1, its first lane, that lane's address and value;
+                             the same load of the same lane reading the same value again is a spin (sched.c) */
+    uint32_t spin_lane;
+    uint64_t spin_addr, spin_val;
 } warp;
 
 /* Shadow state of one 4-byte shared-memory word (race detection). tid 0xffff: none. */
@@ -44,7 +53,32 @@ typedef struct region {
     size_t bytes;
     char label[96];
     uint8_t *init; /* one bit per byte: initialized */
+    shword *shadow; /* race tracking, one per 4-byte word; allocated when a kernel first stores into it */
 } region;
+
+/* A resident block: sched.c starts it in a slot, switches between the resident ones and retires it. While it runs,
+   ctx's bid, warps, shared, sh_init, sh_shadow, local and bepoch are its own. */
+typedef struct sim_block {
+    sim_dim3 bid;
+    uint64_t serial;      /* its place in the launch's start order: 0, 1, ... */
+    warp *warps;
+    uint64_t *regfile;
+    uint8_t *shared, *sh_init;
+    shword *sh_shadow;
+    uint8_t *local;
+    uint32_t bepoch;      /* ctx's bepoch while it does not run */
+    uint32_t sm;          /* the SM it runs on: its global stores enter that SM's store buffer */
+    uint32_t next_warp;   /* in order: the next warp of its round-robin sweep */
+    uint8_t live;         /* resident, not finished */
+    uint8_t swept_run;    /* in order: some warp used up its slice in this sweep */
+    uint64_t progress_at; /* c->executed when it last made progress (a store, an exit, a barrier, a changed load) */
+    uint32_t spin_pc;     /* its last spin: instruction + 1, and the thread */
+    uint32_t spin_tid;
+} sim_block;
+
+#define SIM_SMS 8 /* the simulated device's SMs (runtime_device.c), one store buffer each */
+
+struct sim_storebuf;
 
 typedef struct ctx {
     struct sim_module *m;
@@ -69,7 +103,56 @@ typedef struct ctx {
     sim_launch_result *res;
     sim_status status;
     region *last_region;
+    /* scheduling (sched.c) */
+    sim_block *cur;       /* the block running now */
+    uint32_t sm;          /* its SM */
+    uint8_t adversarial;  /* a schedule other than in order: spins end a warp's slice */
+    uint8_t yield;        /* set by an instruction: the warp's slice ends after it */
+    uint8_t yield_mem;    /* interleave: every memory operation ends the slice */
+    uint8_t split;        /* lanes of a warp may be held back (warp.held) */
+    uint64_t rng;         /* the schedule's random stream (sim_rand) */
+    uint64_t progress_at; /* c->executed at the last progress of any block */
+    uint64_t spins;       /* spins since then */
+    uint8_t spun;         /* the turn now ending had a spin */
+    struct sim_storebuf *sb[SIM_SMS]; /* NULL: stores are visible to every block at once (in order) */
 } ctx;
+
+/* The schedule's next random number (splitmix64): every choice of a schedule comes from it, so a seed replays. */
+static inline uint64_t sim_rand(ctx *c)
+{
+    uint64_t z = (c->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Something changed that a spinning thread may wait for: a block started or finished, a pending store became
+   visible. */
+static inline void sim_progress_any(ctx *c)
+{
+    c->progress_at = c->executed;
+    c->spins = 0;
+}
+
+/* The running block made progress: it changed memory, passed a barrier, a warp exited, or a load it spins on
+   changed. */
+static inline void sim_progress(ctx *c)
+{
+    sim_progress_any(c);
+    if (c->cur)
+        c->cur->progress_at = c->executed;
+}
+
+/* A spin: warp w at instruction pc waits (nanosleep, or a load that read the same value as last time). Under an
+   adversarial schedule the warp yields. */
+static inline void sim_spin(ctx *c, const warp *w, int lane, uint32_t pc)
+{
+    c->spins++;
+    c->spun = 1;
+    c->cur->spin_pc = pc + 1;
+    c->cur->spin_tid = w->id * 32 + (uint32_t)lane;
+    c->yield |= c->adversarial;
+}
 
 /* interp_ctx.c (a leaf: calls nothing else of the interpreter) */
 
@@ -78,8 +161,37 @@ sim_status sim_fail(ctx *c, const warp *w, int lane, const ptx_insn *ins, sim_st
     __attribute__((format(printf, 6, 7)));
 /* "file:line" of an instruction into buf. */
 const char *sim_where(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n);
+/* Fails with SIM_ERR_UNSUPPORTED for an instruction the interpreter does not run: names it (and the modifier it
+   did not know), the student's line and what to try instead. */
+sim_status sim_fail_unsupported(ctx *c, const warp *w, int lane, const ptx_insn *ins);
 /* The value of special register sr (SR_*) for one lane. */
 uint64_t sim_special(ctx *c, const warp *w, int lane, int sr);
+
+/* interp.c: runs warp w for at most `slice` instructions (RUN_SLICE when they are used up or the warp yields,
+   RUN_BLOCKED when all its lanes wait, RUN_DONE when all exited, RUN_ERROR: c->status says why); releases the
+   current block's barrier when no warp of it can run (0, or -1: a deadlock, c->status set). */
+enum { RUN_SLICE = 0, RUN_BLOCKED = 1, RUN_DONE = 2, RUN_ERROR = 3 };
+int sim_run_warp(ctx *c, warp *w, uint32_t slice);
+int sim_release_barrier(ctx *c);
+ptx_func *sim_find_kernel(const struct sim_module *m, const char *name);
+/* A fresh epoch value for a block start or a completed barrier: unique across blocks and launches, so that an
+   access recorded in one block never seems to share a barrier interval with another block's (race tracking). */
+uint32_t sim_new_epoch(void);
+
+/* sched_mem.c: the SMs' store buffers (adversarial schedules). A global store enters its SM's buffer and becomes
+   visible to other SMs when drained: at random, in any order (the same address keeps its order), by a fence
+   (membar.gl/sys, fence.gpu/sys), before a release, and at the end of the launch. Loads see their own SM's pending
+   stores. Each returns nonzero when a drain changed memory. */
+struct sim_storebuf *sim_sb_new(void);
+void sim_sb_free(struct sim_storebuf *b);
+int sim_sb_store(ctx *c, uint64_t addr, const uint8_t *bytes, unsigned n);
+void sim_sb_forward(const ctx *c, uint64_t addr, uint8_t *bytes, unsigned n);
+int sim_sb_flush_range(ctx *c, uint64_t addr, unsigned n);
+int sim_sb_drain_sm(ctx *c, uint32_t sm);
+int sim_sb_drain_all(ctx *c);
+int sim_sb_tick(ctx *c, int spun); /* after a warp's turn; spun: it ended in a spin */
+size_t sim_sb_pending(const ctx *c);
+unsigned sim_sb_count(const ctx *c); /* pending entries of the current block's SM */
 
 /* interp_mem.c */
 region *sim_region_find(ctx *c, uint64_t a, size_t size);
@@ -87,8 +199,24 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m);   /* ld, st, a
 void sim_regions_add_module(struct sim_module *m);
 void sim_regions_remove_module(struct sim_module *m);
 
+/* interp_warp.c: shfl.sync, vote.sync, match.sync, redux.sync for the calling lanes m (member mask checked);
+   0 or a sim_status. */
+int sim_warp_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m);
+/* interp_warp.c: bar.warp.sync for the calling lanes m: checks their masks and gives the lanes (waiting or
+   calling) it releases; 0 or a sim_status. */
+int sim_warp_sync(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uint32_t *released);
+
 /* interp_alu.c: executes an arithmetic/logic/conversion instruction for the lanes in m; 0 or a sim_status. */
 int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m);
+
+/* interp_half.c: f16/bf16 values and rounding (rnd: RND_*, RND_NONE to nearest), the arithmetic of .f16, .bf16,
+   .f16x2 and .bf16x2 instructions, and atom.add of those types (old + b, rounded to nearest). */
+double sim_f16_value(uint16_t h);
+double sim_bf16_value(uint16_t h);
+uint16_t sim_f16_round(double x, int rnd);
+uint16_t sim_bf16_round(double x, int rnd);
+int sim_alu_half(ctx *c, warp *w, const ptx_insn *ins, uint32_t m);
+uint64_t sim_half_atomic_add(int t, uint64_t old, uint64_t b);
 
 static inline const uint64_t *sim_opv(ctx *c, warp *w, const ptx_operand *o, int which);
 
@@ -126,6 +254,17 @@ static inline const uint64_t *sim_opv(ctx *c, warp *w, const ptx_operand *o, int
 }
 
 static inline uint64_t *sim_dst(warp *w, const ptx_operand *o) { return w->regs + (size_t)o->reg * 32; }
+/* The 32 lane values of element k of a vector operand {a, b, ...} read as a source (a register or an immediate);
+   NULL for the sink `_`. */
+static inline const uint64_t *sim_vec_src(ctx *c, warp *w, const ptx_operand *o, int k)
+{
+    int32_t v = o->vregs[k];
+    if (v >= 0)
+        return w->regs + (size_t)v * 32;
+    if (v <= -2)
+        return c->m->cpool + (size_t)(-2 - v) * 32;
+    return NULL;
+}
 
 static inline int64_t sx(uint64_t v, unsigned bits)
 {
@@ -158,6 +297,6 @@ static inline uint64_t bf64(double d)
     return u;
 }
 static inline int type_signed(int t) { return t == T_S8 || t == T_S16 || t == T_S32 || t == T_S64; }
-static inline int type_float(int t) { return t == T_F16 || t == T_F32 || t == T_F64; }
+static inline int type_float(int t) { return t == T_F16 || t == T_BF16 || t == T_F32 || t == T_F64; }
 
 #endif

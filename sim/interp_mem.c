@@ -9,7 +9,15 @@
  * different thread when one of them is a write and
  *   - they are in different warps and no bar.sync completed between them (same block epoch), or
  *   - they are in the same warp and the warp executed no warp-level synchronization between them.
- * Atomics neither race with each other nor are recorded.
+ * Atomics neither race with each other nor are recorded. Global memory is tracked the same way, per 4-byte word of
+ * a region once a kernel stores into it: every block start and completed barrier takes an epoch no other block
+ * shares (sim_new_epoch), so only threads of one block can race there (a lab 01 kernel with no __syncthreads()
+ * between two strides); blocks that share data order it with fences and atomics, which the store buffer checks.
+ *
+ * Under an adversarial schedule global stores go through the SM's store buffer (sched_mem.c): a fence or release
+ * drains it, an atomic drains its own address first, and loads see the SM's pending stores. Every load of global
+ * or shared memory also feeds spin detection: the warp's same load reading the same value again is a spin
+ * (sim_spin), which lets another warp or block run.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +50,7 @@ static void region_insert(const void *base, size_t bytes, const char *label, int
     size_t i = region_index(b);
     if (i < g_nregions && g_regions[i].base == b) {
         free(g_regions[i].init);
+        free(g_regions[i].shadow);
     } else {
         if (g_nregions >= g_capregions) {
             g_capregions = g_capregions ? 2 * g_capregions : 64;
@@ -58,6 +67,7 @@ static void region_insert(const void *base, size_t bytes, const char *label, int
     snprintf(r->label, sizeof r->label, "%s", label ? label : "device memory");
     size_t nb = bytes / 8 + 1;
     r->init = calloc(nb, 1);
+    r->shadow = NULL;
     if (!r->init)
         abort();
     if (initialized)
@@ -73,6 +83,7 @@ int sim_mem_unregister(const void *base)
     if (i >= g_nregions || g_regions[i].base != b)
         return 1;
     free(g_regions[i].init);
+    free(g_regions[i].shadow);
     memmove(&g_regions[i], &g_regions[i + 1], (g_nregions - i - 1) * sizeof *g_regions);
     g_nregions--;
     return 0;
@@ -197,31 +208,41 @@ static inline int conflicts(ctx *c, const warp *w, uint16_t tid, uint16_t otid, 
     return we == w->wepoch;
 }
 
+/* A race on the word at byte offset off of shared memory (r NULL) or of global region r. */
 static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t insn, uint16_t otid, int what,
-                 uint32_t off)
+                 uint64_t off, const region *r)
 {
     const char *kinds[] = {"read after write", "write after read", "write after write"};
     int same_warp = (otid >> 5) == w->id;
-    finding(c, same_warp ? F_SHARED_RACE_WARP : F_SHARED_RACE_BLOCK, w, lane, prev_insn, insn,
-            "%s race on shared memory (byte offset %u) between thread %u and thread %u %s", kinds[what], off,
+    char space[160];
+    if (r)
+        snprintf(space, sizeof space, "global memory (%s, byte offset %llu)", r->label, (unsigned long long)off);
+    else
+        snprintf(space, sizeof space, "shared memory (byte offset %llu)", (unsigned long long)off);
+    finding(c, same_warp ? (r ? F_GLOBAL_RACE_WARP : F_SHARED_RACE_WARP)
+                         : (r ? F_GLOBAL_RACE_BLOCK : F_SHARED_RACE_BLOCK),
+            w, lane, prev_insn, insn, "%s race on %s between thread %u and thread %u %s", kinds[what], space,
             (unsigned)otid, w->id * 32 + (unsigned)lane,
             same_warp ? "of the same warp with no __syncwarp() between (lanes of a warp are not in lockstep since "
                         "Volta)"
                       : "of different warps with no __syncthreads() between");
 }
 
-static void track_shared(ctx *c, const warp *w, int lane, uint32_t insn, uint32_t off, unsigned size, int is_write)
+/* Records an access of size bytes at byte offset off of the shadow words `shadow` (shared memory, or global
+   region r) and reports the races it makes. */
+static void track(ctx *c, shword *shadow, const region *r, const warp *w, int lane, uint32_t insn, uint64_t off,
+                  unsigned size, int is_write)
 {
     uint16_t tid = (uint16_t)(w->id * 32 + (unsigned)lane);
-    for (uint32_t word = off >> 2; word <= (off + size - 1) >> 2; word++) {
-        shword *s = &c->sh_shadow[word];
+    for (uint64_t word = off >> 2; word <= (off + size - 1) >> 2; word++) {
+        shword *s = &shadow[word];
         if (s->w_insn && conflicts(c, w, tid, s->w_tid, s->w_be, s->w_we))
-            race(c, w, lane, s->w_insn - 1, insn, s->w_tid, is_write ? 2 : 0, word * 4);
+            race(c, w, lane, s->w_insn - 1, insn, s->w_tid, is_write ? 2 : 0, word * 4, r);
         if (is_write) {
             if (s->r1_insn && conflicts(c, w, tid, s->r1_tid, s->r1_be, s->r1_we))
-                race(c, w, lane, s->r1_insn - 1, insn, s->r1_tid, 1, word * 4);
+                race(c, w, lane, s->r1_insn - 1, insn, s->r1_tid, 1, word * 4, r);
             else if (s->r2_insn && conflicts(c, w, tid, s->r2_tid, s->r2_be, s->r2_we))
-                race(c, w, lane, s->r2_insn - 1, insn, s->r2_tid, 1, word * 4);
+                race(c, w, lane, s->r2_insn - 1, insn, s->r2_tid, 1, word * 4, r);
             s->w_insn = insn + 1;
             s->w_tid = tid;
             s->w_be = c->bepoch;
@@ -351,6 +372,8 @@ static uint64_t atomic_apply(int op, int t, uint64_t old, uint64_t b, uint64_t c
     *write = 1;
     switch (op) {
     case ATOM_ADD:
+        if (t == T_F16 || t == T_BF16 || t == T_F16X2 || t == T_BF16X2)
+            return sim_half_atomic_add(t, old, b); /* interp_half.c */
         if (t == T_F32)
             return bf32(f32(old) + f32(b));
         if (t == T_F64)
@@ -385,6 +408,38 @@ static uint64_t atomic_apply(int op, int t, uint64_t old, uint64_t b, uint64_t c
     }
 }
 
+/* A release (st.release, atom/red .release/.acq_rel/.sc) of wider than block scope: the SM's pending stores must
+   be visible before it. */
+static inline int releases(const ptx_insn *ins)
+{
+    return (ins->sem == SEM_RELEASE || ins->sem == SEM_ACQ_REL || ins->sem == SEM_SC) && ins->scope != SCOPE_CTA;
+}
+
+/* st of the lanes in m under a store buffer: global lanes (glm) enter the SM's buffer, the others (shared, local,
+   generic addresses of those) are written at once. A release drains the buffer first. */
+static void buffered_store(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uint32_t glm, uint8_t *const *hp,
+                           const uint64_t *off)
+{
+    const ptx_operand *s = &ins->ops[1];
+    const unsigned esz = ptx_type_size((ptx_type)ins->type);
+    if (releases(ins) && sim_sb_drain_sm(c, c->sm))
+        sim_progress(c);
+    for (unsigned k = 0; k < ins->vec; k++) {
+        const uint64_t *S = ins->vec == 1 && s->kind != OK_VEC ? sim_opv(c, w, s, 0) : sim_vec_src(c, w, s, k);
+        if (!S)
+            continue;
+        FOR_LANES(m, {
+            if (glm >> l & 1) {
+                uint8_t bytes[8];
+                store_bytes(bytes, esz, S[l]);
+                sim_sb_store(c, off[l] + k * esz, bytes, esz);
+            } else {
+                store_bytes(hp[l] + k * esz, esz, S[l]);
+            }
+        });
+    }
+}
+
 /* Executes ld/st/atom/red for the lanes in m. */
 int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
 {
@@ -399,6 +454,8 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     sim_icount *ic = &c->ic[pc];
     uint64_t addr[32], off[32];
     uint8_t *hp[32];
+    region *rg[32];
+    uint8_t fwd[32][16]; /* global loads under a store buffer: memory with this SM's pending stores over it */
     uint32_t shm = 0, glm = 0;
     const uint64_t *base = mo->reg >= 0 ? w->regs + (size_t)mo->reg * 32 : NULL;
     const int64_t disp = mo->imm;
@@ -464,6 +521,7 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             if (is_st || is_atom)
                 init_bits(r, o, total, 1);
             hp[l] = (uint8_t *)(uintptr_t)o;
+            rg[l] = r;
             glm |= 1u << l;
             break;
         }
@@ -516,11 +574,28 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             if (is_st || is_atom)
                 memset(c->sh_init + o, 1, total);
             if (!is_atom)
-                track_shared(c, w, l, pc, o, total, is_st);
+                track(c, c->sh_shadow, NULL, w, l, pc, o, total, is_st);
         }
     }
-    if (glm)
+    if (glm) {
         sector_stats(ic, off, glm, total, !is_ld);
+        if (!is_atom)
+            for (uint32_t mm = glm; mm; mm &= mm - 1) {
+                int l = __builtin_ctz(mm);
+                region *r = rg[l];
+                if (!r->shadow && is_st)
+                    r->shadow = calloc(r->bytes / 4 + 2, sizeof(shword));
+                if (r->shadow)
+                    track(c, r->shadow, r, w, l, pc, off[l] - r->base, total, is_st);
+            }
+        if (c->sb[0] && is_ld && sim_sb_count(c))
+            for (uint32_t mm = glm; mm; mm &= mm - 1) {
+                int l = __builtin_ctz(mm);
+                memcpy(fwd[l], hp[l], total);
+                sim_sb_forward(c, off[l], fwd[l], total);
+                hp[l] = fwd[l];
+            }
+    }
 
     if (is_ld) {
         const ptx_operand *d = &ins->ops[0];
@@ -541,16 +616,38 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
                 FOR_LANES(m, D[l] = load_bytes(hp[l] + k * esz, esz, sign));
             }
         }
+        if (shm | glm) { /* the same load reading the same value as the warp's last load: a spin */
+            const int l = __builtin_ctz(shm | glm);
+            uint64_t v = 0;
+            memcpy(&v, hp[l], total < 8 ? total : 8);
+            if (w->spin_pc == pc + 1 && w->spin_addr == addr[l] && w->spin_lane == (uint32_t)l) {
+                if (w->spin_val == v)
+                    sim_spin(c, w, l, pc);
+                else
+                    sim_progress(c); /* what it waited for changed */
+            }
+            w->spin_pc = pc + 1;
+            w->spin_lane = (uint32_t)l; /* two groups of a diverged warp loading one address are no spin */
+            w->spin_addr = addr[l];
+            w->spin_val = v;
+            c->yield |= c->yield_mem;
+        }
         return 0;
     }
     if (is_st) {
         const ptx_operand *s = &ins->ops[1];
+        sim_progress(c);
+        c->yield |= c->yield_mem;
+        if (c->sb[0] && glm) {
+            buffered_store(c, w, ins, m, glm, hp, off);
+            return 0;
+        }
         if (vec == 1 && s->kind != OK_VEC) {
             const uint64_t *S = sim_opv(c, w, s, 0);
             FOR_LANES(m, store_bytes(hp[l], esz, S[l]));
         } else {
             for (unsigned k = 0; k < vec; k++) {
-                const uint64_t *S = s->vregs[k] >= 0 ? w->regs + (size_t)s->vregs[k] * 32 : NULL;
+                const uint64_t *S = sim_vec_src(c, w, s, k);
                 if (S)
                     FOR_LANES(m, store_bytes(hp[l] + k * esz, esz, S[l]));
             }
@@ -561,12 +658,22 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     const uint64_t *B = sim_opv(c, w, &ins->ops[mi + 1], 1);
     const uint64_t *Cv = ins->mod == ATOM_CAS ? sim_opv(c, w, &ins->ops[mi + 2], 2) : NULL;
     uint64_t *D = op == OP_ATOM ? sim_dst(w, &ins->ops[0]) : NULL;
+    c->yield |= c->yield_mem;
+    if (c->sb[0] && glm) { /* a release first makes the SM's stores visible; each address its own */
+        if (releases(ins) && sim_sb_drain_sm(c, c->sm))
+            sim_progress(c);
+        for (uint32_t mm = glm; mm; mm &= mm - 1)
+            if (sim_sb_flush_range(c, off[__builtin_ctz(mm)], esz))
+                sim_progress(c);
+    }
     for (uint32_t mm = m; mm; mm &= mm - 1) {
         int l = __builtin_ctz(mm), wr;
         uint64_t old = load_bytes(hp[l], esz, 0);
         uint64_t nv = atomic_apply(ins->mod, ins->type, old, B[l], Cv ? Cv[l] : 0, &wr);
         if (wr)
             store_bytes(hp[l], esz, nv);
+        if (wr && zx(nv ^ old, esz * 8))
+            sim_progress(c);
         if (D)
             D[l] = zx(old, esz * 8);
     }

@@ -31,6 +31,8 @@ typedef enum ptx_type {
     T_S8, T_S16, T_S32, T_S64,
     T_F16, T_F32, T_F64,
     T_PRED,
+    T_BF16,            /* bfloat16 (8-bit exponent, 7-bit fraction) */
+    T_F16X2, T_BF16X2, /* two halves packed in 32 bits: element 0 in the low half */
     T_COUNT
 } ptx_type;
 
@@ -54,7 +56,12 @@ typedef enum ptx_opcode {
     /* control */
     OP_BRA, OP_CALL, OP_RET, OP_EXIT, OP_TRAP, OP_BAR, OP_BARWARP, OP_NANOSLEEP,
     /* warp-level */
-    OP_SHFL, OP_VOTE, OP_ACTIVEMASK,
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MATCH, OP_REDUX,
+    /* bit manipulation added with the PTX coverage table (sim/README.md) */
+    OP_LOP3, OP_SHF, OP_FNS,
+    /* an instruction the parser read but the interpreter cannot run: executing it fails with SIM_ERR_UNSUPPORTED,
+       naming it and the student's line (so a module with, say, a tensor-core kernel that is never launched loads) */
+    OP_UNSUPPORTED,
     OP_COUNT
 } ptx_opcode;
 
@@ -65,9 +72,22 @@ enum { BOOL_NONE = 0, BOOL_AND, BOOL_OR, BOOL_XOR };
 enum { ATOM_ADD = 1, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_CAS, ATOM_EXCH, ATOM_AND, ATOM_OR, ATOM_XOR };
 enum { SHFL_UP = 1, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };
 enum { VOTE_ALL = 1, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };
+enum { MATCH_ANY = 1, MATCH_ALL };
+enum { SHF_L = 1, SHF_R };           /* shf's direction (mod); mod2: SHF_WRAP or SHF_CLAMP */
+enum { SHF_WRAP = 1, SHF_CLAMP };
+enum { PRMT_DEFAULT = 0, PRMT_F4E, PRMT_B4E, PRMT_RC8, PRMT_ECL, PRMT_ECR, PRMT_RC16 };
+enum { FMA_RELU = 1 };               /* fma.relu (halves): negative results become 0 (mod) */
+enum { UNSUP_OPCODE = 1, UNSUP_MODIFIER, UNSUP_TYPE }; /* OP_UNSUPPORTED's mod: what the parser did not know */
 enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
 enum { MUL_LO = 0, MUL_HI, MUL_WIDE };
 enum { TESTP_FINITE = 1, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_NORMAL, TESTP_SUBNORMAL };
+
+/* ptx_insn.sem: the memory-order qualifier of ld/st/atom/red/fence/membar (none: weak, or membar's sequential
+   consistency), and ptx_insn.scope: its .cta/.cluster/.gpu/.sys scope (membar.gl is .gpu). The store buffer of the
+   adversarial schedules (sim/sched_mem.c) reads them; bar.red's reduction (ptx_insn.mod): BARRED_*. */
+enum { SEM_WEAK = 0, SEM_VOLATILE, SEM_RELAXED, SEM_ACQUIRE, SEM_RELEASE, SEM_ACQ_REL, SEM_SC, SEM_MMIO };
+enum { SCOPE_NONE = 0, SCOPE_CTA, SCOPE_CLUSTER, SCOPE_GPU, SCOPE_SYS };
+enum { BARRED_NONE = 0, BARRED_POPC, BARRED_AND, BARRED_OR };
 
 /* ptx_insn.flags */
 #define IF_SAT 0x01u
@@ -77,6 +97,7 @@ enum { TESTP_FINITE = 1, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_N
 #define IF_VOLATILE 0x10u   /* .volatile / .relaxed / .acquire / .release: ordering qualifiers on ld/st */
 #define IF_SHIFTAMT 0x20u   /* bfind.shiftamt */
 #define IF_SPECIAL_DST 0x40u
+#define IF_NAN 0x80u        /* min/max.NaN: a NaN operand gives NaN */
 
 typedef enum ptx_opkind {
     OK_NONE = 0,
@@ -84,7 +105,7 @@ typedef enum ptx_opkind {
     OK_IMM,     /* an immediate: constant pool entry `reg`, value `imm` */
     OK_SPECIAL, /* special register `reg` (SR_*) */
     OK_MEM,     /* [reg + imm] (reg < 0: [imm]); `space` says how the symbol, if any, was resolved */
-    OK_VEC,     /* {vregs[0..nvec)} (a slot of -1 is the sink `_`) */
+    OK_VEC,     /* {vregs[0..nvec)} (a slot of -1 is the sink `_`, PTX_VEC_IMM(k) constant pool entry k) */
     OK_LABEL,   /* branch target: instruction index `imm` */
     OK_FUNC     /* call target: function index `imm` */
 } ptx_opkind;
@@ -93,6 +114,8 @@ enum { SR_TID_X = 1, SR_TID_Y, SR_TID_Z, SR_NTID_X, SR_NTID_Y, SR_NTID_Z, SR_CTA
        SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z, SR_LANEID, SR_WARPID, SR_NWARPID, SR_SMID, SR_NSMID, SR_CLOCK,
        SR_CLOCK64, SR_GLOBALTIMER, SR_LANEMASK_EQ, SR_LANEMASK_LE, SR_LANEMASK_LT, SR_LANEMASK_GE, SR_LANEMASK_GT,
        SR_DYN_SMEM, SR_TOTAL_SMEM, SR_GRIDID };
+
+#define PTX_VEC_IMM(k) (-2 - (int32_t)(k)) /* a vector element that is an immediate: constant pool entry k */
 
 typedef struct ptx_operand {
     uint8_t kind;  /* ptx_opkind */
@@ -117,6 +140,8 @@ typedef struct ptx_insn {
     uint8_t flags; /* IF_* */
     uint8_t nops;
     uint8_t guard_neg;
+    uint8_t sem;        /* SEM_* */
+    uint8_t scope;      /* SCOPE_* */
     int32_t guard;      /* guard predicate slot, or -1 */
     int32_t dst2;       /* second destination (setp p|q, shfl d|p), or -1 */
     ptx_operand ops[PTX_MAX_OPS];
@@ -126,6 +151,7 @@ typedef struct ptx_insn {
     uint16_t file;      /* source file index (module's file table; 0: none) */
     uint32_t line;      /* source line (.loc), 0 if none */
     int32_t fn;         /* index of the function holding it */
+    uint32_t loc;       /* its .loc frame chain in the module's line table (0: none); see ptx_lines.c */
 } ptx_insn;
 
 typedef struct ptx_param {
@@ -156,6 +182,15 @@ typedef struct ptx_var {
     int is_extern;
 } ptx_var;
 
+/* One frame of the line table: a .loc's place, the function it is in (for code inlined from another function)
+   and the frame it was inlined at (0: none, the outermost frame). (file, line) of an instruction is its "user"
+   frame: the innermost frame in a file where some function of the module is defined, see ptx_lines.c. */
+typedef struct ptx_loc {
+    uint32_t file, line, col;
+    uint32_t parent;  /* inlined_at: the caller's frame, 0 if none */
+    int32_t name;     /* function_name: index into the module's fnames, -1 if none */
+} ptx_loc;
+
 struct sim_module {
     char *origin;
     char *text;            /* a NUL-terminated copy of the PTX (instruction texts point into it) */
@@ -168,6 +203,10 @@ struct sim_module {
     uint32_t nvars, cap_vars;
     char **files;          /* .file table: index -> path (index 0 unused) */
     uint32_t nfiles;
+    ptx_loc *locs;         /* line table frames (index 0 unused) */
+    uint32_t nlocs, cap_locs;
+    char **fnames;         /* function_name strings (.debug_str labels), short names; NULL where unknown */
+    uint32_t nfnames;
     uint64_t *cpool;       /* constant pool: each constant replicated over 32 lanes */
     uint32_t ncpool, cap_cpool;
     uint32_t static_shared; /* bytes of static shared memory (all .shared variables of the module) */
@@ -182,7 +221,7 @@ int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, siz
 /* Size in bytes of a type (pred: 1). */
 static inline unsigned ptx_type_size(ptx_type t)
 {
-    static const unsigned char sizes[T_COUNT] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 1};
+    static const unsigned char sizes[T_COUNT] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 1, 2, 4, 4};
     return (unsigned)t < T_COUNT ? sizes[t] : 0;
 }
 /* Number of set bits (no dependence on the host CPU's popcnt instruction). */
@@ -193,6 +232,26 @@ static inline unsigned ptx_popc32(uint32_t x)
     return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 const char *ptx_type_name(ptx_type t);
+
+/* ---- ptx_lines.c: the line table (.loc frames followed through inlined_at) ---- */
+
+typedef struct ptx_lines_builder ptx_lines_builder;
+/* The parser's side: begin once per module, function() at each function's body, loc() at each .loc (has_at:
+   it has `inlined_at af al ac`; name: its function_name's index or -1); returns the frame the following
+   instructions get. end() gives every instruction its user frame (ins->file, ins->line) and frees b. */
+ptx_lines_builder *ptx_lines_begin(void);
+void ptx_lines_function(ptx_lines_builder *b);
+uint32_t ptx_lines_loc(ptx_lines_builder *b, struct sim_module *m, uint32_t file, uint32_t line, uint32_t col,
+                       int32_t name, int has_at, uint32_t af, uint32_t al, uint32_t ac);
+void ptx_lines_end(ptx_lines_builder *b, struct sim_module *m);
+/* Short name of a mangled function name (`_ZN18cooperative_groups4__v16reduceI...` -> "reduce"), malloc'd. */
+char *ptx_short_name(const char *mangled);
+/* "file:line" of an instruction's user frame, with the last `dirs` directories of the path (0: the file's name
+   alone), or "PTX line N" when it has no line. */
+const char *ptx_where(const struct sim_module *m, const ptx_insn *ins, int dirs, char *buf, size_t n);
+/* When the instruction was inlined into its user frame from another function: "in NAME, from FILE:LINE" (the
+   function called on the user's line and the innermost frame's place); "" otherwise. */
+const char *ptx_inlined_from(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n);
 
 /* ---- report.c: counters and findings ---- */
 
@@ -232,7 +291,9 @@ typedef enum sim_finding_kind {
     F_UNINIT_SHARED,
     F_UNINIT_GLOBAL,
     F_BARRIER_EXITED,       /* a bar.sync passed only because some threads had exited */
-    F_BARRIER_DIVERGENT     /* threads of one block released from different bar.sync instructions */
+    F_BARRIER_DIVERGENT,    /* threads of one block released from different bar.sync instructions */
+    F_GLOBAL_RACE_WARP,     /* global memory: two lanes of one warp, no __syncwarp between */
+    F_GLOBAL_RACE_BLOCK     /* global memory: two warps of one block, no __syncthreads between */
 } sim_finding_kind;
 
 /* Registers a kernel's stats block (called by the parser for each .entry). */

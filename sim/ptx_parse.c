@@ -53,7 +53,8 @@ static uint64_t hash_str(const char *s, size_t n)
 }
 
 static const char *const type_names[T_COUNT] = {"", "b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64",
-                                                "s8", "s16", "s32", "s64", "f16", "f32", "f64", "pred"};
+                                                "s8", "s16", "s32", "s64", "f16", "f32", "f64", "pred",
+                                                "bf16", "f16x2", "bf16x2"};
 
 const char *ptx_type_name(ptx_type t) { return t < T_COUNT ? type_names[t] : "?"; }
 
@@ -218,6 +219,9 @@ typedef struct parser {
     /* current function */
     int cur_fn;
     uint32_t cur_file, cur_line;
+    uint32_t cur_loc;          /* the line table's frame of the latest .loc (ptx_lines.c) */
+    ptx_lines_builder *lines;
+    symtab fnlabels;           /* function_name labels ($L__info_stringN) -> index into m->fnames */
     uint32_t next_reg; /* next register slot of the current function (relative to its base) */
     char **owned;      /* names made up by the parser (register ranges), freed at the end */
     uint32_t nowned, capowned;
@@ -233,8 +237,15 @@ static int perr(parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    char near[300] = "";
+    const char *file = p->cur_file < p->m->nfiles ? p->m->files[p->cur_file] : NULL;
+    if (file && p->cur_line) {
+        const char *base = strrchr(file, '/');
+        snprintf(near, sizeof near, " (after %s:%u)", base ? base + 1 : file, p->cur_line);
+    }
     if (p->err && p->errlen)
-        snprintf(p->err, p->errlen, "%s: PTX line %u: %s", p->m->origin ? p->m->origin : "ptx", p->tline, msg);
+        snprintf(p->err, p->errlen, "%s: PTX line %u%s: %s", p->m->origin ? p->m->origin : "ptx", p->tline, near,
+                 msg);
     return -1;
 }
 
@@ -790,6 +801,17 @@ static int parse_operand(parser *p, ptx_operand *o, uint32_t insn_index, int opi
         while (!is(p, "}") && !p->failed) {
             if (o->nvec >= 4)
                 return perr(p, "vector operand with more than 4 elements");
+            if (p->tk == TK_NUM || is(p, "-")) { /* {0, %rs1}: an immediate element, from the constant pool */
+                int neg = is(p, "-"), fk;
+                uint64_t bits;
+                if (neg)
+                    next(p);
+                parse_literal(p, neg, &bits, &fk);
+                o->vregs[o->nvec++] = PTX_VEC_IMM(cpool_get(p->m, &p->consts, bits));
+                if (is(p, ","))
+                    next(p);
+                continue;
+            }
             if (parse_reg_ref(p, &o->vregs[o->nvec]))
                 return -1;
             o->nvec++;
@@ -840,6 +862,13 @@ static int parse_operand(parser *p, ptx_operand *o, uint32_t insn_index, int opi
     }
     if (p->tk != TK_ID)
         return perr(p, "unexpected '%.*s' in an operand", (int)p->tl, p->ts);
+    if (p->tk == TK_ID && p->tl == 7 && memcmp(p->ts, "WARP_SZ", 7) == 0) { /* PTX's predefined warp size */
+        o->kind = OK_IMM;
+        o->imm = 32;
+        o->reg = (int32_t)cpool_get(p->m, &p->consts, 32);
+        next(p);
+        return 0;
+    }
     int sr = p->ts[0] == '%' ? special_reg(p->ts, p->tl) : -1;
     if (sr > 0) {
         o->kind = OK_SPECIAL;
@@ -908,13 +937,19 @@ static const opinfo opcodes[] = {
     {"fence", OP_MEMBAR}, {"prefetch", OP_PREFETCH}, {"prefetchu", OP_PREFETCH}, {"bra", OP_BRA},
     {"call", OP_CALL}, {"ret", OP_RET}, {"exit", OP_EXIT}, {"trap", OP_TRAP}, {"brkpt", OP_TRAP},
     {"bar", OP_BAR}, {"barrier", OP_BAR}, {"nanosleep", OP_NANOSLEEP}, {"shfl", OP_SHFL}, {"vote", OP_VOTE},
-    {"activemask", OP_ACTIVEMASK}, {"pmevent", OP_NOP}, {NULL, 0}};
+    {"activemask", OP_ACTIVEMASK}, {"pmevent", OP_NOP}, {"match", OP_MATCH}, {"redux", OP_REDUX},
+    {"lop3", OP_LOP3}, {"shf", OP_SHF}, {"fns", OP_FNS}, {NULL, 0}};
 
 static const char *const cmp_names[] = {"", "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
                                         "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan", NULL};
 static const char *const atom_names[] = {"", "add", "min", "max", "inc", "dec", "cas", "exch", "and", "or", "xor",
                                          NULL};
 static const char *const rnd_names[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", NULL};
+/* in the order of SEM_*, SCOPE_* and BARRED_* (ptx.h) */
+static const char *const sem_names[] = {"", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio",
+                                        NULL};
+static const char *const scope_names[] = {"", "cta", "cluster", "gpu", "sys", NULL};
+static const char *const barred_names[] = {"", "popc", "and", "or", NULL};
 
 static int find_name(const char *const *names, const char *s, size_t n)
 {
@@ -926,7 +961,19 @@ static int find_name(const char *const *names, const char *s, size_t n)
 
 static int seg_is(const char *s, size_t n, const char *lit) { return strlen(lit) == n && memcmp(s, lit, n) == 0; }
 
-/* Decodes `opcode.mod.mod...` into ins (op, types, space, modifiers). */
+/* Marks ins as an instruction the interpreter cannot run (OP_UNSUPPORTED): what was not known (UNSUP_*) and where
+   in the opcode's text (offset, length: ops[0]); executing it fails with a message naming it (interp_ctx.c). */
+static int unsupported(ptx_insn *ins, int why, size_t off, size_t len)
+{
+    ins->op = OP_UNSUPPORTED;
+    ins->mod = (uint8_t)why;
+    ins->ops[0].imm = (int64_t)off;
+    ins->ops[0].reg = (int32_t)len;
+    return 1;
+}
+
+/* Decodes `opcode.mod.mod...` into ins (op, types, space, modifiers). Returns 0, 1 when the interpreter does not
+   know the opcode or one of its modifiers (ins becomes OP_UNSUPPORTED), or -1 on a parse error. */
 static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
 {
     size_t e = 0;
@@ -939,7 +986,7 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             break;
         }
     if (op < 0)
-        return perr(p, "unsupported instruction '%.*s'", (int)n, s);
+        return unsupported(ins, UNSUP_OPCODE, 0, e);
     ins->op = (uint8_t)op;
     ins->vec = 1;
     int ntypes = 0;
@@ -967,8 +1014,21 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->mod2 = (uint8_t)k;
         } else if ((op == OP_SETP || op == OP_SET || op == OP_SLCT) && (k = find_name(cmp_names, g, gl))) {
             ins->mod = (uint8_t)k;
-        } else if ((op == OP_ATOM || op == OP_RED) && (k = find_name(atom_names, g, gl))) {
+        } else if ((op == OP_ATOM || op == OP_RED || op == OP_REDUX) && (k = find_name(atom_names, g, gl))) {
             ins->mod = (uint8_t)k;
+        } else if (op == OP_MATCH && (k = find_name((const char *const[]){"", "any", "all", NULL}, g, gl))) {
+            ins->mod = (uint8_t)k;
+        } else if (op == OP_SHF && (k = find_name((const char *const[]){"", "l", "r", NULL}, g, gl))) {
+            ins->mod = (uint8_t)k;
+        } else if (op == OP_SHF && (k = find_name((const char *const[]){"", "wrap", "clamp", NULL}, g, gl))) {
+            ins->mod2 = (uint8_t)k;
+        } else if (op == OP_PRMT && (k = find_name((const char *const[]){"", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16",
+                                                                          NULL}, g, gl))) {
+            ins->mod = (uint8_t)k;
+        } else if ((op == OP_MIN || op == OP_MAX) && seg_is(g, gl, "NaN")) {
+            ins->flags |= IF_NAN;
+        } else if (op == OP_FMA && seg_is(g, gl, "relu")) {
+            ins->mod = FMA_RELU;
         } else if ((k = find_name(rnd_names, g, gl))) {
             ins->mod2 = (uint8_t)k;
         } else if (seg_is(g, gl, "global")) {
@@ -989,14 +1049,15 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->flags |= IF_SAT;
         } else if (seg_is(g, gl, "ftz")) {
             ins->flags |= IF_FTZ;
-        } else if (seg_is(g, gl, "uni")) {
+        } else if (op != OP_VOTE && seg_is(g, gl, "uni")) { /* bra.uni, call.uni (vote.uni is a mode) */
             ins->flags |= IF_UNI;
         } else if (seg_is(g, gl, "to")) {
             ins->flags |= IF_CVTA_TO;
-        } else if (seg_is(g, gl, "volatile") || seg_is(g, gl, "relaxed") || seg_is(g, gl, "acquire") ||
-                   seg_is(g, gl, "release") || seg_is(g, gl, "acq_rel") || seg_is(g, gl, "sc") ||
-                   seg_is(g, gl, "mmio")) {
+        } else if ((k = find_name(sem_names, g, gl))) {
             ins->flags |= IF_VOLATILE;
+            ins->sem = (uint8_t)k;
+        } else if ((op == OP_MEMBAR && seg_is(g, gl, "gl")) || (k = find_name(scope_names, g, gl))) {
+            ins->scope = (uint8_t)(op == OP_MEMBAR && seg_is(g, gl, "gl") ? SCOPE_GPU : k);
         } else if (seg_is(g, gl, "hi")) {
             ins->mod = MUL_HI;
         } else if (seg_is(g, gl, "lo")) {
@@ -1017,8 +1078,12 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->flags |= IF_SHIFTAMT;
         } else if (op == OP_BAR && seg_is(g, gl, "warp")) {
             ins->op = OP_BARWARP;
-        } else if (op == OP_BAR && (seg_is(g, gl, "arrive") || seg_is(g, gl, "red"))) {
-            return perr(p, "unsupported instruction '%.*s' (only bar.sync / barrier.sync)", (int)n, s);
+        } else if (op == OP_BAR && seg_is(g, gl, "red")) {
+            ins->mod = BARRED_POPC; /* bar.red: .popc, .and or .or follows */
+        } else if (op == OP_BAR && ins->mod && (k = find_name(barred_names, g, gl))) {
+            ins->mod = (uint8_t)k;
+        } else if (op == OP_BAR && seg_is(g, gl, "arrive")) {
+            return perr(p, "unsupported instruction '%.*s' (only bar.sync, barrier.sync and bar.red)", (int)n, s);
         } else if (seg_is(g, gl, "sync") || seg_is(g, gl, "aligned") || seg_is(g, gl, "approx") ||
                    seg_is(g, gl, "full") || seg_is(g, gl, "nc") || seg_is(g, gl, "ca") || seg_is(g, gl, "cg") ||
                    seg_is(g, gl, "cs") || seg_is(g, gl, "lu") || seg_is(g, gl, "cv") || seg_is(g, gl, "wb") ||
@@ -1029,14 +1094,12 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
                    seg_is(g, gl, "nop") || seg_is(g, gl, "cc") || seg_is(g, gl, "sc")) {
             /* accepted, no effect on the simulation */
         } else {
-            return perr(p, "unsupported modifier '.%.*s' in '%.*s'", (int)gl, g, (int)n, s);
+            return unsupported(ins, UNSUP_MODIFIER, b - 1, gl + 1);
         }
         b = q;
     }
     if (op == OP_CVT && ntypes != 2)
         return perr(p, "cvt needs two types: '%.*s'", (int)n, s);
-    if (op == OP_SET)
-        return perr(p, "unsupported instruction '%.*s' (set: use setp)", (int)n, s);
     return 0;
 }
 
@@ -1056,10 +1119,25 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
     ins->line = p->cur_line;
     ins->fn = p->cur_fn;
     ins->text_off = (uint32_t)(text_start - p->s);
-    if (decode_opcode(p, ins, p->ts, p->tl))
+    ins->loc = p->cur_loc;
+    const char *opcode = p->ts;
+    const int known = decode_opcode(p, ins, p->ts, p->tl);
+    if (known < 0)
         return -1;
     next(p);
     m->ncode++;
+    if (known == 1) { /* operands are not read: the instruction only has to be named when it runs */
+        ins->ops[0].imm += opcode - text_start; /* what was not known: its offset in the instruction's text */
+        while (!is(p, ";") && p->tk != TK_EOF)
+            next(p);
+        if (!is(p, ";"))
+            return perr(p, "expected ';' after an instruction");
+        ins = &m->code[idx];
+        ins->nops = 0;
+        ins->text_len = (uint16_t)((p->ts - text_start) > 65535 ? 65535 : (p->ts - text_start));
+        next(p);
+        return 0;
+    }
     if (ins->op == OP_CALL) {
         /* call[.uni] [(ret),] func, [(args...)] */
         int nops = 0;
@@ -1161,6 +1239,106 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
     return 0;
 }
 
+/* The index in m->fnames of a function_name label (a new, still unnamed entry the first time). */
+static int32_t fname_index(parser *p, const char *label, size_t len)
+{
+    sym *s = symtab_find(&p->fnlabels, label, len);
+    if (s)
+        return (int32_t)s->value;
+    struct sim_module *m = p->m;
+    m->fnames = xrealloc(m->fnames, (m->nfnames + 1) * sizeof(char *));
+    m->fnames[m->nfnames] = NULL;
+    char *owned = xstrndup(label, len);
+    GROW(p->owned, p->nowned, p->capowned);
+    p->owned[p->nowned++] = owned;
+    symtab_add(&p->fnlabels, owned, len, SYM_REG, m->nfnames);
+    return (int32_t)m->nfnames++;
+}
+
+/* .loc FILE LINE COL[, function_name LABEL[, inlined_at FILE LINE COL]]: a new frame of the line table. */
+static int parse_loc(parser *p)
+{
+    uint32_t l = p->tline;
+    next(p);
+    uint64_t fno, lno, col = 0, af = 0, al = 0, ac = 0;
+    if (parse_uint(p, &fno) || parse_uint(p, &lno))
+        return -1;
+    if (p->tk == TK_NUM && p->tline == l && parse_uint(p, &col))
+        return -1;
+    int32_t name = -1;
+    int has_at = 0;
+    while (is(p, ",") && p->tline == l) {
+        next(p);
+        if (is(p, "function_name") && p->tline == l) {
+            next(p);
+            if (p->tk != TK_ID)
+                return perr(p, "expected a label after function_name");
+            name = fname_index(p, p->ts, p->tl);
+            next(p);
+        } else if (is(p, "inlined_at") && p->tline == l) {
+            next(p);
+            if (parse_uint(p, &af) || parse_uint(p, &al) || parse_uint(p, &ac))
+                return -1;
+            has_at = 1;
+        } else {
+            break; /* an attribute the line table does not need */
+        }
+    }
+    skip_line(p, l);
+    if (lno == 0) /* line 0: code the compiler made up or merged from several lines; it keeps the line before */
+        return 0;
+    p->cur_file = (uint32_t)fno;
+    p->cur_line = (uint32_t)lno;
+    p->cur_loc = ptx_lines_loc(p->lines, p->m, (uint32_t)fno, (uint32_t)lno, (uint32_t)col, name, has_at,
+                               (uint32_t)af, (uint32_t)al, (uint32_t)ac);
+    return 0;
+}
+
+/* .section .debug_str { LABEL: .b8 bytes... }: the names function_name refers to, kept as short names. Other
+   sections are skipped. */
+static void parse_section(parser *p)
+{
+    next(p);
+    int strings = is(p, ".debug_str");
+    while (p->tk != TK_EOF && !is(p, "{"))
+        next(p);
+    int d = 0;
+    char buf[4096];
+    size_t n = 0;
+    int32_t cur = -1;
+    while (p->tk != TK_EOF) {
+        if (is(p, "{")) {
+            d++;
+        } else if (is(p, "}")) {
+            if (--d == 0) {
+                next(p);
+                break;
+            }
+        } else if (strings && p->tk == TK_ID && p->ts[0] == '$') {
+            const char *label = p->ts;
+            size_t len = p->tl;
+            next(p);
+            if (is(p, ":")) {
+                sym *s = symtab_find(&p->fnlabels, label, len);
+                cur = s ? (int32_t)s->value : -1;
+                n = 0;
+            }
+            continue;
+        } else if (strings && cur >= 0 && p->tk == TK_NUM) {
+            uint64_t v = strtoull(p->ts, NULL, 0);
+            if (v == 0) {
+                buf[n] = 0;
+                if (!p->m->fnames[cur])
+                    p->m->fnames[cur] = ptx_short_name(buf);
+                cur = -1;
+            } else if (n + 1 < sizeof buf) {
+                buf[n++] = (char)v;
+            }
+        }
+        next(p);
+    }
+}
+
 static int parse_function(parser *p, int is_entry, int is_extern)
 {
     struct sim_module *m = p->m;
@@ -1214,6 +1392,8 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     p->next_reg = 0;
     p->cur_file = 0;
     p->cur_line = 0;
+    p->cur_loc = 0;
+    ptx_lines_function(p->lines);
     symtab_pop(&p->fn_syms, 0);
     symtab_pop(&p->labels, 0);
     p->nlfix = 0;
@@ -1261,7 +1441,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
             symtab_pop(&p->fn_syms, scope_marks[--depth]);
             continue;
         }
-        if (is(p, ".reg")) {
+        if (is(p, ".reg") || (p->tk == TK_ID && p->tl > 5 && memcmp(p->ts, ".reg.", 5) == 0)) { /* .reg.b32 f; */
             next(p);
             decl d;
             memset(&d, 0, sizeof d);
@@ -1320,14 +1500,8 @@ static int parse_function(parser *p, int is_entry, int is_extern)
             continue;
         }
         if (is(p, ".loc")) {
-            uint32_t l = p->tline;
-            next(p);
-            uint64_t fno, lno;
-            if (parse_uint(p, &fno) || parse_uint(p, &lno))
+            if (parse_loc(p))
                 return -1;
-            p->cur_file = (uint32_t)fno;
-            p->cur_line = (uint32_t)lno;
-            skip_line(p, l);
             continue;
         }
         if (is(p, ".pragma")) {
@@ -1397,6 +1571,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     r->text_len = 0;
     r->file = (uint16_t)p->cur_file;
     r->line = p->cur_line;
+    r->loc = p->cur_loc;
     m->ncode++;
     f->count++;
     for (uint32_t i = 0; i < p->nlfix; i++) {
@@ -1432,6 +1607,8 @@ int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, siz
     symtab_init(&p->mod_syms, 1024);
     symtab_init(&p->fn_syms, 8192);
     symtab_init(&p->labels, 1024);
+    symtab_init(&p->fnlabels, 256);
+    p->lines = ptx_lines_begin();
     m->nfiles = 1;
     m->files = xrealloc(NULL, sizeof(char *));
     m->files[0] = xstrndup("", 0);
@@ -1468,18 +1645,7 @@ int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, siz
             continue;
         }
         if (is(p, ".section")) {
-            while (p->tk != TK_EOF && !is(p, "{"))
-                next(p);
-            int d = 0;
-            while (p->tk != TK_EOF) {
-                if (is(p, "{"))
-                    d++;
-                else if (is(p, "}") && --d == 0) {
-                    next(p);
-                    break;
-                }
-                next(p);
-            }
+            parse_section(p);
             continue;
         }
         if (is(p, ".pragma")) {
@@ -1547,9 +1713,11 @@ int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, siz
             if (m->vars[i].space == SP_SHARED && m->vars[i].is_extern)
                 m->vars[i].addr = (uint64_t)ext;
     }
+    ptx_lines_end(p->lines, m);
     symtab_free(&p->mod_syms);
     symtab_free(&p->fn_syms);
     symtab_free(&p->labels);
+    symtab_free(&p->fnlabels);
     cmap_free(&p->consts);
     free(p->lfix);
     free(p->ffix);

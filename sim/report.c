@@ -78,14 +78,7 @@ void sim_stats_detach(struct sim_module *m)
 
 static const char *where_of(const struct sim_module *m, const ptx_insn *ins, char *buf, size_t n)
 {
-    const char *file = ins->file < m->nfiles && m->files[ins->file] ? m->files[ins->file] : NULL;
-    if (!file || !ins->line) {
-        snprintf(buf, n, "PTX line %u", ins->ptx_line);
-        return buf;
-    }
-    const char *b = strrchr(file, '/');
-    snprintf(buf, n, "%s:%u", b ? b + 1 : file, ins->line);
-    return buf;
+    return ptx_where(m, ins, 0, buf, n);
 }
 
 void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const ptx_func *kernel, const ptx_insn *a,
@@ -261,6 +254,8 @@ static const char *kind_name(sim_finding_kind k)
     case F_UNINIT_GLOBAL: return "uninitialized-global-read";
     case F_BARRIER_EXITED: return "barrier-with-exited-threads";
     case F_BARRIER_DIVERGENT: return "divergent-barrier";
+    case F_GLOBAL_RACE_WARP: return "global-race-intra-warp";
+    case F_GLOBAL_RACE_BLOCK: return "global-race-inter-warp";
     default: return "unknown";
     }
 }

@@ -12,8 +12,9 @@
  * human-readable explanation to `err` (at most errlen bytes, always NUL-terminated). A failed launch leaves the
  * full diagnostic (what, where: kernel, file:line, block and thread) in the sim_launch_result.
  *
- * Threading: single-threaded; blocks of a grid run one after another in blockIdx order (x fastest), the warps of a
- * block interleaved at barriers. Kernels run to completion inside sim_launch (launches are synchronous).
+ * Threading: single-threaded; kernels run to completion inside sim_launch (launches are synchronous). How blocks
+ * and warps take turns is the schedule (sim_set_schedule): in order by default, blocks one after another in
+ * blockIdx order (x fastest), the warps of a block interleaved at barriers.
  */
 #ifndef PPL_SIM_H
 #define PPL_SIM_H
@@ -37,7 +38,10 @@ typedef enum sim_status {
     SIM_ERR_BAD_SYNC_MASK = 7, /* shfl/vote/bar.warp.sync with a mask naming lanes that are not converged */
     SIM_ERR_TRAP = 8,          /* trap / brkpt / a failed assert */
     SIM_ERR_MISALIGNED = 9,    /* an access not aligned to its size */
-    SIM_ERR_LIMIT = 10         /* the instruction budget (PPL_SIM_MAX_INSTRUCTIONS) ran out: likely a hang */
+    SIM_ERR_LIMIT = 10,        /* the instruction budget (PPL_SIM_MAX_INSTRUCTIONS) ran out, or every thread spins
+                                  on something nothing will change: a hang */
+    SIM_ERR_FORWARD_PROGRESS = 11 /* a block waits for a block that has not started (CUDA starts blocks in any order,
+                                     any number at a time) */
 } sim_status;
 
 typedef struct sim_dim3 { unsigned x, y, z; } sim_dim3;
@@ -78,6 +82,22 @@ typedef struct sim_launch_result {
    the .entry's .param declarations). Returns the status also stored in *result. */
 sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 block, size_t dynamic_shared,
                       void **args, sim_launch_result *result);
+
+/* ---- schedules ---- */
+
+/* Chooses how the following launches run their blocks and warps (sim/README.md, "Execution model"):
+     "inorder"           the default: blocks one at a time in blockIdx order, warps round-robin, stores visible at once
+     "interleave:SEED"   two blocks resident, the warp that runs next picked at random after every memory access or
+                         1-4 instructions, lanes of a warp apart now and then, stores through the SMs' store buffers
+     "reverse[:SEED]"    blocks one at a time from the last blockIdx to the first, store buffers
+     "random:SEED"       blocks in a random order, 8-64 resident, warps switched at random points, lanes apart, store
+                         buffers
+   Every choice comes from SEED (a decimal number) and the launch's number in the process, so a schedule replays.
+   Without a call, the first launch takes PPL_SIM_SCHEDULE from the environment. Returns 0, or SIM_ERR_BAD_LAUNCH
+   with err saying which forms are accepted. */
+int sim_set_schedule(const char *spec, char *err, size_t errlen);
+/* The schedule in force, in the form sim_set_schedule takes ("random:1234"). */
+const char *sim_schedule_name(void);
 
 /* ---- counts and findings ---- */
 

@@ -307,7 +307,7 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work)
 """
 # A kernel the simulator cannot run (match.sync): its group is not graded, never a pass.
 UNSUPPORTED_EDIT = ("    partial[t] = sum;\n",
-                    "    partial[t] = sum + (float)(__match_any_sync(0xffffffffu, (int)t) == 0u);\n")
+                    "    partial[t] = sum + (float)(__vabsdiffu4(t, t) != 0u);\n")  # vabsdiff4: not simulated
 PRINTS_CANNOT = ('    reduce_tree_of_blocks(d_in, d_out, n, d_work, ELEMS_PER_BLOCK, reduce_pass);\n',
                  '    printf("ppl-sim: cannot simulate kernel reduce_kernel: unsupported instruction\\n"\n'
                  '           "ppl-sim: this is a limitation of the kit\'s simulator, not necessarily a bug in your "\n'
