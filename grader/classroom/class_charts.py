@@ -22,6 +22,11 @@ def _matplotlib():
     return matplotlib, Figure
 
 
+def _headroom(ax, counts) -> None:
+    """Room above the tallest bar for the legend: the y axis to 1.5 times it (whole students)."""
+    ax.set_ylim(0, max(1, math.ceil(1.5 * max(counts, default=0))))
+
+
 def _style(ax, title: str) -> None:
     ax.set_title(charts.plain(title, 90), loc="left", fontsize=10, fontweight="bold")
     ax.grid(axis="y", color="#e3e3e3", lw=0.8, zorder=0)
@@ -34,7 +39,8 @@ def score_panel(ax, scores: list, max_score: float) -> None:
     """A histogram of scores (points, 0..max_score) on ax: about ten bins, the median marked."""
     top = max(max_score, max(scores, default=0.0), 1.0)
     bins = [top * k / 10 for k in range(11)]
-    ax.hist(scores, bins=bins, color=SCORES, edgecolor="#4a6f96", lw=0.6, zorder=2)
+    counts, _, _ = ax.hist(scores, bins=bins, color=SCORES, edgecolor="#4a6f96", lw=0.6, zorder=2)
+    _headroom(ax, counts)
     if scores:
         median = statistics.median(scores)
         ax.axvline(median, color=charts.INK, lw=1.2, ls="--", zorder=3, label=f"median {median:g}")
@@ -72,7 +78,8 @@ def speedup_panel(ax, speedups: list, yardstick: str, lower, full, reference=Non
     if charts._finite(reference):
         ax.axvline(reference, color="#4a6f96", lw=1.2, ls="--", zorder=3,
                    label=f"reference solution {reference:.2f}")
-    ax.hist(values, bins=edges, color=SPEEDUPS, edgecolor=charts.INK, lw=0.5, zorder=2)
+    counts, _, _ = ax.hist(values, bins=edges, color=SPEEDUPS, edgecolor=charts.INK, lw=0.5, zorder=2)
+    _headroom(ax, counts)
     ax.set_xlim(low, high)
     ax.yaxis.get_major_locator().set_params(integer=True)
     unit = "x baseline" if log else "x of CUB's speed"

@@ -122,7 +122,8 @@ class Exports(Files):
 
     def test_canvas_without_a_roster(self):
         rows = self.rows(lms.canvas_text(self.ROWS, self.labs))
-        self.assertEqual(rows[0], ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01-first", "02-second"])
+        self.assertEqual(rows[0], ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01-first",
+                                   "02-second"])
         self.assertEqual(rows[1], ["    Points Possible", "", "", "", "", "60", "60"])
         self.assertEqual(rows[2], ["Ada O'Brien", "", "123", "ada@x.edu", "", "45", "40"])
         self.assertEqual(rows[3], ["'=HYPERLINK(\"x\")", "", "", "bob@x.edu", "", "", ""])  # not graded: empty
