@@ -1,8 +1,9 @@
 /*
- * interp_internal.h - state shared by the interpreter's files (interp.c: scheduling, control, barriers, calls;
- * interp_mem.c: memory, regions, hazard tracking; interp_alu.c: arithmetic and conversions; interp_ctx.c: special
- * registers, failure messages, source places). Calls go one way: interp.c -> interp_alu.c / interp_mem.c ->
- * interp_ctx.c; the instruction files never call into interp.c.
+ * interp_internal.h - state shared by the interpreter's files (interp.c: a warp's loop, control, barriers, calls;
+ * interp_mem.c: memory, regions, hazard tracking; interp_alu.c: arithmetic and conversions; interp_half.c: f16 and
+ * bf16; interp_warp.c: shfl, vote, match, redux; interp_ctx.c: special registers, failure messages, source places).
+ * Calls go one way: interp.c -> interp_alu.c / interp_mem.c / interp_warp.c -> interp_half.c -> interp_ctx.c; the
+ * instruction files never call into interp.c.
  */
 #ifndef PPL_SIM_INTERP_INTERNAL_H
 #define PPL_SIM_INTERP_INTERNAL_H
