@@ -163,7 +163,9 @@ static char *report_line(const char *event, size_t *len)
     }
     fprintf(mem, "{\"ppl_sim_report\": 1, \"seq\": %llu, \"event\": ", ++report_seq);
     json_string(mem, event);
-    fprintf(mem, ", \"pid\": %ld, \"launches\": %llu, \"errors\": [", (long)getpid(), launches);
+    fprintf(mem, ", \"pid\": %ld, \"launches\": %llu, \"schedule\": ", (long)getpid(), launches);
+    json_string(mem, sim_schedule_name());
+    fprintf(mem, ", \"errors\": [");
     for (int i = 0; i < num_errors; i++) {
         fprintf(mem, "%s{\"kind\": ", i ? ", " : "");
         json_string(mem, errors[i].kind);
@@ -316,6 +318,13 @@ void rt_init(void)
     }
     if (path && *path)
         report_path = strdup(path);
+    /* how blocks and warps take turns (sim.h, sim_set_schedule): a wrong value stops the program before main */
+    const char *schedule = getenv("PPL_SIM_SCHEDULE");
+    char err[300];
+    if (schedule && *schedule && sim_set_schedule(schedule, err, sizeof err)) {
+        fprintf(stderr, RT_PREFIX "PPL_SIM_SCHEDULE=%s: %s\n", schedule, err);
+        exit(2);
+    }
     on_exit(at_exit, NULL);
 }
 
@@ -529,6 +538,7 @@ static cudaError_t launch_error(sim_status status, int *sticky)
     case SIM_ERR_MISALIGNED:
         return cudaErrorMisalignedAddress;
     case SIM_ERR_LIMIT:
+    case SIM_ERR_FORWARD_PROGRESS: /* on a GPU: a hang */
         return cudaErrorLaunchTimeout;
     case SIM_ERR_TRAP:
     case SIM_ERR_DEADLOCK:
@@ -549,6 +559,7 @@ static const char *fault_name(sim_status status)
     case SIM_ERR_TRAP: return "trap";
     case SIM_ERR_DEADLOCK: return "deadlock";
     case SIM_ERR_BAD_SYNC_MASK: return "bad-sync-mask";
+    case SIM_ERR_FORWARD_PROGRESS: return "forward-progress";
     default: return "failure";
     }
 }
