@@ -54,6 +54,22 @@ class Scripts(unittest.TestCase):
             no_sm = slurm.write_scripts(Path(tmp) / "o2", 1, slurm.Settings(python="p", kit="/k"))
             self.assertIn("--gres=gpu:1", (no_sm / "prepare.sbatch").read_text())  # built for the node's GPU
 
+    def test_a_gpu_type_or_constraint(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = slurm.Settings(python="p", kit="/k", gpu_type="a100", constraint="a100|h100")
+            folder = slurm.write_scripts(Path(tmp), 2, settings)
+            for name in ("prepare.sbatch", "grade.sbatch"):  # prepare builds for its node's GPU: no SM given
+                text = (folder / name).read_text()
+                self.assertIn("#SBATCH --gres=gpu:a100:1\n", text)
+                self.assertIn("#SBATCH --constraint=a100|h100\n", text)
+            self.assertNotIn("--gres", (folder / "merge.sbatch").read_text())
+        self.assertEqual(slurm.check_settings(settings), "")
+        for bad in (slurm.Settings(python="p", kit="/k", gpu_type="a100:2"),
+                    slurm.Settings(python="p", kit="/k", constraint="a100\n#SBATCH --mem=1T"),
+                    slurm.Settings(python="p", kit="/k", extra=("--qos=x\ny",))):
+            with self.subTest(settings=bad):
+                self.assertTrue(slurm.check_settings(bad))
+
 
 def free_port() -> int:
     with socket.socket() as s:
