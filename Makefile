@@ -36,8 +36,9 @@ grade: setup-grade
 	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
 
 ## make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line
+##     [SCHEDULE=random:1234] blocks and warps in another order a GPU may choose (sim/README.md)
 sim:
-	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU))
+	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU)) $(if $(SCHEDULE),--schedule $(SCHEDULE))
 
 ## make sim-compare [LAB=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution
 sim-compare:

@@ -1,15 +1,17 @@
 """`make sim LAB=03`: build one lab for the kit's SIMT simulator and run it on the CPU, no GPU needed.
 
     python3 -m tools.student.sim --lab 03 [--submission labs|solutions|DIR] [--n 1,1025,65537] [--args '...'] [--timeout 300]
-                                 [--gpu H100] [--no-estimate]
-    (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5'] [GPU=A100]; in a lab's
-    folder, make sim)
+                                 [--gpu H100] [--no-estimate] [--schedule random:1234]
+    (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5'] [GPU=A100]
+    [SCHEDULE=random:1234]; in a lab's folder, make sim)
 
 Builds the lab's program with mk/sim.mk (the kit's harness and the lab's one file, unchanged, linked with the
 simulator instead of cudart), runs it on small and edge sizes (those of `make check`; --n other sizes; --args any
 harness arguments instead, such as a grading run's to reproduce it), and prints the harness's lines and then the
 simulator's counts per kernel and source line (warp instructions, SIMT efficiency, divergent branches, bank
-conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts. When every case
+conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts. --schedule runs the
+blocks and warps in another order a GPU may choose (interleave:SEED, reverse, random:SEED: grader/schedules.py),
+as the grader does after an in-order pass; a grading failure under one names it, and this replays it. When every case
 passed, it ends with the performance estimate of grader/estimate.py: the lab's time on a named GPU (--gpu, one of
 grader/gpus.toml's; H100 unless told) at the benchmark's size and its speedup over the baseline, from a roofline
 model of the simulator's counts: an estimate, a few seconds more, never a measurement and never points.
@@ -36,6 +38,7 @@ from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
 from grader.patterns import KIT, PATTERNS
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
+from grader.schedules import schedule_env
 from grader.simulator import SIM_MAKEFILE, sim_env
 
 EXIT_BUILD = 2
@@ -54,6 +57,8 @@ def parse_args(argv):
     p.add_argument("--gpu", default=DEFAULT_GPU, help="the GPU of the performance estimate (grader/gpus.toml: H100, "
                                                       "H200, A100, T4; default %(default)s)")
     p.add_argument("--no-estimate", action="store_true", help="no performance estimate after the run")
+    p.add_argument("--schedule", default="inorder", help="the simulator's schedule: inorder (the default), "
+                   "interleave:SEED, reverse[:SEED] or random:SEED (sim/README.md)")
     return p.parse_args(argv)
 
 
@@ -112,6 +117,11 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"sim.py: --args {args.args!r}: {e}", file=sys.stderr)
         return EXIT_BUILD
+    try:
+        schedule = schedule_env(args.schedule)
+    except ValueError as e:
+        print(f"sim.py: --schedule: {e}", file=sys.stderr)
+        return EXIT_BUILD
     build = build_folder(submission, lab.name)
     print(f"building {shown(source)} for the simulator (mk/sim.mk) in {shown(build)} ...", flush=True)
     start = time.monotonic()
@@ -125,11 +135,13 @@ def main(argv=None) -> int:
     program = build / f"{pattern}_lab"
     # --in-process: no runner process, so the program exits normally and the simulator prints its counts at exit
     run += ["--in-process"]
-    print(f"built in {time.monotonic() - start:.1f} s; running on the simulator: {shown(program)} "
+    print(f"built in {time.monotonic() - start:.1f} s; running on the simulator"
+          f"{'' if args.schedule == 'inorder' else ' under the schedule ' + args.schedule}: {shown(program)} "
           f"{shlex.join(run)}", flush=True)
     start = time.monotonic()
     try:
-        proc = subprocess.run([str(program), *run], cwd=KIT, env=sim_env(counts=True), timeout=args.timeout)
+        proc = subprocess.run([str(program), *run], cwd=KIT, env={**sim_env(counts=True), **schedule},
+                              timeout=args.timeout)
     except subprocess.TimeoutExpired:
         print(f"sim.py: the run took more than {args.timeout:g} s and was stopped (a kernel that loops forever "
               f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
