@@ -65,6 +65,7 @@ void sim_module_free(sim_module *m)
         free(m->fnames[i]);
     free(m->fnames);
     free(m->locs);
+    free(m->args);
     free(m->funcs);
     free(m->vars);
     free(m->code);
@@ -207,6 +208,29 @@ static int read_generic(ctx *c, const warp *w, int lane, uint64_t a, void *out, 
         return -1;
     memcpy(out, (const void *)(uintptr_t)a, n);
     return 0;
+}
+
+/* __assertfail(message, file, line, function, char size), what a failed assert() calls: the lane's arguments are
+   read (message, file and function are generic addresses of strings), the failure is a trap that says what the
+   GPU prints: "file:line: function: Assertion `message` failed." */
+static void do_assertfail(ctx *c, const warp *w, int lane, const ptx_insn *ins)
+{
+    const uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)lane) * c->local_size;
+    uint64_t addr[4] = {0, 0, 0, 0};
+    char text[3][256] = {"?", "?", "?"};
+    for (unsigned i = 0; i < 4 && i < ptx_call_nargs(ins); i++)
+        memcpy(&addr[i], lm + ptx_call_arg(c->m, ins, i)->imm, i == 2 ? 4 : 8);
+    const int str[3] = {0, 1, 3};
+    for (int k = 0; k < 3; k++) {
+        size_t n = 0;
+        while (n + 1 < sizeof text[k] && read_generic(c, w, lane, addr[str[k]] + n, &text[k][n], 1) == 0 &&
+               text[k][n])
+            n++;
+        if (n)
+            text[k][n] = 0;
+    }
+    sim_fail(c, w, lane, ins, SIM_ERR_TRAP, "%s:%u: %s: Assertion `%s` failed (assert() traps, as on a GPU)",
+             text[1], (unsigned)addr[2], text[2], text[0]);
 }
 
 /* vprintf(fmt, args): the arguments are packed in a local buffer, each aligned to its size. */
@@ -468,19 +492,24 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                 break;
             const ptx_func *f = &c->m->funcs[ins->ops[0].imm];
             if (f->is_extern || f->count == 0) {
+                if (strcmp(f->name, "__assertfail") == 0) { /* assert(): what a GPU prints, then a trap */
+                    do_assertfail(c, w, __builtin_ctz(m), ins);
+                    return RUN_ERROR;
+                }
                 if (strcmp(f->name, "vprintf") != 0) {
                     sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
-                             "call of external function %s (only vprintf is provided)", f->name);
+                             "call of external function %s (only vprintf, printf's, and __assertfail, assert's, are "
+                             "provided)", f->name);
                     return RUN_ERROR;
                 }
                 for (uint32_t mm = m; mm; mm &= mm - 1) {
                     int l = __builtin_ctz(mm);
                     uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
                     uint64_t fa = 0, aa = 0;
-                    if (ins->nops > 2)
-                        memcpy(&fa, lm + ins->ops[2].imm, 8);
-                    if (ins->nops > 3)
-                        memcpy(&aa, lm + ins->ops[3].imm, 8);
+                    if (ptx_call_nargs(ins) > 0)
+                        memcpy(&fa, lm + ptx_call_arg(c->m, ins, 0)->imm, 8);
+                    if (ptx_call_nargs(ins) > 1)
+                        memcpy(&aa, lm + ptx_call_arg(c->m, ins, 1)->imm, 8);
                     if (do_vprintf(c, w, l, ins, fa, aa))
                         return RUN_ERROR;
                     if (ins->ops[1].kind == OK_IMM)
@@ -507,8 +536,8 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                     return RUN_ERROR;
                 }
                 uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
-                for (uint32_t i = 0; i < f->nparams && 2 + i < ins->nops; i++) {
-                    const ptx_operand *a = &ins->ops[2 + i];
+                for (uint32_t i = 0; i < f->nparams && i < ptx_call_nargs(ins); i++) {
+                    const ptx_operand *a = ptx_call_arg(c->m, ins, i);
                     uint8_t *dst = lm + f->frame_off + f->params[i].offset;
                     if (a->kind == OK_IMM && a->space == SP_LOCAL)
                         memmove(dst, lm + a->imm, f->params[i].size);

@@ -107,7 +107,8 @@ typedef enum ptx_opkind {
     OK_MEM,     /* [reg + imm] (reg < 0: [imm]); `space` says how the symbol, if any, was resolved */
     OK_VEC,     /* {vregs[0..nvec)} (a slot of -1 is the sink `_`, PTX_VEC_IMM(k) constant pool entry k) */
     OK_LABEL,   /* branch target: instruction index `imm` */
-    OK_FUNC     /* call target: function index `imm` */
+    OK_FUNC,    /* call target: function index `imm` */
+    OK_ARGS     /* a call's arguments: `reg` operands from entry `imm` of the module's args table */
 } ptx_opkind;
 
 enum { SR_TID_X = 1, SR_TID_Y, SR_TID_Z, SR_NTID_X, SR_NTID_Y, SR_NTID_Z, SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z,
@@ -203,6 +204,8 @@ struct sim_module {
     uint32_t nvars, cap_vars;
     char **files;          /* .file table: index -> path (index 0 unused) */
     uint32_t nfiles;
+    ptx_operand *args;     /* the arguments of every call (a call may pass more than PTX_MAX_OPS): ptx_call_arg */
+    uint32_t nargs, cap_args;
     ptx_loc *locs;         /* line table frames (index 0 unused) */
     uint32_t nlocs, cap_locs;
     char **fnames;         /* function_name strings (.debug_str labels), short names; NULL where unknown */
@@ -214,6 +217,16 @@ struct sim_module {
     uint32_t local_size;    /* bytes of local memory per thread (every function's depot and frame) */
     uint32_t max_entry_regs, func_regs; /* register file sizing: see interp.c */
 };
+
+/* call [(ret),] func, (args...): ops[0] the function, ops[1] the return parameter (OK_NONE: none), ops[2] OK_ARGS. */
+static inline unsigned ptx_call_nargs(const ptx_insn *ins)
+{
+    return ins->nops > 2 && ins->ops[2].kind == OK_ARGS ? (unsigned)ins->ops[2].reg : 0;
+}
+static inline const ptx_operand *ptx_call_arg(const struct sim_module *m, const ptx_insn *ins, unsigned i)
+{
+    return &m->args[ins->ops[2].imm + i];
+}
 
 /* Parses PTX text into m (already zeroed, origin set). Returns 0 or SIM_ERR_PARSE with a message in err. */
 int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, size_t errlen);

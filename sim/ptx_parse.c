@@ -1161,12 +1161,20 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
             next(p);
             if (expect(p, "("))
                 return -1;
+            m->code[idx].ops[2].kind = OK_ARGS;
+            m->code[idx].ops[2].imm = m->nargs;
+            nops = 3;
             while (!is(p, ")") && !p->failed) {
-                if (nops >= PTX_MAX_OPS)
-                    return perr(p, "call with more than %d arguments is not supported", PTX_MAX_OPS - 2);
-                if (parse_operand(p, &m->code[idx].ops[nops], idx, nops, 0))
+                ptx_operand a;
+                const char *name = p->ts;
+                int len = (int)p->tl;
+                if (parse_operand(p, &a, idx, 2, 0))
                     return -1;
-                nops++;
+                if (a.kind == OK_LABEL)
+                    return perr(p, "unknown argument '%.*s' in a call", len, name);
+                GROW(m->args, m->nargs, m->cap_args);
+                m->args[m->nargs++] = a;
+                m->code[idx].ops[2].reg++;
                 if (is(p, ","))
                     next(p);
             }
@@ -1690,8 +1698,8 @@ int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, siz
                 if (ins->dst2 >= 0)
                     ins->dst2 += shift;
             }
-            for (int k = 0; k < ins->nops; k++) {
-                ptx_operand *o = &ins->ops[k];
+            for (unsigned k = 0; k < ins->nops + ptx_call_nargs(ins); k++) {
+                ptx_operand *o = k < ins->nops ? &ins->ops[k] : &m->args[ins->ops[2].imm + (k - ins->nops)];
                 if (shift && (o->kind == OK_REG || (o->kind == OK_MEM && o->reg >= 0)))
                     o->reg += shift;
                 if (shift && o->kind == OK_VEC)

@@ -938,6 +938,17 @@ static void exp_inline_ptx(const ptx_row *r, const uint32_t *in, uint32_t *w)
     }
 }
 
+/* ------------------------------------------------------------------ calls */
+
+static void exp_call_args(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        uint32_t a = in[t];
+        w[t] = a * 3u + t + (uint32_t)(-(int32_t)t) * 5u + (uint32_t)(int32_t)((float)(t & 15) * 2.5f) + a +
+               in[t + 1] + (uint16_t)(a >> 16);
+    }
+}
+
 /* ------------------------------------------------------------------ the table */
 
 #define ROW(g, k, arch, nblocks, nthreads, nin, nout)                                                             \
@@ -981,6 +992,7 @@ const ptx_row ptx_rows[] = {
     {ROW("bits", "row_permute", 75, 1, 64, 64, 512), .expect = exp_permute},
     {ROW("bits", "row_intmath", 75, 1, 64, 64, 768), .expect = exp_intmath},
     {ROW("bits", "row_inline_ptx", 75, 1, 64, 64, 512), .expect = exp_inline_ptx},
+    {ROW("calls", "row_call_args", 75, 1, 64, 65, 64), .expect = exp_call_args},
 };
 const unsigned ptx_nrows = sizeof ptx_rows / sizeof ptx_rows[0];
 

@@ -135,6 +135,11 @@ static void expect_failure_at(const char *k, sim_status want, const char *mark)
 START_TEST(test_shfl_diverged_line)
 {
     expect_failure_at("lines_shfl_diverged", SIM_ERR_BAD_SYNC_MASK, "LINE_SHFL");
+    sim_launch_result r;
+    run_lines("lines_shfl_diverged", &r);
+    /* nvcc's PTX has the header's frame (NVRTC's built-in headers have none): the intrinsic is named */
+    ck_assert_msg(!strstr(r.message, ", from ") || strstr(r.message, "(in __shfl_down_sync, from "),
+                  "%s: the inlined function is not named: %s", label(), r.message);
 }
 END_TEST
 
@@ -167,6 +172,18 @@ START_TEST(test_unsupported_line)
     ck_assert_msg(strstr(r.message, where) != NULL, "%s: %s is not named: %s", label(), where, r.message);
     ck_assert_msg(strstr(r.message, "sim/README.md") != NULL && strstr(r.message, "GPU") != NULL,
                   "%s: the message does not say what to do: %s", label(), r.message);
+}
+END_TEST
+
+/* assert(): a trap whose message is the GPU's "file:line: function: Assertion `...` failed.", at the line. */
+START_TEST(test_assert_line)
+{
+    sim_launch_result r;
+    char where[64];
+    marker("LINE_ASSERT", where, sizeof where);
+    ck_assert_int_eq(run_lines("lines_assert", &r), SIM_ERR_TRAP);
+    ck_assert_msg(strstr(r.message, "Assertion `in[t] < 100u` failed") != NULL, "%s: %s", label(), r.message);
+    ck_assert_msg(strstr(r.message, where) != NULL, "%s: %s is not named: %s", label(), where, r.message);
 }
 END_TEST
 
@@ -245,6 +262,7 @@ static Suite *ptx_suite(void)
     tcase_add_test(tc, test_device_function_line);
     tcase_add_test(tc, test_cg_reduce_diverged_line);
     tcase_add_test(tc, test_unsupported_line);
+    tcase_add_test(tc, test_assert_line);
     tcase_add_test(tc, test_race_lines);
     tcase_add_test(tc, test_counts_on_student_line);
     suite_add_tcase(s, tc);

@@ -1,6 +1,9 @@
 // lines.cu - kernels whose failures and findings must name their own lines (the LINE_ markers), though the
 // instructions at fault come from functions inlined into them: the toolkit's intrinsics (sm_30_intrinsics.hpp),
 // cooperative groups' headers, or a __device__ function of this file. tests/sim/ptx/test_ptx.c runs them.
+#ifndef __CUDACC_RTC__ // NVRTC has assert() built in, and no <assert.h>
+#include <assert.h>
+#endif
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
@@ -77,4 +80,12 @@ KERNEL(lines_counts)
 {
     unsigned t = threadIdx.x;
     out[t] = __shfl_sync(0xffffffffu, in[t], 0); // LINE_COUNTED_SHFL
+}
+
+// assert() that fails for some threads: a trap that says what a GPU prints, on this line.
+KERNEL(lines_assert)
+{
+    unsigned t = threadIdx.x;
+    assert(in[t] < 100u); // LINE_ASSERT
+    out[t] = in[t];
 }
