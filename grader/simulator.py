@@ -19,15 +19,18 @@ Grader with these changes:
   not the GPU's lab program, which cannot run without one;
 - a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table.
 
-The report channel. The simulator's runtime, inside the runner, writes its report (counts, findings, and its own
-errors with their kind: a kernel fault, or "cannot-simulate") as JSON lines to a descriptor, PPL_SIM_REPORT_FD=N: a
-pipe the grader made and passed with the checker's --runner-fd N, which the runner keeps and may not close (the
-sandbox's filter). Every finding, fault and limitation the grader uses comes from there, never from the program's
-stdout or stderr, which the student's code shares: it can close them, or print the simulator's own words. The
-simulator's findings and errors only grow during a run, so the grader keeps the union of every report line it read
-(text the student's code might write on the descriptor can add findings, never take one back) and the counts of
-the last line. What the student's code can still do, from inside the runner's process: write its own report lines
-on the descriptor (adding findings or a "cannot-simulate", which scores 0 as well), or reach the simulator's memory.
+The report channel. The lab's kernels run in the simulator's device process (sim/device_main.c), which the checker
+starts beside the runner, each in a sandbox of its own (mk/sim.mk's lab program passes --sim-device): the runner's
+CUDA calls go to it over a socket, and its runtime writes the report (counts, findings, and its own errors with
+their kind: a kernel fault, or "cannot-simulate") as JSON lines to a descriptor, PPL_SIM_REPORT_FD=N: a pipe the
+grader made and passed with the checker's --runner-fd N, which in that mode goes to the device and never to the
+runner. Every finding, fault and limitation the grader uses comes from there, never from the program's stdout or
+stderr, which the student's code shares: it can close them, or print the simulator's own words. The student's code
+holds no descriptor of the channel and cannot reach the device's memory (tests/attacks/46 and 47 did both when the
+simulator ran in the runner); all it can do is break its socket to the device, which stops the device and fails
+the run. The device also names each module by the build ("student": its device code lies in the student's object),
+so whose kernel a finding is in does not depend on the file names of the line table. The simulator's findings and
+errors only grow during a run: the grader keeps the union of every report line it read and the counts of the last.
 
 Points earned on the simulator are those of the groups it can run; the report says that the rest needs a GPU.
 """
@@ -44,7 +47,6 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.run import Drain, LineReader, interpret, read_result_lines, run_process, secret_args
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
-from grader.schedules import run_schedules
 from grader.no_gpu import in_lab_folder
 from grader.score import TestResult, hung_labs, reproduce_line
 
@@ -75,13 +77,12 @@ DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
 
 
 def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
-    """The environment of a simulated run: this one, in order (without PPL_SIM_SCHEDULE), plus PPL_SIM_COUNTS=1
-    (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
-    sim` by hand, tools) and PPL_SIM_REPORT_FD (the grader's channel) when asked, and with budget the grader's
-    instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already."""
+    """The environment of a simulated run: this one, plus PPL_SIM_COUNTS=1 (the counts table on stderr at exit, for
+    people), PPL_SIM_REPORT=report (the report as JSON, a file: `make sim` by hand, tools) and PPL_SIM_REPORT_FD
+    (the grader's channel) when asked, and with budget the grader's instruction limit (SIM_MAX_INSTRUCTIONS) unless
+    PPL_SIM_MAX_INSTRUCTIONS is set already."""
     env = dict(os.environ)
     env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
-    env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/schedules.py)
     if counts:
         env["PPL_SIM_COUNTS"] = "1"
     if report:
@@ -143,8 +144,9 @@ FINDING_KEYS = ("kind", "kernel", "where", "other_where", "file", "line", "other
 class SimReport:
     """What a run's report channel carried: lines (report lines read), garbage (lines that were not one: text the
     lab's code wrote on the descriptor, or a line cut short), findings (distinct, each with the largest count seen),
-    errors (distinct: kind "kernel-fault" or "cannot-simulate", status, what, message), and the last line's kernels
-    (counts) and launches."""
+    errors (distinct: kind "kernel-fault" or "cannot-simulate", status, what, message), the last line's kernels
+    (counts) and launches, and run: how the run ended, as the grader judged it (status, message, args; {} when not
+    recorded)."""
 
     lines: int = 0
     garbage: int = 0
@@ -152,6 +154,7 @@ class SimReport:
     errors: list = field(default_factory=list)
     kernels: list = field(default_factory=list)
     launches: int = 0
+    run: dict = field(default_factory=dict)
     _seen: dict = field(default_factory=dict, repr=False)
 
     def take(self, raw: bytes) -> None:
@@ -201,7 +204,7 @@ class SimReport:
 
     def to_json(self) -> dict:
         return {"lines": self.lines, "garbage": self.garbage, "launches": self.launches, "errors": self.errors,
-                "findings": self.findings, "kernels": self.kernels}
+                "findings": self.findings, "kernels": self.kernels, "run": self.run}
 
     @classmethod
     def from_json(cls, data: dict) -> "SimReport":
@@ -210,6 +213,8 @@ class SimReport:
         report.errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
         report.kernels = [k for k in data.get("kernels") or [] if isinstance(k, dict)]
         report.launches = _number(data.get("launches"))
+        run = data.get("run")
+        report.run = {k: run[k] for k in ("status", "message", "args") if k in run} if isinstance(run, dict) else {}
         return report
 
 
@@ -331,19 +336,27 @@ def not_graded_message(limit: dict) -> str:
     return f"not graded on the simulator: {demangle(limitation_text(limit))}; grade on a GPU"
 
 
-def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
+def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file"):
     """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
     A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
-    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/schedules.py)."""
-    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source,
-                                      env=env)
+    message. outcome.sim is the SimReport."""
+    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
     outcome.sim = report
+    judge_run(outcome, report)
+    report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
+                  "args": [str(a) for a in secret_args(args)[0]]}
+    (Path(workdir) / "sim-report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+    return outcome
+
+
+def judge_run(outcome, report: SimReport) -> None:
+    """run_harness_sim's verdict of a run that did not pass, from its channel (outcome changed in place)."""
     limit = report.limitation()
     if outcome.passed:
-        return outcome
+        return
     if limit:
         outcome.status, outcome.message = "not-simulated", not_graded_message(limit)
     elif any(e["status"] == "limit" for e in report.faults()):
@@ -355,7 +368,6 @@ def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source:
         said = diagnostic(report)
         if said and said not in outcome.message:
             outcome.message = f"{outcome.message}\nthe simulator says: {said}".strip()
-    return outcome
 
 
 def parse_size(text: str) -> int | None:
@@ -393,11 +405,10 @@ def sim_full_marks(report) -> bool:
             and not hung_labs(report))
 
 
-def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False, schedule=None) -> str:
+def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False) -> str:
     """How a student reruns one of the grader's runs on the simulator: make sim with the run's arguments (without
     --sandbox, which a run in one process does not take), in the lab's folder (here: the grading was started
-    there) or from the kit's root with LAB= and, for a folder other than the kit's labs/, SUBMISSION=; with
-    SCHEDULE= when it failed under an adversarial schedule."""
+    there) or from the kit's root with LAB= and, for a folder other than the kit's labs/, SUBMISSION=."""
     args = list(args)
     while "--sandbox" in args[:-1]:
         k = args.index("--sandbox")
@@ -409,8 +420,6 @@ def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = Fa
         if folder != kit / "labs":
             shown = folder.relative_to(kit) if folder.is_relative_to(kit) else folder
             words.append(f"SUBMISSION={shlex.quote(str(shown))}")
-    if schedule:
-        words.append(f"SCHEDULE={schedule}")
     where = "in this lab's folder" if here else "from the kit's root"
     return f"to reproduce on the simulator, {where}: {' '.join(words)} ARGS={shlex.quote(shlex.join(args))}"
 
@@ -457,10 +466,32 @@ def counts_text(program, pattern: str, workdir, cwd, timeout: float, lab: str = 
 
 # ---- the sanitizers row ----
 
-def finding_owner(f: dict, source: str, kit=KIT, source_text: str = "") -> str:
-    """"student" or "kit": whose finding it is, by the line table's files (sanitize.owner_of: the kit's only under
-    its harness/ folder; a path the source made up is the student's) and, for an instruction without a line, by
-    whether the student's file defines its kernel."""
+MODULE_OWNERS = ("student", "kit")  # what the device process calls a module (sim/device_main.c)
+
+
+def kernel_modules(reports) -> dict:
+    """{kernel name (as the report has it): the set of module origins of the kernels of that name} from the reports'
+    "kernels" lists. The device process names each module by the build: "student" when its device code lies in the
+    student's object, "kit" otherwise; a report written in the runner's own process (tests of the runtime, make sim
+    by hand before the device) names the program's path instead, which says nothing of the owner."""
+    modules = {}
+    for report in reports:
+        for k in getattr(report, "kernels", None) or []:
+            if isinstance(k, dict) and _text(k.get("module")) in MODULE_OWNERS:
+                modules.setdefault(_text(k.get("name")), set()).add(_text(k.get("module")))
+    return modules
+
+
+def finding_owner(f: dict, source: str, kit=KIT, source_text: str = "", modules: dict | None = None) -> str:
+    """"student" or "kit": whose finding it is. By the build when the report says which module its kernel is in
+    (modules, kernel_modules'): a kernel of the student's object is the student's whatever its line table says (a
+    #line naming the kit's harness changes the file names, not the object), and a name found in both is the
+    student's. Otherwise by the line table's files (sanitize.owner_of: the kit's only under its harness/ folder; a
+    path the source made up is the student's) and, for an instruction without a line, by whether the student's file
+    defines its kernel."""
+    origins = (modules or {}).get(_text(f.get("kernel")))
+    if origins:
+        return "student" if "student" in origins else "kit"
     kernel = demangle(_text(f.get("kernel")))
     owners = [owner_of(_text(f.get(name)), kernel, source, kit, source_text)
               for name in ("file", "other_file") if _text(f.get(name))]
@@ -471,38 +502,86 @@ def finding_owner(f: dict, source: str, kit=KIT, source_text: str = "") -> str:
     return "kit"
 
 
+# Kernel faults that are hazards (what compute-sanitizer's memcheck and synccheck report), as the report names them:
+# they fail their run, and count in the sanitizers row like the findings.
+HAZARD_FAULTS = ("out-of-bounds", "misaligned", "deadlock", "bad-sync-mask")
+# How a run may end and still have been checked to its end (a wrong answer is a run that went to its end).
+CHECKED_TO_THE_END = ("pass", "fail")
+ENDED = {"crash": "the lab crashed", "timeout": "the lab hung (TIMEOUT)",
+         "cuda-error": "the lab stopped at a CUDA error", "harness-error": "the harness could not run the lab",
+         "no-device": "there was no device"}
+
+
+def not_checked(run: dict) -> str:
+    """What stopped a run before the simulator's checks could finish: "the lab crashed (--n 1,33: died of
+    SIGSEGV)"."""
+    status, message = _text(run.get("status")), _text(run.get("message"))
+    args = " ".join(_text(a) for a in run.get("args") or [])
+    said = "; ".join(x for x in (args, message) if x)
+    return f"{ENDED.get(status, 'the run ended as ' + status)}{f' ({said})' if said else ''}"
+
+
 def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, source_text: str = "") -> TestResult:
     """The sanitizers row on the simulator: compute-sanitizer needs a GPU, but the simulator checks the same hazards
-    (races on shared memory, uninitialized reads, barriers not every thread reaches) in every run. reports: the
-    SimReports of the lab's runs. A finding of the student's fails the row, as compute-sanitizer's would; one in the
-    kit's own kernels is reported as a kit bug. Not graded (0 points) when a kernel could not be simulated, or when
-    no run's channel carried a report (the checks did not run)."""
+    (races on shared and global memory, uninitialized reads, barriers not every thread reaches, out-of-bounds and
+    misaligned accesses) in every run. reports: the SimReports of the lab's runs.
+
+    FAIL when the student's code has a hazard: a finding, or a kernel fault of HAZARD_FAULTS, in a kernel of the
+    student's (finding_owner); data["hazards"] lists them, each with its file:line, for grader/score.py's
+    apply_hazards, which takes labs.toml's hazard_cost of the lab's correctness points. One in the kit's own kernels
+    is reported as a kit bug and costs nothing. Otherwise the row says what happened: "not graded" when a kernel
+    could not be simulated; "not run" when no run reached the simulator's checks, or when a run ended before them
+    (a crash, a hang, a CUDA error: its group failed for it), saying which and what the other runs found; "pass"
+    only when every run was checked to its end (a run of a wrong answer is) and nothing of the student's was
+    found."""
     reports = [r for r in reports if r is not None]
     seen, mine, kits = set(), [], []
+    modules = kernel_modules(reports)
     for report in reports:
-        for f in report.findings:
-            text = demangle(finding_text({**f, "count": 0}))
-            if text in seen:
+        found = [(f, finding_text({**f, "count": 0}), finding_text(f)) for f in report.findings]
+        found += [({"kernel": e["what"].removeprefix("kernel ")}, fault_text(e), fault_text(e))
+                  for e in report.faults() if e["status"] in HAZARD_FAULTS]
+        for f, key, text in found:
+            key = demangle(key)
+            if key in seen:
                 continue
-            seen.add(text)
-            (mine if finding_owner(f, source, kit, source_text) == "student" else kits).append(
-                demangle(finding_text(f)))
-    note = ("\nIn the kit's own kernels (a kit bug; tell the instructors):\n" + "\n".join(kits)) if kits else ""
+            seen.add(key)
+            (mine if finding_owner(f, source, kit, source_text, modules) == "student" else kits).append(demangle(text))
+    note = ("\nIn the kit's own kernels (a kit bug, not held against you; tell the instructors):\n" + "\n".join(kits)
+            if kits else "")
     if mine:
         more = f" (and {len(mine) - 1} more below)" if len(mine) > 1 else ""
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, "FAIL", f"the simulator found: {mine[0]}{more}",
-                          "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note)
+                          "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note,
+                          {"hazards": mine})
     limit = next((r.limitation() for r in reports if r.limitation()), None)
     if limit:
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
                           not_graded_message(limit).replace(f"{Path(kit).resolve()}/", ""), note.strip())
+    if not reports:
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, "not run",
+                          f"not run: no run of {lab} reached the simulator (its groups need a GPU, or were not run)",
+                          note.strip())
     if not any(r.lines for r in reports):
-        return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
-                          f"not graded on the simulator: none of its {len(reports)} runs reported what the simulator "
-                          f"checked; grade on a GPU", note.strip())
+        first = next((r.run for r in reports if r.run and r.run.get("status") not in CHECKED_TO_THE_END), None)
+        why = f": {not_checked(first)}" if first else ""
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, "not run",
+                          f"not run: none of the {len(reports)} runs reached the simulator's checks{why}",
+                          note.strip())
+    stopped = [r.run for r in reports if r.run and r.run.get("status") not in CHECKED_TO_THE_END]
+    if stopped:
+        checked = len(reports) - len(stopped)
+        rest = (f"; the other {'run' if checked == 1 else f'{checked} runs'} found nothing in {source}" if checked
+                else "")
+        more = f" (and {len(stopped) - 1} more runs)" if len(stopped) > 1 else ""
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, "not run",
+                          f"not run to the end: {not_checked(stopped[0])}{more}, before the simulator's checks could "
+                          f"finish{rest}",
+                          "\n".join([*(f"- {not_checked(run)}" for run in stopped), note.strip()]).strip())
     return TestResult(lab, SANITIZERS_NAME, points, points, "pass",
-                      f"the simulator found no races, uninitialized reads or barrier hazards in {source} "
-                      f"({len(reports)} runs; compute-sanitizer itself needs a GPU)", note.strip())
+                      f"the simulator found no races, uninitialized reads, out-of-bounds accesses or barrier hazards "
+                      f"in {source} ({len(reports)} runs, each checked to its end; compute-sanitizer itself needs a "
+                      f"GPU)", note.strip())
 
 
 def _source_text(path) -> str:
@@ -541,11 +620,6 @@ def make_sim_grader(base):
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
-            if outcome.passed and self.run is run_harness_sim:  # and under three other orders (grader/schedules.py)
-                failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
-                                       workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
-                                       source=lab.source, case_args=args)
-                outcome = self._seen(lab, failed) if failed else outcome
             self.group_outcomes.append(outcome)
             self.group_args.append(list(args))
             return outcome
@@ -553,12 +627,11 @@ def make_sim_grader(base):
         def grade_group(self, lab, index, group, program):
             self.group_outcomes, self.group_args = [], []
             result = self._grade_group(lab, index, group, program)
-            failed = next(((a, o) for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
+            failed = next((a for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
             if failed is not None and result.detail:  # the GPU's reproduction line (score_group's) cannot run here
                 result.detail = result.detail.replace(
-                    reproduce_line(lab.name, failed[0], Path(program).name),
-                    sim_reproduce_line(lab.name, failed[0], self.submission, self.kit, here=in_lab_folder(),
-                                       schedule=getattr(failed[1], "schedule", None)))
+                    reproduce_line(lab.name, failed, Path(program).name),
+                    sim_reproduce_line(lab.name, failed, self.submission, self.kit, here=in_lab_folder()))
             limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
             if limited is not None and not result.full:
                 result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,

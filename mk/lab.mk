@@ -41,9 +41,11 @@ all: $(PROGRAM)
 harness: $(HARNESS_OBJS) $(CHECKER)
 
 # The lab program: a launcher of the checker with this lab's runner, so `PATTERN_lab ARGS` runs the lab.
+# LAUNCHER_ARGS: more of the checker's options, as shell words (mk/sim.mk's --sim-device).
+LAUNCHER_ARGS ?=
 $(PROGRAM): $(RUNNER) $(CHECKER)
-	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(cd "$$(dirname "$$0")" && pwd)/%s" "$$@"\n' \
-	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" > $@
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(cd "$$(dirname "$$0")" && pwd)/%s" %s "$$@"\n' \
+	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" '$(LAUNCHER_ARGS)' > $@
 	chmod +x $@
 
 $(RUNNER): $(BUILD)/student.o $(HARNESS_OBJS)

@@ -4,7 +4,9 @@
 # file, unchanged, with three differences:
 #   - nvcc embeds PTX for compute_75 beside the sm_75 cubin (the simulator runs the PTX; the grader's static checks
 #     read the cubin as usual), and the fatbinary is left uncompressed when libzstd is missing;
-#   - the program links build/sim/lib/libpplsim.a (sim/Makefile) instead of cudart (-cudart none);
+#   - the runner links build/sim/lib/libpplsim-client.a (sim/Makefile) instead of cudart (-cudart none), and the
+#     lab program starts the simulator's device process (build/sim/lib/ppl_sim_device) beside it, where the
+#     kernels run (sim/device_protocol.h says why);
 #   - harness/cub_scan.cu is replaced by sim/cub_scan_sim.cu, a plain scan with the same function (CUB's kernels
 #     only matter as a yardstick of speed, which a simulator does not measure).
 #
@@ -30,10 +32,17 @@ NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart 
              $(if $(HAVE_ZSTD),,-Xfatbin -compress=false)
 LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
 
-# The library comes last among the runner's inputs ($^), before LAB_LDLIBS.
-$(RUNNER): $(SIM_LIB)
+# The kernels run in the simulator's device process, beside the runner (sim/device_protocol.h): the runner links
+# the client library, which forwards its CUDA calls there (last among its inputs, $^, before LAB_LDLIBS), and the
+# lab program starts the device through the checker, naming the student's object (whose device code the report
+# calls the student's).
+SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
+SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
+LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-student-object "$(abspath $(BUILD)/student.o)"
+$(RUNNER): $(SIM_CLIENT_LIB)
+$(PROGRAM): $(SIM_DEVICE)
 
-$(SIM_LIB): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
+$(SIM_LIB) $(SIM_CLIENT_LIB) $(SIM_DEVICE): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
 	$(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
 
 $(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)

@@ -11,15 +11,20 @@
  * with cudaErrorNotSupported and a line "ppl-sim: cannot simulate ...", which the grader reports as a limitation
  * of the simulator, not a fault of the lab's code.
  *
- * The report. The lab's code runs in the runner, a process that may end with _exit (a fatal error) or be killed,
- * where no exit handler runs: so the report (counts, findings, and the simulator's own errors: a kernel fault, or a
- * kernel it cannot simulate, each with its kind) is written after every launch, at every error and at exit. The
- * grader reads it from a descriptor, PPL_SIM_REPORT_FD=N (the checker's --runner-fd N: the runner keeps it and may
- * not close it or put another file in its place), never from stdout or stderr, which the lab's code shares and can
- * close or fill with lookalike lines: on N every report is one JSON line, {"ppl_sim_report": 1, "seq": K, ...},
- * sent with one write(), the last complete line the final one. PPL_SIM_REPORT=FILE writes the same object to a
- * file (make sim by hand, tools/sim_compare.py). The lines printed on stderr ("ppl-sim: ...") are for people.
- * The counts table (PPL_SIM_COUNTS=1) and PPL_SIM_STRICT=1 act at exit, so they need a runner that exits normally.
+ * Where it runs. A lab program built by mk/sim.mk runs this runtime in the simulator's device process
+ * (device_main.c), beside the runner that holds the student's code, whose CUDA calls come over a socket
+ * (device_client.c; device_protocol.h says why); tests link it into one program (tests/sim/runtime).
+ *
+ * The report. A process may end with _exit (a fatal error) or be killed, where no exit handler runs: so the report
+ * (counts, findings, and the simulator's own errors: a kernel fault, or a kernel it cannot simulate, each with its
+ * kind) is written after every launch, at every error and at exit. The grader reads it from a descriptor,
+ * PPL_SIM_REPORT_FD=N (the checker's --runner-fd N, which goes to the device process, never to the runner), never
+ * from stdout or stderr, which the lab's code shares and can close or fill with lookalike lines: on N every report
+ * is one JSON line, {"ppl_sim_report": 1, "seq": K, ...}, sent with one write(), the last complete line the final
+ * one. PPL_SIM_REPORT=FILE writes the same object to a file (tools/author/sim_compare.py, which runs with the
+ * sandbox off: a sandboxed device sees no kit folder to write in). The lines printed on stderr ("ppl-sim: ...") are
+ * for people. The counts table (PPL_SIM_COUNTS=1) and PPL_SIM_STRICT=1 act at exit (the device's: when the runner
+ * ends), so they need a process that exits normally.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -27,6 +32,7 @@
 #include "runtime_internal.h"
 
 #include "fatbin.h"
+#include "ptx.h" /* a kernel's parameter layout, for rt_kernel_params */
 
 #include <errno.h>
 #include <poll.h>
@@ -40,6 +46,7 @@
 /* One registered fatbinary: one .cu file's device code. Its PTX is parsed when first needed. */
 typedef struct rt_binary {
     const void *image;
+    const char *origin; /* what the report calls its module (rt_set_binary_origin); NULL: the program's path */
     sim_module *module;
     int tried; /* loading was attempted (module or error set) */
     char error[1024];
@@ -427,13 +434,21 @@ static sim_module *binary_module(rt_binary *b)
         return NULL;
     }
     char origin[4096];
-    const ssize_t n = readlink("/proc/self/exe", origin, sizeof origin - 1);
+    const ssize_t n = b->origin ? -1 : readlink("/proc/self/exe", origin, sizeof origin - 1);
     origin[n > 0 ? n : 0] = '\0';
-    b->module = sim_module_load(ptx.text, ptx.len, n > 0 ? origin : "the program", err, sizeof err);
+    b->module = sim_module_load(ptx.text, ptx.len, b->origin ? b->origin : n > 0 ? origin : "the program", err,
+                                sizeof err);
     sim_fatbin_ptx_free(&ptx);
     if (!b->module)
         snprintf(b->error, sizeof b->error, "cannot load the PTX: %s", err);
     return b->module;
+}
+
+void rt_set_binary_origin(void **fatCubinHandle, const char *origin)
+{
+    rt_binary *b = (rt_binary *)fatCubinHandle;
+    if (b && !b->tried)
+        b->origin = origin;
 }
 
 /* Says that the simulator cannot run what it was asked to (status: the core's, or "device-code" when the PTX
@@ -609,6 +624,35 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
     if (sticky)
         rt_sticky = err;
     return rt_fail(err);
+}
+
+int rt_kernel_params(const void *host, uint32_t *sizes, int max, cudaError_t *err)
+{
+    *err = cudaSuccess;
+    if (rt_sticky != cudaSuccess)
+        return *err = rt_fail(rt_sticky), -1;
+    rt_function *f = find_function(host);
+    if (!f)
+        return *err = rt_fail(cudaErrorInvalidDeviceFunction), -1;
+    sim_module *m = binary_module(f->binary);
+    if (!m) {
+        char what[300];
+        snprintf(what, sizeof what, "kernel %s", f->name);
+        return *err = cannot_simulate(what, "device-code", f->binary->error), -1;
+    }
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        const ptx_func *k = &m->funcs[i];
+        if (!k->is_entry || strcmp(k->name, f->name) != 0)
+            continue;
+        if (k->nparams > (uint32_t)max)
+            return *err = rt_fail(cudaErrorInvalidConfiguration), -1;
+        for (uint32_t p = 0; p < k->nparams; p++)
+            sizes[p] = k->params[p].size;
+        return (int)k->nparams;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "kernel %s", f->name);
+    return *err = cannot_simulate(what, "no-kernel", "the program's device code has no kernel of that name"), -1;
 }
 
 /* CUDA 13's <<<>>>: __cudaGetKernel once per launch site, then __cudaLaunchKernel with its handle (a

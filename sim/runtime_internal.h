@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sim.h"
 
@@ -61,6 +62,14 @@ size_t rt_total_memory(void);
 /* The device address and size of the __device__ variable whose host shadow is symbol (loading its module), or
    NULL with the error to return in *err. */
 void *rt_symbol_address(const void *symbol, size_t *bytes, cudaError_t *err);
+
+/* For a runner in another process (sim/device_main.c, which runs the calls of sim/device_client.c):
+   the name the report gives the module of a registered fatbinary ("student" or "kit"; the program's path when not
+   set), set before its module is loaded; and a kernel's parameter sizes, in order, so that the runner can send
+   <<<>>>'s arguments by value: their count, or -1 with the CUDA error in *err (as a launch would give it: not a
+   kernel, device code the simulator cannot load). */
+void rt_set_binary_origin(void **fatCubinHandle, const char *origin);
+int rt_kernel_params(const void *host, uint32_t *sizes, int max, cudaError_t *err);
 
 /* Wall-clock milliseconds (CLOCK_MONOTONIC), for events. */
 double rt_now_ms(void);

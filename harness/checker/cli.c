@@ -139,6 +139,15 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         }
         o->ro_paths[o->num_ro++] = arg;
         return 1;
+    case PPL_OPT_SIM_DEVICE:
+    case PPL_OPT_SIM_STUDENT:
+        if (arg[0] != '/') {
+            fprintf(stderr, "--%s %s: expected an absolute path\n",
+                    code == PPL_OPT_SIM_DEVICE ? "sim-device" : "sim-student-object", arg);
+            return -1;
+        }
+        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : &o->sim_student) = arg;
+        return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)
             o->sandbox_mode = PPL_SANDBOX_AUTO;

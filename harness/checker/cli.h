@@ -50,6 +50,10 @@ typedef struct {
     int runs_fd;                   /* --runs-fd N: read argument lists from N and run each, one runner for all (-1) */
     int sandbox_mode;              /* --sandbox auto|require|off (sandbox.h's ppl_sandbox_mode) */
     double cpu_seconds;            /* --cpu-seconds: the runner's CPU time limit (0: none) */
+    const char *sim_device;        /* --sim-device: the simulator's device process (sim/device_main.c), started
+                                      beside the runner; the --runner-fd descriptors go to it instead */
+    const char *sim_student;       /* --sim-student-object: the student's object, whose device code the report
+                                      calls the student's */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
@@ -58,7 +62,8 @@ enum {
     PPL_OPT_N = 256, PPL_OPT_SEED, PPL_OPT_DATASET, PPL_OPT_EXPECTED, PPL_OPT_BENCH, PPL_OPT_MIN_SAMPLES,
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
-    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO
+    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO,
+    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_STUDENT
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -72,7 +77,8 @@ enum {
         {"runner-rw", required_argument, 0, PPL_OPT_RUNNER_RW}, {"sandbox", required_argument, 0, PPL_OPT_SANDBOX},   \
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
         {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
-        {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}
+        {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"sim-device", required_argument, 0, PPL_OPT_SIM_DEVICE}, \
+        {"sim-student-object", required_argument, 0, PPL_OPT_SIM_STUDENT}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
@@ -86,7 +92,11 @@ enum {
     "(a descriptor, 5 or more, the runner keeps and may not close: a findings channel), --runs-fd N (read argument\n" \
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \
-    "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs).\n"
+    "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs).\n"                \
+    "The simulator (mk/sim.mk's lab programs pass these): --sim-device PATH starts the simulator's device process\n" \
+    "beside the runner, in a sandbox of its own (the runner's CUDA calls go to it; the --runner-fd descriptors,\n"  \
+    "its report channel, go to it and not to the runner), --sim-student-object PATH (whose device code is the\n"   \
+    "student's, in its report).\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -88,6 +89,8 @@ static void unstage(ppl_link *l)
     unlink(path);
     snprintf(path, sizeof path, "%s/ppl_checker", l->staged);
     unlink(path);
+    snprintf(path, sizeof path, "%s/device", l->staged);
+    unlink(path);
     rmdir(l->staged);
     l->staged[0] = '\0';
 }
@@ -98,9 +101,10 @@ static void unstage(ppl_link *l)
  * traverse, and removed as soon as the runner answers. Returns 0 (paths in runner and exe, or unchanged where
  * nothing is staged), or -1 with the reason in l->message.
  */
-static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe, size_t len)
+static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe, char *device, size_t len)
 {
     snprintf(runner, len, "%s", o->runner);
+    snprintf(device, len, "%s", o->sim_device ? o->sim_device : "");
     exe[0] = '\0';
     if (geteuid() != 0 || o->mode == PPL_SANDBOX_OFF)
         return 0;
@@ -121,7 +125,108 @@ static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe
         unstage(l);
         return -1;
     }
+    if (o->sim_device) {
+        snprintf(device, len, "%s/device", l->staged);
+        if (copy_file(o->sim_device, device) != 0) {
+            snprintf(l->message, sizeof l->message, "cannot copy %s for the sandbox: %s", o->sim_device,
+                     strerror(errno));
+            unstage(l);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* ---- the simulator's device process (sim/device_main.c, sim/device_protocol.h) ----
+ * On the simulator the lab's kernels run in a process of their own, beside the runner: the runner's CUDA calls
+ * go to it over a socket, and it alone holds the report channel (o->fds), so that nothing the student's host code
+ * does in the runner's process (close, fill or forge a descriptor, write the simulator's memory) can touch what
+ * the simulator reports. It runs in the runner's sandbox mode and profile, with the runner's program and the
+ * student's object open for reading (the device checks that the code it runs is the program's, and which of it is
+ * the student's). The runner gets the socket at RUNNER_DEVICE_FD (or above its --runner-fd ones, when a tool wraps
+ * it and keeps them), protected, named by PPL_SIM_DEVICE_FD. */
+#define RUNNER_DEVICE_FD 5
+#define DEVICE_FD_ENV "PPL_SIM_DEVICE_FD" /* sim/device_protocol.h's PPL_DEV_FD_ENV */
+#define DEVICE_GRACE_S 10.0 /* seconds the device may take to end after the runner did (a launch in progress ends at
+                               the simulator's instruction limit) */
+
+/* Starts the device; *runner_end gets the runner's end of the socket. 0, or -1 with the reason in l->message. */
+static int start_device(ppl_link *l, const ppl_link_options *o, const char *device, const char *exe,
+                        int *runner_end)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(l->message, sizeof l->message, "cannot create the simulator's device socket: %s", strerror(errno));
+        return -1;
+    }
+    const int program = open(o->runner, O_RDONLY | O_CLOEXEC);
+    const int student = o->sim_student ? open(o->sim_student, O_RDONLY | O_CLOEXEC) : -1;
+    if (program < 0 || (o->sim_student && student < 0)) {
+        snprintf(l->message, sizeof l->message, "cannot read %s for the simulator's device: %s",
+                 program < 0 ? o->runner : o->sim_student, strerror(errno));
+        close(sv[0]), close(sv[1]);
+        if (program >= 0)
+            close(program);
+        return -1;
+    }
+    int keep[8] = {sv[0], program}, child[8] = {3, 4}, n = 2, hi = 5;
+    const int reports = o->num_wrap ? 0 : o->num_fds < 4 ? o->num_fds : 4; /* a wrapped runner's tool keeps them */
+    for (int k = 0; k < reports; k++, n++) {
+        keep[n] = child[n] = o->fds[k];
+        hi = o->fds[k] >= hi ? o->fds[k] + 1 : hi;
+    }
+    char student_fd[16];
+    snprintf(student_fd, sizeof student_fd, "%d", hi);
+    if (student >= 0)
+        keep[n] = student, child[n++] = hi;
+    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", student >= 0 ? "--student-fd" : NULL,
+                          student_fd, NULL};
+    ppl_sandbox_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.argv = argv;
+    spec.keep_fds = keep;
+    spec.child_fds = child;
+    spec.num_keep = n;
+    spec.protect_fds = o->fds;
+    spec.num_protect = reports;
+    spec.profile = PPL_PROFILE_RUNNER;
+    spec.mode = o->mode;
+    spec.cpu_seconds = o->cpu_seconds;
+    spec.stage_exe = exe[0] ? exe : NULL;
+    char note[512];
+    fflush(NULL);
+    const pid_t pid = ppl_sandbox_start(&spec, &l->device_sandbox, note, sizeof note);
+    close(sv[0]);
+    close(program);
+    if (student >= 0)
+        close(student);
+    if (pid < 0) {
+        snprintf(l->message, sizeof l->message, "cannot start the simulator's device %s: %s", o->sim_device, note);
+        close(sv[1]);
+        return -1;
+    }
+    l->device = pid;
+    *runner_end = sv[1];
+    return 0;
+}
+
+/* Ends the device once the runner has ended: it ends by itself when it reads the end of the socket (having
+ * written its last report), or is killed after DEVICE_GRACE_S. */
+static void end_device(ppl_link *l)
+{
+    if (l->device <= 0)
+        return;
+    const double until = ppl_link_now() + DEVICE_GRACE_S;
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(l->device, &status, WNOHANG)) == 0 && ppl_link_now() < until)
+        usleep(10000);
+    if (done != l->device) {
+        ppl_sandbox_kill(l->device);
+        while (waitpid(l->device, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    l->device = 0;
 }
 
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
@@ -135,9 +240,12 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     }
     fcntl(requests[1], F_SETPIPE_SZ, 1 << 20); /* bulk inputs move in large writes */
     fcntl(replies[0], F_SETPIPE_SZ, 1 << 20);
-    char runner[4096], exe[4096];
-    if (stage(l, o, runner, exe, sizeof runner) != 0) {
+    char runner[4096], exe[4096], device[4096];
+    int device_end = -1;
+    if (stage(l, o, runner, exe, device, sizeof runner) != 0 ||
+        (o->sim_device && start_device(l, o, device, exe, &device_end) != 0)) {
         close(requests[0]), close(requests[1]), close(replies[0]), close(replies[1]);
+        unstage(l);
         return PPL_LINK_SYSTEM;
     }
     const char *argv[64];
@@ -150,10 +258,23 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     argv[argc++] = "--fds";
     argv[argc++] = fds;
     argv[argc] = NULL;
-    int keep[6] = {requests[0], replies[1]}, child[6] = {RUNNER_REQUEST_FD, RUNNER_REPLY_FD};
-    const int num_fds = o->num_fds < 4 ? o->num_fds : 4;
-    for (int k = 0; k < num_fds; k++)
-        keep[2 + k] = child[2 + k] = o->fds[k];
+    /* The runner keeps its two pipes, the --runner-fd descriptors unless the simulator's device holds them (its
+       report channel; a tool around the runner keeps them: its log), and its socket to the device, all protected
+       but the pipes. */
+    int keep[7] = {requests[0], replies[1]}, child[7] = {RUNNER_REQUEST_FD, RUNNER_REPLY_FD}, protect[5];
+    int num_keep = 2, num_protect = 0, device_fd = RUNNER_DEVICE_FD;
+    for (int k = 0; k < o->num_fds && k < 4 && (!o->sim_device || o->num_wrap); k++) {
+        keep[num_keep] = child[num_keep] = protect[num_protect++] = o->fds[k];
+        num_keep++;
+        device_fd = o->fds[k] >= device_fd ? o->fds[k] + 1 : device_fd;
+    }
+    if (o->sim_device) {
+        keep[num_keep] = device_end;
+        child[num_keep++] = protect[num_protect++] = device_fd;
+        char value[16];
+        snprintf(value, sizeof value, "%d", device_fd);
+        setenv(DEVICE_FD_ENV, value, 1);
+    }
     const char *ro[5] = {runner};
     const int num_ro = 1 + (o->num_ro < 4 ? o->num_ro : 4);
     for (int k = 1; k < num_ro; k++)
@@ -163,9 +284,9 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     spec.argv = argv;
     spec.keep_fds = keep;
     spec.child_fds = child;
-    spec.num_keep = 2 + num_fds;
-    spec.protect_fds = o->fds;
-    spec.num_protect = num_fds;
+    spec.num_keep = num_keep;
+    spec.protect_fds = protect;
+    spec.num_protect = num_protect;
     spec.ro_paths = ro;
     spec.num_ro = o->num_wrap ? num_ro : 0; /* the program itself is bound; a wrapped runner and its tool must be too */
     spec.rw_paths = o->rw_paths;
@@ -178,8 +299,11 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     const pid_t pid = ppl_sandbox_start(&spec, &l->sandbox, l->sandbox_note, sizeof l->sandbox_note);
     close(requests[0]);
     close(replies[1]);
+    if (device_end >= 0)
+        close(device_end);
     if (pid < 0) {
         snprintf(l->message, sizeof l->message, "cannot start the runner %s: %s", o->runner, l->sandbox_note);
+        end_device(l);
         unstage(l);
         close(requests[1]);
         close(replies[0]);
@@ -422,6 +546,7 @@ int ppl_link_stop(ppl_link *l)
     if (l->from_runner >= 0)
         close(l->from_runner);
     l->from_runner = -1;
+    end_device(l);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -547,6 +672,7 @@ void ppl_link_fail(ppl_link *l, int code)
     if (l->from_runner >= 0)
         close(l->from_runner);
     l->to_runner = l->from_runner = -1;
+    end_device(l);
     if (recovery) { /* several runs: this one ends here, the next starts a fresh runner */
         recovered_result = result;
         longjmp(*recovery, 1);

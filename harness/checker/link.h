@@ -40,6 +40,9 @@ typedef struct {
     double cpu_seconds;           /* the runner's CPU time limit (0: none) */
     const char *const *ro_paths;  /* folders the wrapped tool may read (its installation), besides the runner */
     int num_ro;
+    const char *sim_device;       /* the simulator's device program, started beside the runner (NULL: none): the
+                                     runner's CUDA calls go to it, and so do `fds` (its report channel) */
+    const char *sim_student;      /* the student's object (NULL: none): its device code is "student" in the report */
 } ppl_link_options;
 
 typedef struct {
@@ -49,6 +52,8 @@ typedef struct {
     double deadline;       /* CLOCK_MONOTONIC seconds by which the runner must answer (0: none) */
     char staged[256];      /* a private folder with copies of the runner and the checker, until the runner answers */
     int wrapped;           /* a tool (compute-sanitizer) runs the runner: it gets time to write its log at the end */
+    pid_t device;          /* the simulator's device process (0: none, or reaped) */
+    ppl_sandbox_report device_sandbox;
     ppl_sandbox_report sandbox; /* the layers in force */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */

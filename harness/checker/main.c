@@ -130,7 +130,8 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
     const ppl_link_options lo = {o->runner,       o->wrap,           o->num_wrap,
                                  o->rw_paths,     o->num_rw,         o->runner_fds,
                                  o->num_runner_fds, (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds,
-                                 o->ro_paths,     o->num_ro};
+                                 o->ro_paths,     o->num_ro,         o->sim_device,
+                                 o->sim_student};
     if (ppl_link_start(link, &lo) != 0) {
         ppl_results_begin_case("sandbox");
         fprintf(stderr, "%s\n", link->message);

@@ -162,7 +162,7 @@ class Helpers(unittest.TestCase):
         self.assertEqual((row.status, row.score), (simulator.NOT_GRADED, 0.0))
         self.assertIn("grade on a GPU", row.summary)
         silent = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [simulator.SimReport()])
-        self.assertEqual((silent.status, silent.score), (simulator.NOT_GRADED, 0.0))
+        self.assertEqual((silent.status, silent.score), ("not run", 0.0))  # the checks did not happen
 
 
 FAULT = {"kind": "kernel-fault", "status": "out-of-bounds", "what": "kernel k",
@@ -280,8 +280,9 @@ class Grading(SimGrading):
 
 # The lab 04 solution with the volatile last warp (a race between lanes of one warp that still gives right sums on
 # the simulator), whose host code then attacks the grader's view of the run: it closes stderr, prints the simulator's
-# own words on stdout, and writes report lines of its own on every descriptor the channel could be (5 to 63), one
-# half a line long, before and after launching its kernels.
+# own words on stdout, and writes report lines of its own on every descriptor the channel could be (6 to 63; the
+# report channel is the device process's, and 5, the runner's socket to the device, has a test of its own), one half
+# a line long, before and after launching its kernels.
 ATTACK_HOST = """
 #include <stdio.h>
 #include <string.h>
@@ -289,7 +290,7 @@ ATTACK_HOST = """
 
 static void forge(const char *text)
 {
-    for (int fd = 5; fd < 64; fd++)
+    for (int fd = 6; fd < 64; fd++)
         if (write(fd, text, strlen(text)) < 0) {
         }
 }
@@ -358,6 +359,20 @@ class FindingsTheStudentCannotTouch(SimGrading):
         self.assertEqual((row.status, row.score), ("FAIL", 0.0), row.summary)
         self.assertRegex(row.summary, r"shared-race-intra-warp\] kernel reduce_kernel\(.*reduce\.cu:\d+ and "
                                       r"reduce\.cu:\d+")
+
+    def test_junk_on_the_device_socket_fails_the_run(self):
+        """The runner's one descriptor to the simulator is its socket to the device process: text written there
+        (a forged report line) stops the device, and the run fails; it never passes, and the report stays the
+        device's (no line of the lab's)."""
+        text = self.racy()
+        host = text.index("void reduce(float *d_in")
+        program = self.build("junk", text[:host] + ATTACK_HOST.replace("fd = 6; fd < 64", "fd = 5; fd < 6"))
+        outcome, report = self.run_sim(program, "junk")
+        self.assertEqual(outcome.status, "cuda-error", outcome.message)
+        self.assertIn("the simulator's device is gone", outcome.message)
+        log = (Path(self.tmp.name) / "junk" / "run" / "output.log").read_text()
+        self.assertIn("the runner sent a malformed request", log)
+        self.assertEqual(report.garbage, 0)
 
     def test_a_made_up_line_directive_does_not_give_the_race_to_the_kit(self):
         text = self.racy()

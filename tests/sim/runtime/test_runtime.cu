@@ -146,17 +146,25 @@ START_TEST(test_events)
 }
 END_TEST
 
+/* One test case per test, named as it: tests/sim/test_device.py runs each case (CK_RUN_CASE) with a device of its
+   own, since the device, not the forked test, holds the errors a test leaves. */
 int main(void)
 {
     Suite *s = suite_create("runtime");
-    TCase *tc = tcase_create("runtime");
-    tcase_add_test(tc, test_device);
-    tcase_add_test(tc, test_kernel_and_symbol);
-    tcase_add_test(tc, test_bad_copies_are_not_sticky);
-    tcase_add_test(tc, test_bad_configuration_is_not_sticky);
-    tcase_add_test(tc, test_kernel_fault_is_sticky);
-    tcase_add_test(tc, test_events);
-    suite_add_tcase(s, tc);
+    const struct {
+        const char *name;
+        const TTest *test;
+    } tests[] = {{"device", test_device},
+                 {"kernel_and_symbol", test_kernel_and_symbol},
+                 {"bad_copies_are_not_sticky", test_bad_copies_are_not_sticky},
+                 {"bad_configuration_is_not_sticky", test_bad_configuration_is_not_sticky},
+                 {"kernel_fault_is_sticky", test_kernel_fault_is_sticky},
+                 {"events", test_events}};
+    for (size_t k = 0; k < sizeof tests / sizeof *tests; k++) {
+        TCase *tc = tcase_create(tests[k].name);
+        tcase_add_test(tc, tests[k].test);
+        suite_add_tcase(s, tc);
+    }
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);

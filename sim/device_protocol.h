@@ -1,0 +1,109 @@
+/*
+ * device_protocol.h - the calls between a lab's runner and the simulator's device process.
+ *
+ * Why two processes. The runner holds the student's host code, which can do anything its process can: close or
+ * fill any descriptor it holds, and read or write any of its memory (tests/attacks/46 and 47 did both to a
+ * simulator that ran in the runner: the findings of a racy kernel never reached the grader). So the simulator runs
+ * in a process of its own, the device (sim/device_main.c, built as ppl_sim_device), which the checker starts in a
+ * sandbox of its own beside the runner (the checker's --sim-device) and which alone holds the report channel (the
+ * checker's --runner-fd descriptors go to it, never to the runner). The runner links sim/device_client.c instead of
+ * the simulator: its CUDA runtime API forwards every call that touches the device over one socket, as a GPU's
+ * driver forwards them to the GPU, and the device runs them with the simulator's own runtime (sim/runtime*.c) and
+ * core. Device memory lives in the device; a device pointer is an address there, meaningless in the runner.
+ *
+ * The socket carries requests and replies in turn: the runner sends a request (ppl_dev_request, then `bulk` bytes),
+ * the device answers with a reply (ppl_dev_reply, then `bulk` bytes). Everything the runner sends is hostile
+ * input: the device checks every field (a handle it did not give out, a size past its limits, a string without its
+ * end) and answers a malformed request by ending the connection, never by guessing. Nothing the runner sends can
+ * take back what the device reported: findings go out on the report channel after every launch.
+ *
+ * Both sides are built by the same compiler from the same headers, on one machine: the structs travel as they lie
+ * in memory.
+ */
+#ifndef PPL_SIM_DEVICE_PROTOCOL_H
+#define PPL_SIM_DEVICE_PROTOCOL_H
+
+#include <stdint.h>
+
+#define PPL_DEV_MAGIC 0x44565050u /* "PPVD" */
+#define PPL_DEV_VERSION 1
+/* The environment variable that gives the runner its end of the socket (the checker sets it). */
+#define PPL_DEV_FD_ENV "PPL_SIM_DEVICE_FD"
+/* The most bytes one request or reply carries after its header: larger copies go in pieces of this size. */
+#define PPL_DEV_MAX_BULK ((uint64_t)64 << 20)
+/* The longest name (kernel, variable) a registration carries, its NUL included. */
+#define PPL_DEV_MAX_NAME 4096
+
+/* What a request asks for. a[]: its arguments; r[]: the reply's results; "bulk" says what follows the header. */
+typedef enum {
+    PPL_DEV_HELLO = 1,       /* a[0] = PPL_DEV_VERSION */
+    PPL_DEV_FATBIN,          /* bulk: one fatbinary, as nvcc embeds it; r[0] = its handle */
+    PPL_DEV_FUNCTION,        /* a[0] fatbin handle, a[1] the kernel's host stub (an opaque key); bulk: its name */
+    PPL_DEV_VARIABLE,        /* a[0] handle, a[1] the variable's host shadow (a key), a[2] size, a[3] constant,
+                                a[4] global; bulk: its name */
+    PPL_DEV_MANAGED,         /* bulk: the __managed__ variable's name: the device says it cannot simulate it */
+    PPL_DEV_PARAMS,          /* a[0] kernel key; r[0] = number of parameters; bulk back: their sizes (uint32_t) */
+    PPL_DEV_LAUNCH,          /* a[0] kernel key, a[1] grid x | y << 32, a[2] grid z | block x << 32, a[3] block y |
+                                block z << 32, a[4] dynamic shared bytes; bulk: the parameters' bytes, in order */
+    PPL_DEV_GET_KERNEL,      /* a[0] kernel key: whether it is a registered kernel */
+    PPL_DEV_MALLOC,          /* a[0] bytes; r[0] = the device pointer */
+    PPL_DEV_FREE,            /* a[0] device pointer */
+    PPL_DEV_WRITE,           /* a[0] device pointer, a[1] offset, a[2] total bytes of the copy; bulk: the piece at
+                                offset (host to device; the first piece checks the whole range) */
+    PPL_DEV_READ,            /* a[0] device pointer, a[1] offset, a[2] total, a[3] bytes; bulk back: that piece */
+    PPL_DEV_COPY,            /* a[0] device dst, a[1] device src, a[2] bytes (device to device) */
+    PPL_DEV_SET,             /* a[0] device pointer, a[1] value, a[2] bytes */
+    PPL_DEV_IS_DEVICE,       /* a[0] pointer, a[1] bytes: r[0] = 1 when it is device memory (cudaMemcpyDefault) */
+    PPL_DEV_MEM_INFO,        /* r[0] free, r[1] total */
+    PPL_DEV_SYMBOL_ADDRESS,  /* a[0] variable key: r[0] its device address */
+    PPL_DEV_SYMBOL_SIZE,     /* a[0] variable key: r[0] its size */
+    PPL_DEV_TO_SYMBOL,       /* a[0] variable key, a[1] bytes, a[2] offset, a[3] kind, a[4] the device source (device
+                                to device); bulk: the bytes (host to device) */
+    PPL_DEV_FROM_SYMBOL,     /* a[0] variable key, a[1] bytes, a[2] offset, a[3] kind, a[4] the device destination
+                                (device to device); bulk back: the bytes (device to host) */
+    PPL_DEV_DEVICE_COUNT,    /* r[0] */
+    PPL_DEV_SET_DEVICE,      /* a[0] */
+    PPL_DEV_GET_DEVICE,      /* r[0] */
+    PPL_DEV_PROPERTIES,      /* a[0] device; bulk back: its cudaDeviceProp */
+    PPL_DEV_ATTRIBUTE,       /* a[0] attribute, a[1] device; r[0] */
+    PPL_DEV_PCI_BUS_ID,      /* a[0] length, a[1] device; bulk back: the string, NUL included */
+    PPL_DEV_SYNCHRONIZE,
+    PPL_DEV_RESET,
+    PPL_DEV_RUNTIME_VERSION, /* r[0] */
+    PPL_DEV_DRIVER_VERSION,  /* r[0] */
+    PPL_DEV_STREAM_CREATE,   /* a[0] flags; r[0] its handle */
+    PPL_DEV_STREAM_DESTROY,  /* a[0] handle */
+    PPL_DEV_STREAM_SYNC,     /* a[0] handle (0: the default stream) */
+    PPL_DEV_EVENT_CREATE,    /* a[0] flags; r[0] its handle */
+    PPL_DEV_EVENT_DESTROY,   /* a[0] handle */
+    PPL_DEV_EVENT_RECORD,    /* a[0] event, a[1] stream */
+    PPL_DEV_EVENT_SYNC,      /* a[0] event */
+    PPL_DEV_EVENT_QUERY,     /* a[0] event */
+    PPL_DEV_EVENT_ELAPSED,   /* a[0] start, a[1] end; r[0] the float's bits */
+    PPL_DEV_LAST_ERROR,      /* the status is cudaGetLastError's */
+    PPL_DEV_PEEK_ERROR,
+    PPL_DEV_ERROR_TEXT,      /* a[0] error, a[1] 0: its name, 1: its string; bulk back: the text, NUL included */
+    PPL_DEV_FUNC_ATTRIBUTES, /* a[0] kernel key; bulk back: its cudaFuncAttributes */
+    PPL_DEV_FUNC_SET,        /* a[0] kernel key, a[1] attribute, a[2] value */
+    PPL_DEV_FUNC_CACHE,      /* a[0] kernel key, a[1] cache configuration */
+    PPL_DEV_OCCUPANCY,       /* a[0] kernel key, a[1] block size, a[2] dynamic shared bytes, a[3] flags; r[0] */
+    PPL_DEV_OCCUPANCY_SMEM,  /* a[0] kernel key, a[1] blocks, a[2] block size; r[0] */
+    PPL_DEV_FINDINGS,        /* r[0] = the findings so far (PPL_SIM_STRICT) */
+    PPL_DEV_CALLS            /* one past the last */
+} ppl_dev_call;
+
+typedef struct {
+    uint32_t magic; /* PPL_DEV_MAGIC */
+    uint32_t call;  /* a ppl_dev_call */
+    uint64_t a[6];
+    uint64_t bulk;  /* bytes that follow, at most PPL_DEV_MAX_BULK */
+} ppl_dev_request;
+
+typedef struct {
+    uint32_t magic;  /* PPL_DEV_MAGIC */
+    int32_t status;  /* the call's cudaError_t */
+    uint64_t r[2];
+    uint64_t bulk;   /* bytes that follow */
+} ppl_dev_reply;
+
+#endif /* PPL_SIM_DEVICE_PROTOCOL_H */
