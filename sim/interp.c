@@ -233,6 +233,27 @@ static void do_assertfail(ctx *c, const warp *w, int lane, const ptx_insn *ins)
              text[1], (unsigned)addr[2], text[2], text[0]);
 }
 
+/* The function an indirect call (call (ret), %rd, (args), prototype) goes to: the first calling lane's function
+   pointer; *m keeps the lanes calling that one, *waiting gets the others (they call theirs after). -1 (failed)
+   when a pointer is not a device function's address. */
+static int32_t indirect_target(ctx *c, warp *w, const ptx_insn *ins, uint32_t *m, uint32_t *waiting)
+{
+    const uint64_t *T = w->regs + (size_t)ins->ops[0].reg * 32;
+    const uint64_t target = T[__builtin_ctz(*m)];
+    uint32_t same = 0;
+    FOR_LANES(*m, if (T[l] == target) same |= 1u << l);
+    const uint64_t index = target & ~PTX_FUNC_TAG;
+    if ((target & PTX_GENERIC_MASK) != PTX_FUNC_TAG || index >= c->m->nfuncs || c->m->funcs[index].is_entry) {
+        sim_fail(c, w, __builtin_ctz(*m), ins, SIM_ERR_OUT_OF_BOUNDS,
+                 "indirect call through 0x%llx, which is not the address of a __device__ function of this module",
+                 (unsigned long long)target);
+        return -1;
+    }
+    *waiting = *m & ~same;
+    *m = same;
+    return (int32_t)index;
+}
+
 /* vprintf(fmt, args): the arguments are packed in a local buffer, each aligned to its size. */
 static int do_vprintf(ctx *c, const warp *w, int lane, const ptx_insn *ins, uint64_t fmt_addr, uint64_t args)
 {
@@ -408,7 +429,7 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                 uint32_t ra = w->rstack[l][--w->depth[l]];
                 /* copy the callee's return value into the caller's call-site parameter */
                 const ptx_insn *call = &code[ra - 1];
-                const ptx_func *f = &c->m->funcs[call->ops[0].imm];
+                const ptx_func *f = &c->m->funcs[ins->fn]; /* the function returning (an indirect call's too) */
                 if (f->ret.size && call->ops[1].kind == OK_IMM) {
                     uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
                     memmove(lm + call->ops[1].imm, lm + f->ret.offset, f->ret.size);
@@ -490,7 +511,11 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
         case OP_CALL: {
             if (!m)
                 break;
-            const ptx_func *f = &c->m->funcs[ins->ops[0].imm];
+            int32_t fi = (int32_t)ins->ops[0].imm;
+            uint32_t waiting = 0; /* an indirect call: lanes calling another function than the first lane's */
+            if (ins->ops[0].kind == OK_REG && (fi = indirect_target(c, w, ins, &m, &waiting)) < 0)
+                return RUN_ERROR;
+            const ptx_func *f = &c->m->funcs[fi];
             if (f->is_extern || f->count == 0) {
                 if (strcmp(f->name, "__assertfail") == 0) { /* assert(): what a GPU prints, then a trap */
                     do_assertfail(c, w, __builtin_ctz(m), ins);
@@ -525,13 +550,13 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                 }
                 for (int d = 0; d < w->depth[l]; d++) {
                     const ptx_insn *caller = &code[w->rstack[l][d] - 1];
-                    if (caller->fn == (int32_t)ins->ops[0].imm || ins->fn == (int32_t)ins->ops[0].imm) {
+                    if (caller->fn == fi || ins->fn == fi) {
                         sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported",
                                  f->name);
                         return RUN_ERROR;
                     }
                 }
-                if (ins->fn == (int32_t)ins->ops[0].imm) {
+                if (ins->fn == fi) {
                     sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported", f->name);
                     return RUN_ERROR;
                 }
@@ -547,6 +572,13 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                     }
                 }
                 w->rstack[l][w->depth[l]++] = pc + 1;
+            }
+            if (waiting) { /* they make their own call next, when the warp comes back to this one */
+                set_pcs(w, m, f->first);
+                set_pcs(w, w->active & ~m & ~waiting, pc + 1);
+                set_pcs(w, waiting, pc);
+                reselect(w);
+                continue;
             }
             split(w, m, f->first);
             continue;

@@ -22,6 +22,8 @@
 #define PTX_GENERIC_LOCAL 0xB000000000000000ull  /* generic address of local offset 0 (of the running thread) */
 #define PTX_GENERIC_PARAM 0xC000000000000000ull  /* generic address of kernel parameter offset 0 */
 #define PTX_GENERIC_MASK 0xF000000000000000ull
+#define PTX_FUNC_TAG 0xD000000000000000ull /* a device function's address: the tag | its index in funcs */
+#define PTX_FUNC_ADDR(i) (PTX_FUNC_TAG | (uint64_t)(i))
 
 /* Value types. Values live in the low bits of a 64-bit register slot, zero-extended. */
 typedef enum ptx_type {

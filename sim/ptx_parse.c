@@ -508,9 +508,12 @@ static int parse_initializer(parser *p, ptx_var *v, ptx_type t)
                 expect(p, "(");
             }
             sym *s = symtab_find(&p->mod_syms, p->ts, p->tl);
-            if (!s || s->kind != SYM_VAR)
+            if (s && s->kind == SYM_FUNC)
+                bits = PTX_FUNC_ADDR(s->value); /* a device function pointer */
+            else if (!s || s->kind != SYM_VAR)
                 return perr(p, "unsupported initializer '%.*s'", (int)p->tl, p->ts);
-            bits = p->m->vars[s->value].addr;
+            else
+                bits = p->m->vars[s->value].addr;
             next(p);
             if (gen)
                 expect(p, ")");
@@ -911,9 +914,10 @@ static int parse_operand(parser *p, ptx_operand *o, uint32_t insn_index, int opi
     }
     /* a label or function name: resolved later */
     sym *f = symtab_find(&p->mod_syms, nm, nl);
-    if (f && f->kind == SYM_FUNC) {
-        o->kind = OK_FUNC;
-        o->imm = f->value;
+    if (f && f->kind == SYM_FUNC) { /* a function's address as a value (mov.u64 %rd, f): a function pointer */
+        o->kind = OK_IMM;
+        o->imm = (int64_t)PTX_FUNC_ADDR(f->value);
+        o->reg = (int32_t)cpool_get(p->m, &p->consts, (uint64_t)o->imm);
         next(p);
         return 0;
     }
@@ -1150,11 +1154,16 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
                 return -1;
         }
         sym *f = p->tk == TK_ID ? symtab_find(&p->mod_syms, p->ts, p->tl) : NULL;
-        if (!f || f->kind != SYM_FUNC)
-            return perr(p, "call of an unknown function '%.*s' (indirect calls are not supported)", (int)p->tl,
-                        p->ts);
-        ins->ops[0].kind = OK_FUNC;
-        ins->ops[0].imm = f->value;
+        sym *r = p->tk == TK_ID ? symtab_find(&p->fn_syms, p->ts, p->tl) : NULL;
+        if (r && r->kind == SYM_REG) { /* an indirect call through a function pointer: call (ret), %rd, (args), proto */
+            ins->ops[0].kind = OK_REG;
+            ins->ops[0].reg = (int32_t)r->value;
+        } else if (f && f->kind == SYM_FUNC) {
+            ins->ops[0].kind = OK_FUNC;
+            ins->ops[0].imm = f->value;
+        } else {
+            return perr(p, "call of an unknown function '%.*s'", (int)p->tl, p->ts);
+        }
         next(p);
         nops = 2;
         if (is(p, ",")) {
@@ -1180,6 +1189,12 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
             }
             if (expect(p, ")"))
                 return -1;
+        }
+        if (is(p, ",")) { /* an indirect call's prototype label */
+            next(p);
+            if (p->tk != TK_ID)
+                return perr(p, "expected a call prototype after the arguments");
+            next(p);
         }
         ins = &m->code[idx];
         ins->nops = (uint8_t)nops;
@@ -1367,15 +1382,31 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     const char *name = p->ts;
     size_t nlen = p->tl;
     next(p);
-    GROW(m->funcs, m->nfuncs, m->cap_funcs);
-    int fi = (int)m->nfuncs++;
+    /* the definition of a function declared before (`.func (...) f (...);` at the top, so that a global's
+       initializer or an earlier call can name it) takes the declaration's place: one index for both */
+    sym *declared = symtab_find(&p->mod_syms, name, nlen);
+    int fi;
+    if (declared && declared->kind == SYM_FUNC && m->funcs[declared->value].count == 0 &&
+        !m->funcs[declared->value].is_entry) {
+        fi = (int)declared->value;
+        for (uint32_t j = 0; j < m->funcs[fi].nparams; j++)
+            free(m->funcs[fi].params[j].name);
+        free(m->funcs[fi].params);
+        free(m->funcs[fi].ret.name);
+        char *keep = m->funcs[fi].name;
+        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
+        m->funcs[fi].name = keep;
+    } else {
+        GROW(m->funcs, m->nfuncs, m->cap_funcs);
+        fi = (int)m->nfuncs++;
+        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
+        m->funcs[fi].name = xstrndup(name, nlen);
+        symtab_add(&p->mod_syms, m->funcs[fi].name, nlen, SYM_FUNC, fi);
+    }
     ptx_func *f = &m->funcs[fi];
-    memset(f, 0, sizeof *f);
-    f->name = xstrndup(name, nlen);
     f->is_entry = is_entry;
     f->is_extern = is_extern;
     f->ret = ret;
-    symtab_add(&p->mod_syms, f->name, nlen, SYM_FUNC, fi);
     if (is(p, "(")) {
         if (parse_param_list(p, &f->params, &f->nparams, &f->param_size, 1))
             return -1;
@@ -1512,7 +1543,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
                 return -1;
             continue;
         }
-        if (is(p, ".pragma")) {
+        if (is(p, ".pragma") || is(p, ".callprototype")) { /* prototype_N : .callprototype (...) _ (...); */
             skip_past_semicolon(p);
             continue;
         }

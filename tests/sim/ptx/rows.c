@@ -949,6 +949,14 @@ static void exp_call_args(const ptx_row *r, const uint32_t *in, uint32_t *w)
     }
 }
 
+static void exp_function_pointer(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        uint32_t a = in[t];
+        w[t] = ((t & 1) ? a * 3u : a + 3u) + (t % 3 == 0 ? a ^ t : a + t);
+    }
+}
+
 /* ------------------------------------------------------------------ the table */
 
 #define ROW(g, k, arch, nblocks, nthreads, nin, nout)                                                             \
@@ -993,6 +1001,7 @@ const ptx_row ptx_rows[] = {
     {ROW("bits", "row_intmath", 75, 1, 64, 64, 768), .expect = exp_intmath},
     {ROW("bits", "row_inline_ptx", 75, 1, 64, 64, 512), .expect = exp_inline_ptx},
     {ROW("calls", "row_call_args", 75, 1, 64, 65, 64), .expect = exp_call_args},
+    {ROW("calls", "row_function_pointer", 75, 1, 64, 64, 64), .expect = exp_function_pointer},
 };
 const unsigned ptx_nrows = sizeof ptx_rows / sizeof ptx_rows[0];
 

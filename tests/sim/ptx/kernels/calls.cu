@@ -21,3 +21,18 @@ ROW(row_call_args)
     out[t] = mix(a, t, -(int)t, (float)(t & 15) * 2.5f, (unsigned long long)a << 32 | t, in + t,
                  (unsigned short)(a >> 16));
 }
+
+typedef unsigned (*binary_op)(unsigned, unsigned);
+static __device__ unsigned add_op(unsigned a, unsigned b) { return a + b; }
+static __device__ unsigned mul_op(unsigned a, unsigned b) { return a * b; }
+static __device__ unsigned xor_op(unsigned a, unsigned b) { return a ^ b; }
+__device__ binary_op op_table[2] = {add_op, mul_op};
+
+// Indirect calls: a pointer read from a __device__ table (lanes of one warp calling different functions) and one
+// chosen in the code.
+ROW(row_function_pointer)
+{
+    unsigned t = threadIdx.x, a = in[t];
+    binary_op chosen = t % 3 == 0 ? xor_op : op_table[0];
+    out[t] = op_table[t & 1](a, 3u) + chosen(a, t);
+}
