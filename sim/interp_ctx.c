@@ -98,6 +98,8 @@ sim_status sim_fail_unsupported(ctx *c, const warp *w, int lane, const ptx_insn 
     if (ins->op == OP_UNSUPPORTED && ins->mod == UNSUP_MODIFIER && ins->ops[0].reg > 0 &&
         (size_t)ins->ops[0].imm + (size_t)ins->ops[0].reg <= len)
         snprintf(what, sizeof what, " (its modifier `%.*s`)", (int)ins->ops[0].reg, text + ins->ops[0].imm);
+    else if (ins->op == OP_UNSUPPORTED && ins->mod == UNSUP_OPERANDS)
+        snprintf(what, sizeof what, " (operands of a form it does not read)");
     return sim_fail(c, w, lane, ins, SIM_ERR_UNSUPPORTED,
                     "the simulator does not implement the PTX instruction `%.*s`%s that nvcc made of the line below: "
                     "%s, or run the lab on a GPU (sim/README.md's table lists the instructions the simulator runs "

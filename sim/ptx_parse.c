@@ -1108,7 +1108,7 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
 }
 
 /* Parses one instruction (the current token is its opcode; guard already read). */
-static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char *text_start)
+static int parse_instruction_body(parser *p, int32_t guard, int guard_neg, const char *text_start)
 {
     struct sim_module *m = p->m;
     GROW(m->code, m->ncode, m->cap_code);
@@ -1360,6 +1360,36 @@ static void parse_section(parser *p)
         }
         next(p);
     }
+}
+
+/* An instruction whose operands the parser cannot read (a vector of eight registers, say) becomes OP_UNSUPPORTED,
+   named when it runs, so that the module's other kernels load and run; other parse errors stay errors. */
+static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char *text_start)
+{
+    struct sim_module *m = p->m;
+    const uint32_t idx = m->ncode, nlfix = p->nlfix, nargs = m->nargs;
+    if (parse_instruction_body(p, guard, guard_neg, text_start) == 0)
+        return 0;
+    if (m->ncode != idx + 1 || p->tk == TK_EOF)
+        return -1;
+    p->failed = 0;
+    if (p->err && p->errlen)
+        p->err[0] = 0;
+    while (!is(p, ";") && p->tk != TK_EOF)
+        next(p);
+    if (!is(p, ";"))
+        return perr(p, "expected ';' after an instruction");
+    ptx_insn *ins = &m->code[idx];
+    memset(ins->ops, 0, sizeof ins->ops);
+    ins->op = OP_UNSUPPORTED;
+    ins->mod = UNSUP_OPERANDS;
+    ins->nops = 0;
+    ins->dst2 = -1;
+    ins->text_len = (uint16_t)((p->ts - text_start) > 65535 ? 65535 : (p->ts - text_start));
+    p->nlfix = nlfix;
+    m->nargs = nargs;
+    next(p);
+    return 0;
 }
 
 static int parse_function(parser *p, int is_entry, int is_extern)

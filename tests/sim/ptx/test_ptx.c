@@ -6,7 +6,8 @@
  * the compiler in messages. A row whose kernel needs a newer architecture than one in the list is not run for it.
  *
  * Suites: table (the rows), lines (messages and findings name the student's line through inlined frames, and an
- * instruction the simulator does not run is named with that line).
+ * instruction the simulator does not run is named with that line), parse (a module with instructions the simulator
+ * cannot run still loads).
  */
 #include <check.h>
 #include <stdint.h>
@@ -233,6 +234,38 @@ START_TEST(test_counts_on_student_line)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ parse */
+
+/* A module with an instruction the simulator does not know and one whose operands it cannot read loads; its other
+   kernel runs, and those instructions fail only when they run, named, with their source line. */
+START_TEST(test_unknown_instructions_load)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_80\n.address_size 64\n.file 1 \"/k/student.cu\"\n"
+        ".visible .entry fine(.param .u64 p) { .reg .b64 %rd<2>; ld.param.u64 %rd1, [p]; ret; }\n"
+        ".visible .entry vec(.param .u64 p)\n{\n.reg .b32 %r<9>;\n.loc 1 7 3\n"
+        "mov.b32 %r1, {%r2, %r3, %r4, %r5, %r6};\nret;\n}\n"
+        ".visible .entry tensor(.param .u64 p)\n{\n.reg .b32 %r<9>;\n.reg .b64 %rd<2>;\n.loc 1 9 5\n"
+        "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];\nret;\n}\n";
+    char err[512];
+    sim_module *m = sim_module_load(ptx, strlen(ptx), "inline", err, sizeof err);
+    ck_assert_msg(m != NULL, "the module did not load: %s", err);
+    uint32_t *buf = dev_alloc(64);
+    void *args[] = {&buf};
+    sim_launch_result r;
+    ck_assert_int_eq(sim_launch(m, "fine", (sim_dim3){1, 1, 1}, (sim_dim3){32, 1, 1}, 0, args, &r), SIM_OK);
+    ck_assert_int_eq(sim_launch(m, "vec", (sim_dim3){1, 1, 1}, (sim_dim3){32, 1, 1}, 0, args, &r),
+                     SIM_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(r.message, "`mov.b32` (operands") && strstr(r.message, "student.cu:7"), "%s", r.message);
+    ck_assert_int_eq(sim_launch(m, "tensor", (sim_dim3){1, 1, 1}, (sim_dim3){32, 1, 1}, 0, args, &r),
+                     SIM_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(r.message, "`wmma.load.a.sync.aligned.row.m16n16k16.f16`") && strstr(r.message, "tensor-core") &&
+                  strstr(r.message, "student.cu:9"), "%s", r.message);
+    dev_free(buf);
+    sim_module_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ suite */
 
 static Suite *ptx_suite(void)
@@ -265,6 +298,9 @@ static Suite *ptx_suite(void)
     tcase_add_test(tc, test_assert_line);
     tcase_add_test(tc, test_race_lines);
     tcase_add_test(tc, test_counts_on_student_line);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("parse");
+    tcase_add_test(tc, test_unknown_instructions_load);
     suite_add_tcase(s, tc);
     return s;
 }
