@@ -23,11 +23,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from grader import charts
-from grader.classroom import class_charts
+from grader import late
+from grader.classroom import class_charts, overrides
 from grader.report_html import STYLE, esc
 
 PAGE = "report.html"
 NOT_GRADES = ("not graded", "error", "kit error")  # rows whose points are not a grade: left out of the charts
+NOT_TESTS = (late.PENALTY_ROW, overrides.TEST_NAME)  # rows of results.json laid over the tests: not counted here
 TOP_REASONS = 8
 MAX_NAMES = 6  # students named after a reason's count
 
@@ -95,7 +97,7 @@ class Student:
         for test in (self.results or {}).get("tests") or []:
             title = str(test.get("name", ""))
             head, _, name = title.partition(": ")
-            if head.removesuffix(" (bonus)") != lab:
+            if head.removesuffix(" (bonus)") != lab or name in NOT_TESTS:
                 continue
             passed = test.get("status") == "passed"
             status = str(words.get(name) or ("pass" if passed else "failed"))

@@ -50,6 +50,9 @@ class Entry:
     sid: str = ""
     email: str = ""
     note: str = ""
+    metadata: str = ""  # the export's submission_metadata.yml that knows this upload ("" none), and its key there
+    metadata_key: str = ""
+    submitted: str = ""  # when it was submitted (ISO 8601, from that file; "" unknown): late work depends on it
 
 
 @dataclass
@@ -122,7 +125,8 @@ def read_gradescope_metadata(path, notes=None) -> dict:
         if notes is not None:
             notes.append(f"names, sids and emails not read: {e}")
         return {}
-    return {key: {"name": sub.name, "sid": sub.sid, "email": sub.email} for key, sub in found.items()}
+    return {key: {"name": sub.name, "sid": sub.sid, "email": sub.email, "key": key,
+                  "submitted": sub.created_at.isoformat() if sub.created_at else ""} for key, sub in found.items()}
 
 
 def find_entries(folder, strip_prefix: str = "") -> tuple:
@@ -152,7 +156,8 @@ def find_entries(folder, strip_prefix: str = "") -> tuple:
     for (path, kind), (sid, note) in zip(chosen, ids):
         meta = metadata.get(path.name) or metadata.get(student_id(path.name)) or {}
         entries.append(Entry(sid, str(path), kind, meta.get("name", ""), meta.get("sid", ""), meta.get("email", ""),
-                             note))
+                             note, str(folder / GRADESCOPE_METADATA) if meta else "", meta.get("key", ""),
+                             meta.get("submitted", "")))
     return sorted(entries, key=lambda e: e.student), notes
 
 

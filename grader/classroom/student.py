@@ -1,5 +1,6 @@
 """One student graded in a worker process: the upload unpacked, the labs built and statically checked on the
 CPU side, then run on a GPU, and the student's folder written (results.json, feedback.txt, record.json)."""
+import json
 import multiprocessing
 import os
 import shutil
@@ -8,13 +9,14 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import report_html, static_check
+from grader import late, report_html, static_check
 from grader.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
                                       identity, raw_hash, row_of, student_key, write_json)
 from grader.config import load_config
 from grader.gradescope import fallback_results
+from grader.metadata import MetadataError, read_export
 from grader.grade import Grader
 from grader.report import format_table, write_results
 from grader.run import NO_DEVICE_MESSAGE, Outcome
@@ -92,7 +94,8 @@ def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
             if record:
                 return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
             return Prepared(entry.student, row=write_unreadable(options, entry, labs, folder, key, str(e)))
-        key = student_key(context, Path(entry.path).name, intake.files_hash(got.submission, labs))
+        key = student_key(context, Path(entry.path).name,
+                          intake.files_hash(got.submission, labs) + f":submitted {entry.submitted}")
         record = final_record(folder, key, options)
         if record:
             return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
@@ -180,8 +183,47 @@ def header(entry: intake.Entry) -> str:
     return f"Student: {entry.student}{' (' + who + ')' if who else ''}, upload {Path(entry.path).name}"
 
 
+def submission_of(entry: intake.Entry):
+    """The entry's grader.metadata.Submission (when, by whom, due dates), read once per process from the export's
+    submission_metadata.yml; None when the export has none for it (nothing is late then)."""
+    if not entry.metadata:
+        return None
+    if entry.metadata not in _submissions:
+        try:
+            _submissions[entry.metadata] = read_export(entry.metadata)
+        except MetadataError:
+            _submissions[entry.metadata] = {}
+    return _submissions[entry.metadata].get(entry.metadata_key)
+
+
+_submissions = {}
+
+
+def late_work(options, entry, folder, row) -> list:
+    """labs.toml's late-work rule (grader/late.py) applied to a graded student as Gradescope applies it: their
+    results.json gets the penalty rows, the row its points and a note per late lab; returns the feedback's lines
+    ("Late work: ..."), none without a rule."""
+    policy = config_of(options).late
+    if policy is None:
+        return []
+    path = folder / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    items = [late.lateness(policy, lab, submission_of(entry)) for lab in row["labs"]]
+    scores = late.lab_scores(results)
+    marked = late.apply(results, items)
+    write_json(path, marked)
+    for item in items:
+        if item.late and item.lab in row["labs"]:
+            lost = item.deduction(scores.get(item.lab, 0.0))
+            row["labs"][item.lab] = round(row["labs"][item.lab] - lost, 2)
+            row["total"] = round(row["total"] - lost, 2)
+            row["notes"] = "; ".join(n for n in (row["notes"], f"{item.lab}: {item.days} late day"
+                                                 f"{'s' if item.days != 1 else ''}, -{lost:g}") if n)
+    return [line for line in marked.get("output", "").split("\n") if line.startswith("Late work: ")]
+
+
 def write_outputs(options, entry, folder, report, got, row, key, seconds) -> None:
-    """results.json, feedback.txt, then the record (last: it marks the student as done)."""
+    """results.json (late work applied), feedback.txt, then the record (last: it marks the student as done)."""
     config = config_of(options)
     report.notes.append(f"Performance thresholds: {config.calibration['calibrated_on']} "
                         f"(GPU: {config.calibration['gpu']})")
@@ -189,7 +231,8 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds) -> Non
     row["seconds"] = round(seconds, 1)
     write_results(report, folder / "results.json")
     report_html.write(report, labs_of(options), folder / "results.json")  # their page, the class report links it
-    text = "\n".join([header(entry), *got.notes, "", format_table(report), ""])
+    lateness = late_work(options, entry, folder, row)
+    text = "\n".join([header(entry), *got.notes, *lateness, "", format_table(report), ""])
     (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
     write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
                                  "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})

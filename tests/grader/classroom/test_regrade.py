@@ -114,6 +114,38 @@ class Regrades(ClassRun):
         self.assertEqual((book["alice"]["01-first speedup"], book["alice"]["02-second speedup"]), ("100", "2"))
 
 
+class LateWork(ClassRun):
+    """labs.toml's [late] rule (grader/late.py) applied by grade-class as on Gradescope, from the export's
+    submission_metadata.yml (created_at)."""
+
+    def test_a_late_upload_loses_points(self):
+        self.config.write_text(self.config.read_text() + "\n[late]\ndue = 2026-12-01T23:59:00-05:00\n"
+                                                         "penalty_per_day = 0.1\n")
+        write_file(self.up, "submission_metadata.yml",
+                   "submission_1:\n  :submitters:\n  - :name: Ada\n    :sid: '1'\n    :email: ada@x.edu\n"
+                   "  :created_at: 2026-12-03 10:00:00.000000000 -05:00\n"
+                   "submission_2:\n  :submitters:\n  - :name: Bob\n  :created_at: 2026-12-01 20:00:00 -05:00\n")
+        self.student("submission_1", {"01-first": "ok", "02-second": "ok"})
+        self.student("submission_2", {"01-first": "ok", "02-second": "ok"})
+        status, err = self.main("grade", str(self.up), "--out", str(self.out), "--config", str(self.config),
+                                "--jobs", "1", "--no-similarity")
+        self.assertEqual(status, records.EXIT_OK, err)
+        book = read_gradebook(self.out / records.GRADEBOOK)
+        late, on_time = book["submission_1"], book["submission_2"]
+        self.assertEqual((late["01-first"], late["02-second"], late["total"]), ("48", "48", "96"))  # 2 days: -20%
+        self.assertIn("01-first: 2 late days, -12", late["notes"])
+        self.assertEqual(on_time["total"], "120")
+        results = json.loads((self.folder("submission_1") / "results.json").read_text())
+        self.assertEqual(results["score"], 96)
+        penalties = [t for t in results["tests"] if t["name"].endswith(": late penalty")]
+        self.assertEqual([t["score"] for t in penalties], [-12, -12])
+        feedback = (self.folder("submission_1") / "feedback.txt").read_text()
+        self.assertIn("Late work: 01-first: submitted", feedback)
+        self.assertIn("2 late days: -20% of the lab's points (-12 of 60)", feedback)
+        page = (self.out / "report.html").read_text()
+        self.assertNotIn("<td>late penalty</td>", page)  # not a test of the lab's pass rates
+
+
 class StaticOnly(ClassRun):
     def test_every_row_says_static_only(self):
         """A rejected upload's row said "graded" beside the clean ones' "static only" (issue 12)."""
