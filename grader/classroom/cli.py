@@ -1,16 +1,22 @@
 """Grades a whole class: one upload per student (folders, .zip, .tar, .tar.gz, as Gradescope and GitHub Classroom
 export them), every lab graded as grader/grade.py grades it, into one gradebook.
 
-    python3 -m grader.classroom grade SUBMISSIONS [--out build/class] [--lab 03] [--jobs N] [--gpus N]
+    python3 -m grader.classroom grade SUBMISSIONS [--out build/class] [--lab 03,05] [--jobs N] [--gpus N]
+                                      [--only ID,ID] [--force] [--overrides FILE.csv] [--canvas-roster FILE.csv]
     python3 -m grader.classroom slurm SUBMISSIONS [--out DIR] [--submit] ...   a Slurm job array instead (see --help)
     python3 -m grader.classroom merge --out DIR                                the gradebook from what is graded
 
 What it writes under OUT:
   gradebook.csv                    one row per student: id, name, sid, email (from Gradescope's
                                    submission_metadata.yml), total, maximum, points per lab, status and notes (why
-                                   points were lost, or why the upload could not be graded)
-  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it
+                                   points were lost, or why the upload could not be graded), and per timed lab the
+                                   speedup and time measured; the overrides laid over (grader/classroom/closing.py)
+  report.html                      the class report (class_report.py); similarity.html and .csv (similarity.py);
+                                   canvas.csv and gradescope.csv (lms.py)
+  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it, with late
+                                   work and overrides applied
   students/STUDENT/feedback.txt    which file was graded for each lab, then the table grade.py prints
+  students/STUDENT/report.html     the student's own page (grader/report_html.py)
   students/STUDENT/submission/     the files graded, shaped like labs/
   students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
   class.json                       the students and the options: what `merge` and the Slurm tasks read
@@ -30,9 +36,11 @@ unreadable, or whose code hangs or crashes, gets a row saying so and the class g
 still built and statically checked, and the run-time tests are reported as not run (exit status 77); --static-only
 does that on purpose.
 
-Exit status: 0 every student graded; 1 some could not be graded (status "error" or "kit error" in the gradebook);
-2 bad usage or a broken kit (nothing graded); 77 no GPU: run-time tests not run; 130 interrupted (run it again to
-go on)."""
+--only grades the students named and keeps the others' rows; --force grades them again though nothing changed.
+
+Exit status: 0 every student graded; 1 some could not be graded (status "error", "kit error" or "not graded" in the
+gradebook); 2 bad usage, a broken kit or an unusable overrides file or roster (nothing graded); 77 no GPU: run-time
+tests not run; 130 interrupted (run it again to go on). make shows any of them as its own 2 ("Error N")."""
 import argparse
 import dataclasses
 import os
