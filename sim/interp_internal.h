@@ -27,6 +27,7 @@ typedef struct warp {
     uint32_t id;          /* warp index in the block */
     uint32_t lane_pc[32]; /* PCs of lanes outside the current group */
     uint32_t ws_need[32]; /* bar.warp.sync mask each waiting lane named */
+    uint32_t carry;       /* each lane's carry flag (CC.CF of add.cc, addc, sub.cc ...) */
     uint8_t depth[32];    /* call depth per lane */
     uint32_t rstack[32][SIM_MAX_CALL_DEPTH];
     uint64_t *regs;       /* [slot][lane] */
@@ -54,6 +55,7 @@ typedef struct region {
     size_t bytes;
     char label[96];
     uint8_t *init; /* one bit per byte: initialized */
+    uint32_t *dram_rd, *dram_wr; /* per 32-byte sector: the launch that last read / wrote it (DRAM sectors) */
     shword *shadow; /* race tracking, one per 4-byte word; allocated when a kernel first stores into it */
 } region;
 
@@ -196,6 +198,7 @@ unsigned sim_sb_count(const ctx *c); /* pending entries of the current block's S
 
 /* interp_mem.c */
 region *sim_region_find(ctx *c, uint64_t a, size_t size);
+void sim_dram_next_launch(void); /* a launch starts: DRAM sectors count afresh (interp_mem.c) */
 int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m);   /* ld, st, atom, red */
 void sim_regions_add_module(struct sim_module *m);
 void sim_regions_remove_module(struct sim_module *m);

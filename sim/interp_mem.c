@@ -50,6 +50,8 @@ static void region_insert(const void *base, size_t bytes, const char *label, int
     size_t i = region_index(b);
     if (i < g_nregions && g_regions[i].base == b) {
         free(g_regions[i].init);
+        free(g_regions[i].dram_rd);
+        free(g_regions[i].dram_wr);
         free(g_regions[i].shadow);
     } else {
         if (g_nregions >= g_capregions) {
@@ -67,6 +69,7 @@ static void region_insert(const void *base, size_t bytes, const char *label, int
     snprintf(r->label, sizeof r->label, "%s", label ? label : "device memory");
     size_t nb = bytes / 8 + 1;
     r->init = calloc(nb, 1);
+    r->dram_rd = r->dram_wr = NULL;
     r->shadow = NULL;
     if (!r->init)
         abort();
@@ -83,6 +86,8 @@ int sim_mem_unregister(const void *base)
     if (i >= g_nregions || g_regions[i].base != b)
         return 1;
     free(g_regions[i].init);
+    free(g_regions[i].dram_rd);
+    free(g_regions[i].dram_wr);
     free(g_regions[i].shadow);
     memmove(&g_regions[i], &g_regions[i + 1], (g_nregions - i - 1) * sizeof *g_regions);
     g_nregions--;
@@ -305,10 +310,36 @@ static void bank_stats(sim_icount *ic, const uint64_t *off, uint32_t mask, unsig
     ic->shm_ideal += ideal;
 }
 
-/* Global requests: the distinct 32-byte sectors the lanes touch, and the fewest the bytes could fit in. */
-static void sector_stats(sim_icount *ic, const uint64_t *addr, uint32_t mask, unsigned size, int is_store)
+static uint32_t g_launch; /* the launch being run (1, 2, ...), for DRAM sectors */
+
+void sim_dram_next_launch(void) { g_launch++; }
+
+/* Counts in ic the sector s (holding address a, inside a region's bytes) when this launch has not yet read it (or
+   written it, for a store): DRAM sectors, the traffic if every reuse within a launch hits in L2 and nothing stays in
+   L2 from one launch to the next (a sector both read and written costs two: in, and written back). */
+static void dram_sector(ctx *c, sim_icount *ic, uint64_t s, uint64_t a, int is_store)
 {
-    uint64_t sec[64];
+    region *r = sim_region_find(c, a, 1);
+    if (!r)
+        return;
+    uint32_t **stamps = is_store ? &r->dram_wr : &r->dram_rd;
+    if (!*stamps) {
+        *stamps = calloc(((r->base + r->bytes - 1) >> 5) - (r->base >> 5) + 1, sizeof **stamps);
+        if (!*stamps)
+            abort();
+    }
+    uint32_t *stamp = &(*stamps)[s - (r->base >> 5)];
+    if (*stamp != g_launch) {
+        *stamp = g_launch;
+        ic->dsectors++;
+    }
+}
+
+/* Global requests: the distinct 32-byte sectors the lanes touch, and the fewest the bytes could fit in; and of them
+   the DRAM sectors (dram_sector). */
+static void sector_stats(ctx *c, sim_icount *ic, const uint64_t *addr, uint32_t mask, unsigned size, int is_store)
+{
+    uint64_t sec[64], at[64];
     unsigned n = 0;
     for (uint32_t mm = mask; mm; mm &= mm - 1) {
         int l = __builtin_ctz(mm);
@@ -320,8 +351,10 @@ static void sector_stats(sim_icount *ic, const uint64_t *addr, uint32_t mask, un
             for (j = 0; j < n; j++)
                 if (sec[j] == s)
                     break;
-            if (j == n && n < 64)
+            if (j == n && n < 64) {
+                at[n] = s == first ? addr[l] : s << 5; /* a byte of the access inside sector s */
                 sec[n++] = s;
+            }
         }
     }
     if (is_store)
@@ -330,6 +363,8 @@ static void sector_stats(sim_icount *ic, const uint64_t *addr, uint32_t mask, un
         ic->gld_req++;
     ic->gsectors += n;
     ic->gideal += ((uint64_t)ptx_popc32(mask) * size + 31) / 32;
+    for (unsigned j = 0; j < n; j++)
+        dram_sector(c, ic, sec[j], at[j], is_store);
 }
 
 /* ------------------------------------------------------------------ the access itself */
@@ -578,7 +613,7 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         }
     }
     if (glm) {
-        sector_stats(ic, off, glm, total, !is_ld);
+        sector_stats(c, ic, off, glm, total, !is_ld);
         if (!is_atom)
             for (uint32_t mm = glm; mm; mm &= mm - 1) {
                 int l = __builtin_ctz(mm);

@@ -61,6 +61,8 @@ typedef enum ptx_opcode {
     OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MATCH, OP_REDUX,
     /* bit manipulation added with the PTX coverage table (sim/README.md) */
     OP_LOP3, OP_SHF, OP_FNS,
+    /* extended precision (the carry flag: add.cc, addc, sub.cc, subc, mad.cc, madc) and dot products */
+    OP_ADDC, OP_SUBC, OP_MADC, OP_DP4A, OP_DP2A,
     /* an instruction the parser read but the interpreter cannot run: executing it fails with SIM_ERR_UNSUPPORTED,
        naming it and the student's line (so a module with, say, a tensor-core kernel that is never launched loads) */
     OP_UNSUPPORTED,
@@ -79,6 +81,7 @@ enum { SHF_L = 1, SHF_R };           /* shf's direction (mod); mod2: SHF_WRAP or
 enum { SHF_WRAP = 1, SHF_CLAMP };
 enum { PRMT_DEFAULT = 0, PRMT_F4E, PRMT_B4E, PRMT_RC8, PRMT_ECL, PRMT_ECR, PRMT_RC16 };
 enum { FMA_RELU = 1 };               /* fma.relu (halves): negative results become 0 (mod) */
+enum { MOD2_CC = 15 };               /* add/sub/mad and addc/subc/madc .cc: writes the carry flag (mod2) */
 enum { UNSUP_OPCODE = 1, UNSUP_MODIFIER, UNSUP_TYPE, UNSUP_OPERANDS }; /* OP_UNSUPPORTED's mod: what was not known */
 enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
 enum { MUL_LO = 0, MUL_HI, MUL_WIDE };
@@ -283,6 +286,8 @@ typedef struct sim_icount {
     uint64_t gld_req, gst_req; /* global load / store (and atomic) requests */
     uint64_t gsectors;      /* 32-byte sectors those requests touched */
     uint64_t gideal;        /* sectors they would touch if perfectly coalesced */
+    uint64_t dsectors;      /* of gsectors, those the launch had not touched yet (read and write sets apart): the
+                               DRAM traffic if every reuse within a launch hits in L2 and none across launches */
 } sim_icount;
 
 typedef struct sim_kstats {

@@ -199,6 +199,7 @@ static void add_counts(sim_icount *a, const sim_icount *b)
     a->gst_req += b->gst_req;
     a->gsectors += b->gsectors;
     a->gideal += b->gideal;
+    a->dsectors += b->dsectors;
 }
 
 static int cmp_rows(const void *x, const void *y)
@@ -283,9 +284,10 @@ void sim_report_text(FILE *out)
                 (unsigned long long)t.shm_req, (unsigned long long)t.shm_wave,
                 (unsigned long long)(t.shm_wave - t.shm_ideal), ratio(t.shm_wave, t.shm_req));
         fprintf(out, "   global requests %llu loads + %llu stores, sectors %llu (%.2f sectors/request, ideal "
-                     "%.2f)\n",
+                     "%.2f), DRAM sectors %llu (first touches in a launch)\n",
                 (unsigned long long)t.gld_req, (unsigned long long)t.gst_req, (unsigned long long)t.gsectors,
-                ratio(t.gsectors, t.gld_req + t.gst_req), ratio(t.gideal, t.gld_req + t.gst_req));
+                ratio(t.gsectors, t.gld_req + t.gst_req), ratio(t.gideal, t.gld_req + t.gst_req),
+                (unsigned long long)t.dsectors);
         fprintf(out, "   %-28s %12s %7s %9s %8s %10s %10s %9s %9s\n", "source line", "warp insts", "SIMT%",
                 "branches", "diverg", "shm req", "shm extra", "glb req", "sect/req");
         for (size_t i = 0; i < nr; i++) {
@@ -345,12 +347,13 @@ static void json_counts(FILE *out, const sim_icount *c)
             "\"simt_efficiency\": %.6f, \"branches\": %llu, \"divergent_branches\": %llu, "
             "\"shared_requests\": %llu, \"shared_wavefronts\": %llu, \"shared_ideal_wavefronts\": %llu, "
             "\"shared_extra_wavefronts\": %llu, \"global_load_requests\": %llu, \"global_store_requests\": %llu, "
-            "\"global_sectors\": %llu, \"global_ideal_sectors\": %llu",
+            "\"global_sectors\": %llu, \"global_ideal_sectors\": %llu, \"dram_sectors\": %llu",
             (unsigned long long)c->insts, (unsigned long long)c->lanes, (unsigned long long)c->pred_lanes,
             ratio(c->lanes, 32 * c->insts), (unsigned long long)c->branches, (unsigned long long)c->div_branches,
             (unsigned long long)c->shm_req, (unsigned long long)c->shm_wave, (unsigned long long)c->shm_ideal,
             (unsigned long long)(c->shm_wave - c->shm_ideal), (unsigned long long)c->gld_req,
-            (unsigned long long)c->gst_req, (unsigned long long)c->gsectors, (unsigned long long)c->gideal);
+            (unsigned long long)c->gst_req, (unsigned long long)c->gsectors, (unsigned long long)c->gideal,
+            (unsigned long long)c->dsectors);
 }
 
 /* A finding's instruction as the line table (.file/.loc) has it: ", "PREFIXfile": the file's path as nvcc wrote it

@@ -523,6 +523,7 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
         memcpy(c->params + k->params[i].offset, args[i], k->params[i].size);
     }
     k->stats->launches++;
+    sim_dram_next_launch();
     run_grid(c, &s);
     if (c->sb[0])
         sim_sb_drain_all(c); /* the launch is over: the host sees every store */
