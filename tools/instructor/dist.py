@@ -98,6 +98,7 @@ UNAVAILABLE = {
     "grade-class": "grading a whole class is the course staff's; grade your own work with make grade",
     "grade-class-slurm": "grading a whole class is the course staff's; grade your own work with make grade",
     "class-uploads": "it makes a synthetic class from the reference solutions, which stay with the course staff",
+    "similarity": "comparing a class's files is the course staff's; grade your own work with make grade",
     "calibrate": "it times the reference solutions, which stay with the course staff",
     "sim-compare": "it compares the simulator with Nsight Compute on the reference solutions, which stay with "
                    "the course staff; make sim LAB=NN shows the simulator's counts of your own lab",
