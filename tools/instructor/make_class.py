@@ -11,7 +11,7 @@ student from student 2 a wrong file per lab (each in turn), the others the solut
 labs/ tree, a copy of the kit's top level, loose files named after their lab, a zip inside a folder), zip files
 (lab folders at the top, or one top-level folder) and tar files (.tar, .tar.gz). From 8 students on, the last two
 cannot be graded as they are: a truncated zip (unreadable) and an archive holding only a README (no files); from 6
-on, one zip also holds a member that tries to escape (../), which must be left out. From 12 students on, two copy
+on, one zip also holds a member that tries to escape (../), which must be left out. From 13 students on, two copy
 another's known-wrong files in disguise (tools/instructor/variants/disguise.py: variables renamed, independent
 declarations swapped; each copier disguised differently): student10 copies student03, student11 copies student06,
 lab by lab where the original's file is a known-wrong one (elsewhere they hand in the solution). The grader scores
@@ -41,8 +41,8 @@ from tools.instructor.variants.wrong import mutated_text, mutations
 SHAPES = ("folder", "zip-flat", "tar.gz-top", "loose", "zip-top", "tar", "kit-copy", "nested-zip")
 EXPECT = {"solution": "full marks (performance by this GPU's thresholds)", "blank": "0: wrong answers",
           "syntax-error": "0: NO BUILD", "missing": "0: no file"}
-COPIES = {9: 2, 10: 5}  # copier's index: original's index (student10 copies student03), from 12 students on
-MIN_COPYING_CLASS = 12
+COPIES = {9: 2, 10: 5}  # copier's index: original's index (student10 copies student03), from 13 students on
+MIN_COPYING_CLASS = 13  # below, student11 would be the upload with no lab files
 
 
 def lab_files(labs_filter: str) -> dict:

@@ -87,7 +87,7 @@ class SyntheticClass(Uploads):
 
 
 class Copies(Uploads):
-    """From 12 students on, two copy another's known-wrong files in disguise (tools/instructor/variants/
+    """From 13 students on, two copy another's known-wrong files in disguise (tools/instructor/variants/
     disguise.py); grader/classroom/similarity.py's test checks that they are found."""
 
     def test_the_key_names_the_copies(self):
@@ -118,7 +118,7 @@ class Copies(Uploads):
 
     def test_small_classes_have_none(self):
         with tempfile.TemporaryDirectory() as tmp:
-            key = make_class.make_class(Path(tmp) / "u", 11, "03")
+            key = make_class.make_class(Path(tmp) / "u", 12, "03")
             with open(key, newline="") as f:
                 self.assertEqual({r["copy_of"] for r in csv.DictReader(f)}, {""})
 
