@@ -135,8 +135,9 @@ def _number(value):
 
 
 def reason_text(summary: str) -> str:
-    """A failure's summary with its numbers made alike, so that the same failure at other sizes counts once."""
-    return re.sub(r"\d+(\.\d+)?", "#", summary)[:120]
+    """A failure's summary with its numbers made alike (n = 1025, 2.30x), so that the same failure at other sizes
+    counts once; digits inside names (03-sequential, student12.zip) stay."""
+    return re.sub(r"(?<![\w.-])\d+(\.\d+)?(?=x\b|(?![\w.-]))", "#", summary)[:120]
 
 
 def most_common(values):

@@ -105,6 +105,14 @@ class Numbers(ClassPages):
         reasons = {key: who for key, who in stats.reasons.items() if key[0] == self.first}
         self.assertEqual(reasons, {(self.first, "FAIL", "n = #: wrong sum"): ["carol", "dave"]})
 
+    def test_reasons_alike(self):
+        for summary, reason in (("n = 1025: sum 12.5 != expected 13", "n = #: sum # != expected #"),
+                                ("missing file: submission/03-sequential/reduce.cu", "missing file: submission/"
+                                                                                     "03-sequential/reduce.cu"),
+                                ("student12.zip is not a zip", "student12.zip is not a zip"),
+                                ("0.45x baseline (full marks at 2.52x)", "#x baseline (full marks at #x)")):
+            self.assertEqual(class_report.reason_text(summary), reason)
+
     def test_the_page(self):
         page = self.page()
         self.assertEqual(page.count("<svg"), 2)  # a figure per lab
