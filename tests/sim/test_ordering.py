@@ -1,0 +1,96 @@
+"""The simulator's schedules against ordering, fence and forward-progress bugs (tests/run.py's `sim` suite, no GPU):
+each bug of tests/sim/ordering/variants.toml, a reference solution with one such bug, loses correctness points when
+graded on the simulator (python3 -m grader --simulator: each case in order, then under three adversarial schedules),
+with a message naming the schedule that replays it where the bug passes in order; each correct variant there (other
+block sizes, two fenced status words, __syncthreads_count, a __syncwarp()ed shared-memory tail, a fenced last-block
+reduction) keeps every correctness point the simulator can give. The reference solutions themselves are graded the
+same way by tests/sim/test_sim.py.
+
+Needs nvcc (skipped, saying so, without it). Each variant is graded once, its lab only, in a temporary build folder
+(the harness objects are shared): about 5 minutes on 2 cores.
+"""
+import os
+import shutil
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from grader import simulator
+from grader.patterns import KIT
+from tests.sim.test_sim import SimGrading
+from tools.instructor.variants.wrong import mutations, submission
+
+HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
+TABLE = Path(__file__).resolve().parent / "ordering" / "variants.toml"
+CORRECTNESS = ("datasets", "edge sizes", "exact integer data")  # rows a bug's wrong results can lose
+
+
+class Table(unittest.TestCase):
+    def test_the_table(self):
+        table = mutations(TABLE)
+        bugs = [n for n, v in table.items() if v.get("bug")]
+        self.assertGreaterEqual(len(bugs), 8)
+        self.assertGreaterEqual(len({table[n]["lab"] for n in bugs} & {"04-unrolled", "05-coarsened", "06-scan",
+                                                                       "07-compact", "08-single-pass"}), 5)
+        for name, v in table.items():
+            with self.subTest(variant=name):
+                self.assertNotEqual(bool(v.get("bug")), bool(v.get("correct")), "a bug or correct, not both")
+                self.assertIn(v.get("inorder", "passes"), ("passes", "fails"))
+                self.assertTrue((KIT / "solutions" / v["lab"] / v["file"]).is_file())
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class Ordering(SimGrading):
+    TMP_PREFIX = "ppl-sim-ordering-"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        table = mutations(TABLE)
+
+        def grade(name):
+            folder = submission(name, Path(cls.tmp.name) / "variants", table=TABLE)
+            grader = cls.SimGrader(cls.config, folder, build_dir=str(Path(cls.tmp.name) / name), seed=12345)
+            return name, grader.grade(cls.config.select(table[name]["lab"][:2]))
+
+        with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
+            cls.reports = dict(pool.map(grade, table))
+        cls.table = table
+
+    def rows(self, name):
+        return [r for r in self.reports[name].results if r.name in CORRECTNESS and r.status != simulator.NEEDS_GPU]
+
+    def test_bugs_lose_correctness_points(self):
+        for name, v in self.table.items():
+            if not v.get("bug"):
+                continue
+            with self.subTest(bug=name):
+                rows = self.rows(name)
+                self.assertTrue(rows, f"{name}: no correctness row ran")
+                lost = [r for r in rows if not r.full]
+                self.assertTrue(lost, f"{name}: kept every correctness point:\n" +
+                                "\n".join(f"{r.name}: {r.summary}" for r in rows))
+                said = "\n".join(f"{r.summary}\n{r.detail}" for r in lost)
+                if v.get("inorder") == "passes":  # only another order shows it, and the grader says which
+                    self.assertIn("under the schedule ", said, f"{name}: {said[:2000]}")
+                    self.assertRegex(said, r"make sim LAB=\d\d .*SCHEDULE=(interleave|reverse|random):\d+ ARGS=",
+                                     f"{name}: {said[:2000]}")
+                if v["bug"] == "forward-progress":
+                    self.assertIn("forward-progress bug", said, f"{name}: {said[:2000]}")
+                if v["bug"] == "race":
+                    self.assertRegex(said, r"global-race-inter-warp\].*reduce\.cu:\d+ and reduce\.cu:\d+",
+                                     f"{name}: {said[:2000]}")
+
+    def test_correct_variants_keep_their_points(self):
+        for name, v in self.table.items():
+            if not v.get("correct"):
+                continue
+            with self.subTest(variant=name):
+                rows = self.rows(name)
+                self.assertTrue(rows, f"{name}: no correctness row ran")
+                for r in rows:
+                    self.assertTrue(r.full, f"{name}: {r.name}: {r.summary}\n{r.detail}")
+
+
+if __name__ == "__main__":
+    unittest.main()
