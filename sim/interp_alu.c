@@ -5,7 +5,8 @@
  * common 32-bit integer and f32 cases have loops of their own. Results are stored zero-extended in 64-bit slots
  * (signed loads excepted, which sign-extend); every operation reads its operands at its own width, so a slot's
  * upper bits never matter. Floating point is IEEE binary32/binary64 in round-to-nearest-even (the host's default
- * mode); .rz/.rm/.rp are honoured by cvt (and by float->int roundings), .ftz flushes f32 subnormals.
+ * mode); .rz/.rm/.rp are honoured by cvt (and by float->int roundings) and, through the host's rounding mode, by
+ * add, sub, mul, fma, div, rcp and sqrt; .ftz flushes f32 subnormals.
  */
 #include <fenv.h>
 #include <limits.h>
@@ -503,7 +504,53 @@ static int testp(int mode, int t, uint64_t a)
 
 static uint64_t sat_s32(int64_t v) { return (uint32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v); }
 
-int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+/* Extended precision: add.cc / addc[.cc] (d = a + b [+ CF]), sub.cc / subc[.cc] (d = a - (b [+ CF]), the carry a
+   borrow), mad.{lo,hi}.cc / madc.{lo,hi}[.cc] (d = the product's half + c [+ CF]) on 32 and 64 bits; .cc writes
+   each lane's carry flag (w->carry). What the compiler emits for 64-bit products in sinf's range reduction. */
+static void carry_op(warp *w, const ptx_insn *ins, uint32_t m, uint64_t *D, const uint64_t *A, const uint64_t *B,
+                     const uint64_t *C)
+{
+    const unsigned bits = tbits(ins->type);
+    const int in = ins->op == OP_ADDC || ins->op == OP_SUBC || ins->op == OP_MADC;
+    uint32_t carry = w->carry;
+    FOR_LANES(m, {
+        unsigned __int128 a = zx(A[l], bits), b = zx(B[l], bits), cin = in ? (w->carry >> l & 1) : 0, r;
+        int cf;
+        if (ins->op == OP_SUB || ins->op == OP_SUBC) {
+            r = a - (b + cin);
+            cf = a < b + cin;
+        } else {
+            if (ins->op == OP_MAD || ins->op == OP_MADC)
+                a = zx(imul(ins->mod, ins->type, A[l], B[l]), bits), b = zx(C[l], bits);
+            r = a + b + cin;
+            cf = (int)(r >> bits & 1);
+        }
+        D[l] = zx((uint64_t)r, bits);
+        carry = (carry & ~(1u << l)) | (uint32_t)cf << l;
+    });
+    if (ins->mod2 == MOD2_CC)
+        w->carry = carry;
+}
+
+/* dp4a.atype.btype d, a, b, c: c + the four products of a's and b's bytes; dp2a.{lo,hi}: c + a's two 16-bit halves
+   times b's bytes 0-1 (lo) or 2-3 (hi); each byte or half signed where its type is. */
+static uint64_t dot(const ptx_insn *ins, uint64_t a, uint64_t b, uint64_t c)
+{
+    const int as = type_signed(ins->type), bs = type_signed(ins->type2 ? ins->type2 : ins->type);
+    int64_t r = (int64_t)(uint32_t)c;
+    if (as || bs)
+        r = (int32_t)c;
+    for (int i = 0; i < (ins->op == OP_DP4A ? 4 : 2); i++) {
+        int64_t x = ins->op == OP_DP4A ? (as ? (int8_t)(a >> 8 * i) : (uint8_t)(a >> 8 * i))
+                                       : (as ? (int16_t)(a >> 16 * i) : (uint16_t)(a >> 16 * i));
+        int k = ins->op == OP_DP4A ? i : i + (ins->mod == MUL_HI ? 2 : 0);
+        int64_t y = bs ? (int8_t)(b >> 8 * k) : (uint8_t)(b >> 8 * k);
+        r += x * y;
+    }
+    return (uint32_t)r;
+}
+
+static int alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
 {
     const int t = ins->type;
     const unsigned bits = tbits(t);
@@ -515,6 +562,10 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     const uint64_t *B = ins->nops > 2 ? sim_opv(c, w, &o[2], 1) : NULL;
     const uint64_t *C = ins->nops > 3 ? sim_opv(c, w, &o[3], 2) : NULL;
     const uint64_t *E = ins->nops > 4 ? sim_opv(c, w, &o[4], 3) : NULL;
+    if (!isf && (ins->mod2 == MOD2_CC || ins->op == OP_ADDC || ins->op == OP_SUBC || ins->op == OP_MADC)) {
+        carry_op(w, ins, m, D, A, B, C);
+        return 0;
+    }
     if (t == T_F16 || t == T_BF16 || half_pair(t)) {
         switch (ins->op) {
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_FMA: case OP_MAD: case OP_NEG: case OP_ABS: case OP_MIN:
@@ -757,6 +808,10 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     case OP_PRMT:
         FOR_LANES(m, D[l] = prmt(ins->mod, A[l], B[l], C[l]));
         return 0;
+    case OP_DP4A:
+    case OP_DP2A:
+        FOR_LANES(m, D[l] = dot(ins, A[l], B[l], C[l]));
+        return 0;
     case OP_LOP3:
         FOR_LANES(m, D[l] = zx(lop3(A[l], B[l], C[l], (unsigned)E[l]), bits));
         return 0;
@@ -885,4 +940,19 @@ int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         break;
     }
     return sim_fail_unsupported(c, w, __builtin_ctz(m ? m : 1), ins);
+}
+
+int sim_alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+{
+    const int op = ins->op, rnd = ins->mod2;
+    if ((ins->type == T_F32 || ins->type == T_F64) && (rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP) &&
+        (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_FMA || op == OP_MAD || op == OP_DIV ||
+         op == OP_RCP || op == OP_SQRT)) { /* __fadd_rz, __fmul_rd, __fdiv_ru, __dsqrt_rz ...: rounded as asked */
+        const int old = fegetround();
+        fesetround(fe_mode(rnd));
+        const int r = alu(c, w, ins, m);
+        fesetround(old);
+        return r;
+    }
+    return alu(c, w, ins, m);
 }

@@ -942,7 +942,8 @@ static const opinfo opcodes[] = {
     {"call", OP_CALL}, {"ret", OP_RET}, {"exit", OP_EXIT}, {"trap", OP_TRAP}, {"brkpt", OP_TRAP},
     {"bar", OP_BAR}, {"barrier", OP_BAR}, {"nanosleep", OP_NANOSLEEP}, {"shfl", OP_SHFL}, {"vote", OP_VOTE},
     {"activemask", OP_ACTIVEMASK}, {"pmevent", OP_NOP}, {"match", OP_MATCH}, {"redux", OP_REDUX},
-    {"lop3", OP_LOP3}, {"shf", OP_SHF}, {"fns", OP_FNS}, {NULL, 0}};
+    {"lop3", OP_LOP3}, {"shf", OP_SHF}, {"fns", OP_FNS}, {"addc", OP_ADDC}, {"subc", OP_SUBC}, {"madc", OP_MADC},
+    {"dp4a", OP_DP4A}, {"dp2a", OP_DP2A}, {NULL, 0}};
 
 static const char *const cmp_names[] = {"", "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
                                         "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan", NULL};
@@ -1031,6 +1032,9 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->mod = (uint8_t)k;
         } else if ((op == OP_MIN || op == OP_MAX) && seg_is(g, gl, "NaN")) {
             ins->flags |= IF_NAN;
+        } else if ((op == OP_ADD || op == OP_SUB || op == OP_MAD || op == OP_ADDC || op == OP_SUBC ||
+                    op == OP_MADC) && seg_is(g, gl, "cc")) {
+            ins->mod2 = MOD2_CC;
         } else if (op == OP_FMA && seg_is(g, gl, "relu")) {
             ins->mod = FMA_RELU;
         } else if ((k = find_name(rnd_names, g, gl))) {

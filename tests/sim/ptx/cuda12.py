@@ -53,7 +53,7 @@ class Compiler:
         check = self._check
         check(lib.nvrtcCreateProgram(ctypes.byref(prog), text, str(source).encode(), 0, None, None), "create")
         include = self.path / "nvidia"
-        options = [f"--gpu-architecture=compute_{arch}", "-lineinfo", "-std=c++17",
+        options = [f"--gpu-architecture=compute_{arch}", "-lineinfo", "-std=c++17", "--device-int128",
                    f"-I{include / 'cuda_runtime' / 'include'}", f"-I{include / 'cuda_cccl' / 'include'}"]
         array = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
         status = lib.nvrtcCompileProgram(prog, len(options), array)

@@ -9,6 +9,7 @@
  */
 #include "rows.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -957,6 +958,125 @@ static void exp_function_pointer(const ptx_row *r, const uint32_t *in, uint32_t 
     }
 }
 
+/* ------------------------------------------------------------------ arith */
+
+static void exp_int128(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        unsigned __int128 x = 0, y = 0;
+        for (int i = 3; i >= 0; i--) {
+            x = x << 32 | in[8 * t + i];
+            y = y << 32 | in[8 * t + 4 + i];
+        }
+        unsigned __int128 v[3] = {x + y, x - y, x * y};
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 4; i++)
+                w[12 * t + 4 * k + i] = (uint32_t)(v[k] >> (32 * i));
+    }
+}
+
+/* __dp4a: c plus the products of the four byte pairs; __dp2a_lo/_hi: c plus a's two 16-bit halves times b's bytes
+   0 and 1 (lo) or 2 and 3 (hi); signed for the int overloads, unsigned for the unsigned ones. */
+static void exp_dot(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        uint32_t a = in[t], b = in[(t + 7) % 64], c = in[(t + 13) % 64];
+        int32_t s4 = (int32_t)c, s2 = (int32_t)c;
+        uint32_t u4 = c, u2 = c;
+        for (int i = 0; i < 4; i++) {
+            s4 += (int8_t)(a >> 8 * i) * (int8_t)(b >> 8 * i);
+            u4 += (uint8_t)(a >> 8 * i) * (uint8_t)(b >> 8 * i);
+        }
+        for (int i = 0; i < 2; i++) {
+            s2 += (int16_t)(a >> 16 * i) * (int8_t)(b >> 8 * i);
+            u2 += (uint16_t)(a >> 16 * i) * (uint8_t)(b >> 8 * (i + 2));
+        }
+        w[4 * t + 0] = (uint32_t)s4;
+        w[4 * t + 1] = u4;
+        w[4 * t + 2] = (uint32_t)s2;
+        w[4 * t + 3] = u2;
+    }
+}
+
+/* Each operation in the host's rounding mode (volatile: the compiler may not move it across fesetround). */
+static float rounded_f(int mode, char op, float x, float y)
+{
+    fesetround(mode);
+    volatile float a = x, b = y, r;
+    switch (op) {
+    case '+': r = a + b; break;
+    case '-': r = a - b; break;
+    case '*': r = a * b; break;
+    case '/': r = a / b; break;
+    case 'f': r = fmaf(a, b, a); break;
+    case 's': r = sqrtf(fabsf(a)); break;
+    default: r = 1.0f / b; break;
+    }
+    fesetround(FE_TONEAREST);
+    return r;
+}
+static double rounded_d(int mode, char op, double x, double y)
+{
+    fesetround(mode);
+    volatile double a = x, b = y, r;
+    switch (op) {
+    case '+': r = a + b; break;
+    case '*': r = a * b; break;
+    case '/': r = a / b; break;
+    default: r = sqrt(fabs(a)); break;
+    }
+    fesetround(FE_TONEAREST);
+    return r;
+}
+
+static void exp_rounding(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        float x = bitsf(in[t]), y = bitsf(in[(t + 3) % 64]);
+        double a = (double)x * 1.0000001, b = (double)y * 0.9999999;
+        uint32_t *o = &w[12 * t];
+        o[0] = fbits(rounded_f(FE_TOWARDZERO, '+', x, y));
+        o[1] = fbits(rounded_f(FE_DOWNWARD, '-', x, y));
+        o[2] = fbits(rounded_f(FE_UPWARD, '*', x, y));
+        o[3] = fbits(rounded_f(FE_TOWARDZERO, '/', x, y));
+        o[4] = fbits(rounded_f(FE_DOWNWARD, 'f', x, y));
+        o[5] = fbits(rounded_f(FE_UPWARD, 's', x, y));
+        o[6] = fbits(rounded_f(FE_DOWNWARD, 'r', x, y));
+        double d[3] = {rounded_d(FE_UPWARD, '+', a, b), rounded_d(FE_TOWARDZERO, '*', a, b),
+                       rounded_d(FE_DOWNWARD, '/', a, b)};
+        o[10] = 0;
+        for (int k = 0; k < 3; k++) {
+            uint64_t u;
+            memcpy(&u, &d[k], 8);
+            o[7 + k] = (uint32_t)u;
+            o[10] ^= (uint32_t)(u >> 32) * (uint32_t)(k + 1);
+        }
+        double q = rounded_d(FE_TOWARDZERO, 's', a, 0);
+        uint64_t u;
+        memcpy(&u, &q, 8);
+        o[11] = (uint32_t)(u >> 20);
+    }
+}
+
+/* Large arguments (2^17 to 2^100) of either sign, so that sinf and cosf take their slow range reduction. */
+static void fill_trig(uint32_t *in, unsigned n)
+{
+    uint32_t s = seed_of("trig");
+    for (unsigned i = 0; i < n; i++) {
+        float mag = ldexpf(1.0f + (float)(xorshift(&s) % 1000000) / 1000000.0f, 17 + (int)(xorshift(&s) % 84));
+        in[i] = fbits(xorshift(&s) & 1 ? -mag : mag);
+    }
+}
+
+static void exp_trig(const ptx_row *r, const uint32_t *in, uint32_t *w)
+{
+    for (unsigned t = 0; t < r->block; t++) {
+        double x = bitsf(in[t]);
+        w[2 * t + 0] = fbits((float)sin(x));
+        w[2 * t + 1] = fbits((float)cos(x));
+    }
+}
+
 /* ------------------------------------------------------------------ the table */
 
 #define ROW(g, k, arch, nblocks, nthreads, nin, nout)                                                             \
@@ -1000,6 +1120,11 @@ const ptx_row ptx_rows[] = {
     {ROW("bits", "row_permute", 75, 1, 64, 64, 512), .expect = exp_permute},
     {ROW("bits", "row_intmath", 75, 1, 64, 64, 768), .expect = exp_intmath},
     {ROW("bits", "row_inline_ptx", 75, 1, 64, 64, 512), .expect = exp_inline_ptx},
+    {ROW("arith", "row_int128", 75, 1, 64, 512, 768), .expect = exp_int128},
+    {ROW("arith", "row_dot", 75, 1, 64, 64, 256), .expect = exp_dot},
+    {ROW("arith", "row_rounding", 75, 1, 64, 64, 768), .fill = fill_half_math, .expect = exp_rounding},
+    {ROW("arith", "row_trig_reduction", 75, 1, 64, 64, 128), .float_ulps = 2, .fill = fill_trig,
+     .expect = exp_trig},
     {ROW("calls", "row_call_args", 75, 1, 64, 65, 64), .expect = exp_call_args},
     {ROW("calls", "row_function_pointer", 75, 1, 64, 64, 64), .expect = exp_function_pointer},
 };
@@ -1061,6 +1186,9 @@ int ptx_row_compare(const ptx_row *row, const uint32_t *got, const uint32_t *wan
         if (got[i] == want[i])
             continue;
         if (row->half_ulps && half_distance(got[i], want[i]) <= (long)row->half_ulps)
+            continue;
+        if (row->float_ulps && !((got[i] ^ want[i]) & 0x80000000u) &&
+            labs((long)(got[i] & 0x7fffffffu) - (long)(want[i] & 0x7fffffffu)) <= (long)row->float_ulps)
             continue;
         snprintf(why, len, "%s: out[%u] (thread %u's word %u) is 0x%08x, expected 0x%08x", row->kernel, i,
                  i * row->block / row->n_out, i % (row->n_out / row->block ? row->n_out / row->block : 1), got[i],

@@ -7,7 +7,7 @@
  * that start at 0 except the first copy_in, which start as in's. A row passes when out equals the expectation
  * word for word, except words [set_lo, set_hi) (compared as multisets: atomics' returned values, whose order
  * depends on the schedule) and rows with half_ulps > 0 (every word is a float holding an f16 value; each may be that
- * many f16 units in the last place away: approximate functions).
+ * many f16 units in the last place away: approximate functions) or float_ulps > 0 (the same for floats).
  */
 #ifndef PPL_PTX_ROWS_H
 #define PPL_PTX_ROWS_H
@@ -23,6 +23,7 @@ typedef struct ptx_row {
     unsigned n_in, n_out, copy_in;
     unsigned set_lo, set_hi;
     unsigned half_ulps;
+    unsigned float_ulps; /* > 0: every word is a float, each may be that many units in the last place away */
     void (*fill)(uint32_t *in, unsigned n); /* NULL: pseudo-random words */
     /* want starts as out's initial contents (copy_in words of in, the rest 0) */
     void (*expect)(const struct ptx_row *row, const uint32_t *in, uint32_t *want);
