@@ -417,9 +417,10 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work) { reduce_baselin
 """
 
 
-def baseline_folder(pattern: str, kit=KIT) -> Path:
-    """build/sim/estimate/baseline-PATTERN, made if missing; EstimateError when it cannot be."""
-    folder = Path(kit).resolve() / "build" / "sim" / "estimate" / f"baseline-{pattern}"
+def baseline_folder(pattern: str, kit=KIT, root=None) -> Path:
+    """ROOT/baseline-PATTERN (ROOT: build/sim/estimate, or the grader's own build folder), made if missing;
+    EstimateError when it cannot be."""
+    folder = Path(root or Path(kit) / "build" / "sim" / "estimate").resolve() / f"baseline-{pattern}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -427,14 +428,14 @@ def baseline_folder(pattern: str, kit=KIT) -> Path:
     return folder
 
 
-def baseline_program(pattern: str, kit=KIT) -> Path:
-    """The simulator's build of the harness's baseline as a lab program (build/sim/estimate/baseline-PATTERN), made
-    when missing or stale; EstimateError when there is no baseline for pattern or the build fails."""
+def baseline_program(pattern: str, kit=KIT, root=None) -> Path:
+    """The simulator's build of the harness's baseline as a lab program (baseline_folder), made when missing or
+    stale; EstimateError when there is no baseline for pattern or the build fails."""
     if pattern != "reduce":
         raise EstimateError(f"the {pattern} labs are timed against CUB, which the simulator does not run")
     from grader.build import make_argv  # the kit's make command line (mk/sim.mk)
     kit = Path(kit).resolve()
-    folder = baseline_folder(pattern, kit)
+    folder = baseline_folder(pattern, kit, root)
     source = folder / "reduce.cu"
     try:
         if not source.is_file() or source.read_text(encoding="utf-8") != BASELINE_SOURCE:
@@ -450,20 +451,20 @@ def baseline_program(pattern: str, kit=KIT) -> Path:
     return program
 
 
-def cached_baseline(pattern: str, bench_n: int, gpu: Gpu, *, kit=KIT, timeout: float = 300.0) -> dict:
+def cached_baseline(pattern: str, bench_n: int, gpu: Gpu, *, kit=KIT, timeout: float = 300.0, root=None) -> dict:
     """The baseline's kernels extrapolated to bench_n on gpu's shape, simulated once and kept beside its program
     (keyed by the program's content, the shape and bench_n); one process at a time builds and simulates it (a lock
     file: grade-class grades several students at once)."""
     if pattern != "reduce":
         raise EstimateError(f"the {pattern} labs are timed against CUB, which the simulator does not run")
-    folder = baseline_folder(pattern, kit)
+    folder = baseline_folder(pattern, kit, root)
     try:
         lock = open(folder / "lock", "a")
     except OSError as e:
         raise EstimateError(f"cannot open {folder / 'lock'}: {e}") from None
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        program = baseline_program(pattern, kit)
+        program = baseline_program(pattern, kit, root)
         digest = hashlib.sha256()
         for part in (program, program.with_name(f"{pattern}_runner")):
             if part.is_file():
@@ -539,26 +540,30 @@ def parse_n(text: str) -> int:
 
 
 def estimate_lab(run, pattern: str, bench: str, yardstick: str, gpu_key: str = DEFAULT_GPU, *, kit=KIT,
-                 specs=None, timeout: float = 300.0) -> LabEstimate:
+                 specs=None, timeout: float = 300.0, baseline_root=None) -> LabEstimate:
     """The estimate of one lab: run(args, env) -> report kernels runs its program on the simulator (local_runner,
-    or the grader's sandboxed run); bench is labs.toml's size ("2^26"), yardstick its "baseline" or "cub"."""
+    or the grader's sandboxed run); bench is labs.toml's size ("2^26"), yardstick its "baseline" or "cub";
+    baseline_root: where the baseline is built (baseline_folder; the grader's own build folder when grading)."""
     gpus, model = specs or load_specs()
     gpu = find_gpu(gpus, gpu_key)
     n = parse_n(bench)
     kernels, runs = simulate_at(run, pattern, n, gpu, kit)
     lab = LabEstimate(gpu.key, n, bench, estimate_kernels(kernels, gpu, model, n), yardstick, runs=runs)
     if yardstick == "baseline":
-        lab.baseline = estimate_kernels(cached_baseline(pattern, n, gpu, kit=kit, timeout=timeout), gpu, model, n)
+        counts = cached_baseline(pattern, n, gpu, kit=kit, timeout=timeout, root=baseline_root)
+        lab.baseline = estimate_kernels(counts, gpu, model, n)
     return lab
 
 
-def estimate_for(run, lab, gpu_key: str = DEFAULT_GPU, *, kit=KIT, timeout: float = 300.0) -> tuple:
+def estimate_for(run, lab, gpu_key: str = DEFAULT_GPU, *, kit=KIT, timeout: float = 300.0,
+                 baseline_root=None) -> tuple:
     """(LabEstimate or None, the text to print) for a lab of grader/config.py (its pattern and performance: bench
     size and yardstick): the estimate's line and its details, or "no performance estimate on GPU: why" when it
     cannot be made."""
     try:
         perf = lab.performance
-        est = estimate_lab(run, lab.pattern, perf.bench, perf.yardstick, gpu_key, kit=kit, timeout=timeout)
+        est = estimate_lab(run, lab.pattern, perf.bench, perf.yardstick, gpu_key, kit=kit, timeout=timeout,
+                           baseline_root=baseline_root)
         return est, "\n".join([est.line(), *est.details()])
     except EstimateError as e:
         return None, f"no performance estimate on {gpu_key}: {e}"

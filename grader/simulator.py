@@ -668,7 +668,8 @@ def make_sim_grader(base):
                 from grader.estimate import estimate_for, grader_runner  # the estimate: never points
                 run = grader_runner(program, self._args, workdir=self.build_dir / lab.name / "runs" / "estimate",
                                     cwd=self.kit, source=lab.source, timeout=self.timeout)
-                estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=self.kit, timeout=self.timeout)
+                estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=self.kit, timeout=self.timeout,
+                                              baseline_root=self.build_dir / "estimate")
             why = ("speed is measured on a GPU; below, an estimate from the simulator's counts (never points)"
                    if estimate else "speed is measured on a GPU; the simulator counts instructions instead"
                    + (" (below)" if detail else ""))
