@@ -641,10 +641,18 @@ static int alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         return 0;
     case OP_MUL:
         if (isf) {
-            if (t == T_F32 && !ftz)
+            if (t == T_F32 && !ftz && !(ins->flags & IF_SAT))
                 FOR_LANES(m, D[l] = bf32(f32(A[l]) * f32(B[l])));
             else
-                FOR_LANES(m, D[l] = fbin(OP_MUL, t, ftz, A[l], B[l]));
+                FOR_LANES(m, {
+                    uint64_t r = fbin(OP_MUL, t, ftz, A[l], B[l]);
+                    if (ins->flags & IF_SAT) { /* mul.sat: clamped to [0, 1], NaN to 0 */
+                        double x = read_float(r, t);
+                        x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+                        r = t == T_F32 ? bf32((float)x) : bf64(x);
+                    }
+                    D[l] = r;
+                });
         } else if (ins->mod == MUL_WIDE && t == T_U32) {
             FOR_LANES(m, D[l] = (A[l] & 0xffffffffu) * (B[l] & 0xffffffffu));
         } else if (ins->mod == MUL_WIDE && t == T_S32) {

@@ -1053,7 +1053,7 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->vec = 2;
         } else if (seg_is(g, gl, "v4")) {
             ins->vec = 4;
-        } else if (seg_is(g, gl, "sat") || seg_is(g, gl, "satfinite")) {
+        } else if (seg_is(g, gl, "sat")) { /* .satfinite (inf to the largest finite) is not .sat: not known */
             ins->flags |= IF_SAT;
         } else if (seg_is(g, gl, "ftz")) {
             ins->flags |= IF_FTZ;
