@@ -1090,8 +1090,8 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
             ins->mod = BARRED_POPC; /* bar.red: .popc, .and or .or follows */
         } else if (op == OP_BAR && ins->mod && (k = find_name(barred_names, g, gl))) {
             ins->mod = (uint8_t)k;
-        } else if (op == OP_BAR && seg_is(g, gl, "arrive")) {
-            return perr(p, "unsupported instruction '%.*s' (only bar.sync, barrier.sync and bar.red)", (int)n, s);
+        } else if (op == OP_BAR && seg_is(g, gl, "arrive")) { /* named barriers: named when it runs */
+            return unsupported(ins, UNSUP_OPCODE, 0, n);
         } else if (seg_is(g, gl, "sync") || seg_is(g, gl, "aligned") || seg_is(g, gl, "approx") ||
                    seg_is(g, gl, "full") || seg_is(g, gl, "nc") || seg_is(g, gl, "ca") || seg_is(g, gl, "cg") ||
                    seg_is(g, gl, "cs") || seg_is(g, gl, "lu") || seg_is(g, gl, "cv") || seg_is(g, gl, "wb") ||
