@@ -32,7 +32,8 @@ BUDGET_INSTRUCTIONS, probed at PROBE_N first, at most MAX_N) and each count is e
 through them: count(N) = count(n2) + (count(n2) - count(n1)) * (N - n2) / (n2 - n1). A count proportional to n
 scales by N/n2; a fixed part (per block of a fixed grid, per launch) stays fixed. Two counts follow other rules:
   - blocks of a grid that stopped growing between n1 and n2 (a grid capped at the GPU's size, lab 05's) stay as
-    at n2. The simulator runs the lab with the GPU's shape (PPL_SIM_DEVICE: SMs, threads and blocks per SM), so a
+    at n2, and so does every count that was in proportion to the blocks at n1 and n2 (threads, a block's barriers
+    and atomics). The simulator runs the lab with the GPU's shape (PPL_SIM_DEVICE: SMs, threads and blocks per SM), so a
     grid sized from cudaGetDeviceProperties or the occupancy API is that GPU's;
   - launches of a kernel launched once per level of a tree (the reduction's tree of blocks, the scan's tile sums)
     are the levels of that tree at N: its elements per block E come from n2 and the blocks launched, and the
@@ -272,8 +273,12 @@ def extrapolate(small: dict, n1: int, large: dict, n2: int, n: int) -> dict:
                 continue
             values[attr] = max(c2 + (c2 - c1) * (n - n2) / (n2 - n1), c2)
         capped = k1.launches == k2.launches and k2.blocks < 0.9 * k1.blocks * n2 / n1
-        if capped:  # the grid stopped growing: its blocks (and their threads) stay
-            values["blocks"], values["threads"] = k2.blocks, k2.threads
+        if capped:  # the grid stopped growing: its blocks stay, and so do its counts per block (threads, the
+            values["blocks"] = k2.blocks  # barriers and atomics of one block's tree): those in proportion to blocks
+            for attr in Kernel.LINEAR:
+                c1, c2 = getattr(k1, attr), getattr(k2, attr)
+                if c1 is not None and c2 is not None and c1 * k2.blocks == c2 * k1.blocks:
+                    values[attr] = c2
         values["launches"] = tree_launches(k1, n1, k2, n2, n)
         out[name] = replace(k2, **values)
     return out

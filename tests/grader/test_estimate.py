@@ -117,6 +117,11 @@ class Extrapolation(unittest.TestCase):
         k = est.extrapolate(small, 1 << 21, large, 1 << 23, 1 << 26)["k"]
         self.assertEqual((k.blocks, k.threads), (1056, 270336))
         self.assertEqual(k.warp_instructions, (1 << 26) + 105600)
+        # capped between the runs (256 blocks, then 864): one atomic per block stays 864, not 864 + 608 * 20
+        small = {"k": kernel(launches=1, blocks=256, threads=65536, atomics=256, warp_instructions=1 << 18)}
+        large = {"k": kernel(launches=1, blocks=864, threads=221184, atomics=864, warp_instructions=1 << 20)}
+        k = est.extrapolate(small, 1 << 20, large, 1 << 22, 1 << 26)["k"]
+        self.assertEqual((k.blocks, k.threads, k.atomics, k.warp_instructions), (864, 221184, 864, 1 << 24))
 
     def test_a_tree_of_blocks_gets_the_launches_of_its_levels_at_n(self):
         def tree(n, per_block, offset=0):  # a kernel launched on each level of a tree over n (but -offset)
