@@ -309,7 +309,10 @@ class SmallConfig(GradingRun):
         self.assertIsInstance(results["output"], str)
         self.assertEqual(len(results["tests"]), 8)  # two labs: static checks, two groups and performance each
         for test in results["tests"]:
-            self.assertEqual(set(test), {"name", "score", "max_score", "status", "output", "visibility"})
+            self.assertEqual(set(test), {"name", "score", "max_score", "status", "output", "visibility",
+                                         "extra_data"})
+            self.assertEqual(set(test["extra_data"]), {"lab", "test", "status", "bonus"})
+            self.assertEqual(test["extra_data"]["lab"], test["name"].split(":")[0])
             self.assertIsInstance(test["name"], str)
             self.assertIsInstance(test["score"], (int, float))
             self.assertIsInstance(test["max_score"], (int, float))
