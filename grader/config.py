@@ -95,13 +95,15 @@ class GpuThresholds:
 @dataclass(frozen=True)
 class Sanitizers:
     """The lab's program run under compute-sanitizer (grader/sanitize/): each tool once per run, on small inputs.
-    A finding in the student's file fails the row (0 of its points) and, like a failed group, stops performance."""
+    A finding in the student's file fails the row (0 of its points), takes hazard_cost of every correctness group's
+    points (grader/score.py's apply_hazards) and, like a failed group, stops performance."""
 
     points: float
     tools: tuple  # names from SANITIZER_TOOLS, in the order they run
     runs: tuple  # argument tuples, one harness process per tool each; the grader adds --seed and the lab's args
     timeout: float | None  # seconds per tool and run (the grader's --timeout applies when it is larger)
     visibility: str = "visible"  # on Gradescope: one of VISIBILITIES
+    hazard_cost: float = 1.0  # the share of each correctness group's points a hazard in the student's code takes
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,11 @@ def _performance(raw, where: str) -> Performance:
 
 def _sanitizers(raw: dict, where: str) -> Sanitizers:
     """A [suites.NAME.sanitizers] table, with a lab's own [labs.NN-stage.sanitizers] keys already laid over it."""
-    _check_keys(raw, where, {"points", "tools", "runs"}, {"timeout", "visibility"})
+    _check_keys(raw, where, {"points", "tools", "runs"}, {"timeout", "visibility", "hazard_cost"})
+    cost = _number(raw, "hazard_cost", where) if "hazard_cost" in raw else 1.0
+    if not 0 <= cost <= 1:
+        raise ConfigError(f"{where}.hazard_cost: expected a share from 0 to 1 (1: a hazard takes every correctness "
+                          f"point), got {cost:g}")
     tools = raw["tools"]
     if not isinstance(tools, list) or not tools or not all(isinstance(x, str) for x in tools):
         raise ConfigError(f"{where}.tools: expected a non-empty list of tool names")
@@ -281,7 +287,8 @@ def _sanitizers(raw: dict, where: str) -> Sanitizers:
         raise ConfigError(f"{where}.runs: expected a non-empty list of non-empty lists of strings")
     return Sanitizers(points=_number(raw, "points", where), tools=tuple(tools),
                       runs=tuple(_args(r, f"{where}.runs") for r in runs),
-                      timeout=_number(raw, "timeout", where, positive=True), visibility=_visibility(raw, where))
+                      timeout=_number(raw, "timeout", where, positive=True), visibility=_visibility(raw, where),
+                      hazard_cost=cost)
 
 
 def _scoring(raw, where: str) -> Scoring:

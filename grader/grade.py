@@ -33,8 +33,8 @@ from grader.process import left_by_us
 from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
-from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, hang_note, hung_labs, no_device,
-                          not_run, score_group, score_performance, score_static_check)
+from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
+                          not_run, score_group, score_performance, score_static_check, student_paths)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -107,6 +107,8 @@ class Grader:
                         not_run(rest.name, name, points, "not run: the grader's static checks cannot run here (a kit "
                                                          "problem)") for name, points in self._all_tests(rest)]))
                 break
+            student_paths(results, self.build_dir / lab.name / lab.source, self.submission / lab.name / lab.source,
+                          self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
             self.check_gpu_released(lab, report, before)
         hung = hung_labs(report)
@@ -201,6 +203,8 @@ class Grader:
             results = [checked, *self.grade_groups(lab, built.program)]
             if lab.sanitizers:  # a finding in the student's file stops performance, as a failed group does
                 results.append(self.grade_sanitizers(lab, built.program))
+        if lab.sanitizers:  # a hazard in the student's code costs correctness points (labs.toml's hazard_cost)
+            apply_hazards(results, [g.name for g in lab.groups], lab.sanitizers.hazard_cost)
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results

@@ -1,17 +1,25 @@
-"""Points: a correctness group is all or nothing; performance is earned in whole steps between two speedups, the
-measured speedup credited with a margin for the noise of timing (labs.toml's [scoring]; linear without it).
+"""Points: a correctness group is all or nothing; a hazard in the student's code (a race, a barrier misuse, an
+out-of-bounds access, an uninitialized read) takes its share of every correctness group's points (apply_hazards,
+labs.toml's hazard_cost); performance is earned in whole steps between two speedups, the measured speedup credited
+with a margin for the noise of timing (labs.toml's [scoring]; linear without it).
 
 Every function here is pure: it turns harness Outcomes (grader/run.py) into TestResults for the report.
 """
 import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from grader.config import SANITIZERS
 from grader.run import NO_DEVICE_MESSAGE
 
 # The first test of every lab: the static checks of its compiled file (grader/static_check.py). It has no points of
 # its own; when it finds something, every other test of the lab scores 0 and none runs.
 STATIC_CHECKS = "static checks"
 FORBIDDEN = "FORBIDDEN"
+
+# The status of a correctness group whose points a hazard took (apply_hazards).
+HAZARD = "HAZARD"
 
 # Table status of a run that did not pass, by Outcome.status.
 STATUS_WORDS = {"fail": "FAIL", "timeout": "TIMEOUT", "crash": "CRASH", "cuda-error": "CUDA ERROR",
@@ -224,3 +232,65 @@ def hang_note(labs: list) -> str:
     """The line under the table that says why a grading with a hung run fails."""
     return (f"Hung: {', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
             f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
+
+
+def hazards_of(row) -> list:
+    """The hazards a sanitizers row holds against the student's code: its data["hazards"], one line each (what, and
+    where in the student's file); [] for a row that passed, was not run, or found only the kit's."""
+    found = (row.data or {}).get("hazards") if row is not None else None
+    return [str(h) for h in found] if isinstance(found, list) else []
+
+
+def apply_hazards(results: list, groups, cost: float) -> list:
+    """The rule of labs.toml's hazard_cost: when the lab's sanitizers row (compute-sanitizer on a GPU, the
+    simulator's own checks without one) holds a hazard against the student's code, every correctness group in
+    `groups` (their names) that earned points keeps only (1 - cost) of them, with status HAZARD and the hazards'
+    lines in its detail: a racy kernel that sums right today is still a wrong kernel. Groups that failed, were not
+    run or need a GPU are left as they are; so is everything when the row holds no hazard (it passed, found only the
+    kit's, or was not run). Returns results, changed in place."""
+    row = next((r for r in results if r.name == SANITIZERS), None)
+    found = hazards_of(row)
+    if not found or cost <= 0:
+        return results
+    names = set(groups)
+    lost = f"{100 * min(cost, 1.0):g}%" if cost < 1 else "all"
+    for r in results:
+        if r.name not in names or r.score <= 0:
+            continue
+        kept = round(r.max_score * max(0.0, 1.0 - cost), 2)
+        more = f" (and {len(found) - 1} more: see {SANITIZERS})" if len(found) > 1 else ""
+        detail = [f"Its runs passed ({r.summary}), but the lab's code has a hazard, which takes {lost} of the points "
+                  f"of every correctness group (labs.toml's hazard_cost): a race or an out-of-bounds access may give "
+                  f"right answers on one run or GPU and wrong ones on the next.", *(f"- {h}" for h in found[:10])]
+        if r.detail:
+            detail.append(r.detail)
+        r.score, r.status = kept, HAZARD
+        r.summary = f"passed, but {found[0]}{more}"
+        r.detail = "\n".join(detail)
+        r.data = {**(r.data or {}), "hazard_cost": cost}
+    return results
+
+
+def student_paths(results: list, copy, student, kit) -> list:
+    """Names the student's own file in results' summaries and details where they name the copy of it the grader
+    compiled (copy: build/grade-sim/01-global-strided/reduce.cu; the line table, and so the simulator's and
+    compute-sanitizer's messages, name that copy, whole or by its last folders). student: the file the student
+    wrote, shown relative to the kit when it lies inside it. Returns results, changed in place."""
+    copy, student, kit = Path(copy).resolve(), Path(student).resolve(), Path(kit).resolve()
+    shown = str(student.relative_to(kit)) if student.is_relative_to(kit) else str(student)
+    forms = {str(copy)}
+    if copy.is_relative_to(kit):
+        forms.add(str(copy.relative_to(kit)))
+    parts = copy.parts
+    for k in range(2, min(len(parts), 5)):  # "grade-sim/01-global-strided/reduce.cu", "01-global-strided/reduce.cu"
+        forms.add("/".join(parts[-k:]))
+    forms.discard(shown)
+    if not forms:
+        return results
+    pattern = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+                         + r")(?![\w/-])")
+    for r in results:
+        r.summary = pattern.sub(shown, r.summary or "")
+        r.detail = pattern.sub(shown, r.detail or "")
+    return results
+

@@ -1,10 +1,13 @@
 """The grade's "sanitizers" row: FAIL with every finding in the student's file (file:line, explained), a kit bug
-reported as such and costing nothing, and an unreadable or incomplete log failing the row rather than excusing it."""
+reported as such and costing nothing, and an unreadable or incomplete log, or a lab that did not run to its end under
+the tool, failing the row rather than excusing it. A failed row's data["hazards"] (one line each) is what
+grader/score.py's apply_hazards holds against the lab's correctness points; "pass" only when every tool ran every
+argument list to its end."""
 import shlex
 from dataclasses import dataclass
 
 from grader.patterns import KIT
-from grader.run import NO_DEVICE_MESSAGE
+from grader.run import EXIT_CUDA, NO_DEVICE_MESSAGE
 from grader.sanitize.findings import NAME, describe, explain, finding_data, read_source
 from grader.sanitize.runs import NOT_INSTALLED, Outcome, UNTRUSTED
 from grader.score import TestResult
@@ -28,9 +31,24 @@ def reproduce_line(lab: str, submission_hint: str = "") -> str:
     return f"to see them yourself: make sanitize LAB={lab[:2]}{submission_hint}"
 
 
+def ended_early(run) -> str:
+    """How the lab's program ended before its end under the tool, when it did and the tool saw nothing (the tool's
+    own summary came, so the tool ran; the program did not): "" otherwise. A signal, or a CUDA error the tool did not
+    explain: a lab that passes without the tool but not under it hides its hazards from it, whatever the reason."""
+    if run.status != "clean" or run.returncode is None:
+        return ""
+    if run.returncode < 0:
+        return f"the lab crashed under {run.tool} (killed by signal {-run.returncode}) before it finished"
+    if run.returncode == EXIT_CUDA:
+        return f"the lab stopped at a CUDA error under {run.tool} before it finished"
+    return ""
+
+
 def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, source_path=None) -> TestResult:
     """The sanitizers row from an Outcome: FAIL (0 points) with every finding in the student's file, each on a line
-    with its file:line and what to do; otherwise its points, with findings in the kit reported as kit bugs."""
+    with its file:line and what to do, or when the tool's report cannot be trusted or the lab did not run to its end
+    under it (ended_early); "not run", saying why, when a tool could not check (not installed, too slow, its own
+    error); otherwise its points, with findings in the kit reported as kit bugs."""
     points = spec.points
     tools = ", ".join(spec.tools)
     if outcome.sanitizer is None:
@@ -41,6 +59,7 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
     source_lines = read_source(source_path).splitlines()
     student, kit_side, untraced = outcome.findings("student"), outcome.findings("kit"), outcome.findings("unknown")
     inconclusive = [r for r in outcome.runs if r.status in ("timeout", "crash", "error")]
+    early = [r for r in outcome.runs if ended_early(r)]
     untrusted = [r for r in outcome.runs if r.status in UNTRUSTED]
     data = {"sanitizer_findings": [finding_data(f, source, kit) for f in student],
             "kit_findings": [finding_data(f, source, kit) for f in kit_side + untraced],
@@ -54,7 +73,7 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
         notes.append("Not traced to any source line (nothing is held against you for these):")
         notes.extend(f"- {describe(f, source, kit)}" for f in untraced)
     for r in outcome.runs:
-        if r.status == "clean" and r.message:
+        if r.status == "clean" and r.message and not ended_early(r):
             notes.append(f"note: {r.tool} {r.message} (the groups above judge the answers)")
     for r in inconclusive:
         notes.append(f"note: {r.tool} {r.message.splitlines()[0] if r.message else r.status} (sanitizers slow "
@@ -72,11 +91,13 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
         if api:
             lines.append("after that, the program saw: " + "; ".join(api[:3]))
         lines.append("A race or an out-of-bounds access may give right answers on one run or GPU and wrong ones on "
-                     "the next: performance is not run while the sanitizers find something in " + source + ".")
+                     "the next: it costs correctness points (labs.toml's hazard_cost), and performance is not run "
+                     "while the sanitizers find something in " + source + ".")
         lines.extend(notes)
         lines.append(reproduce_line(lab))
         extra = len(student) - 1
         more = f" (and {extra} more finding{'s' if extra > 1 else ''} below)" if extra else ""
+        data["hazards"] = [describe(f, source, kit, source_lines) for f in student]
         return SanitizerResult(lab, NAME, points, 0.0, "FAIL", describe(student[0], source, kit, source_lines) + more,
                                "\n".join(lines), data)
     if untrusted:
@@ -89,7 +110,18 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
                      "tell the instructors.")
         lines.extend(notes)
         lines.append(reproduce_line(lab))
+        data["hazards"] = [f"compute-sanitizer's {r.tool} report cannot be trusted: {r.message}" for r in untrusted]
         return SanitizerResult(lab, NAME, points, 0.0, "FAIL", f"{first.tool}: {first.message}", "\n".join(lines),
+                               data)
+    if early:
+        said = [f"{ended_early(r)} ({shlex.join(r.args)}: {r.message})" for r in early]
+        lines = [f"compute-sanitizer ({tools}): the lab did not run to its end under the tool, so its hazards are "
+                 f"unknown:", *(f"- {s}" for s in said),
+                 "The correctness groups ran the lab without the tool; under it, the same program must also run to "
+                 "its end (it is slower, nothing else): a lab that stops only there is held to have a hazard.",
+                 *notes, reproduce_line(lab)]
+        data["hazards"] = said
+        return SanitizerResult(lab, NAME, points, 0.0, "FAIL", f"not run to the end: {said[0]}", "\n".join(lines),
                                data)
     clean = [r for r in outcome.runs if r.status in ("clean", "findings")]
     if not clean:
@@ -98,10 +130,15 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
                                f"not run: {inconclusive[0].tool if inconclusive else 'compute-sanitizer'} {why}; "
                                f"nothing is held against {source} for it", "\n".join(notes), data, excused=True)
     ran = ", ".join(dict.fromkeys(r.tool for r in clean))
-    summary = f"nothing found in {source} by {ran}"
-    if kit_side:
-        summary += f"; {len(kit_side)} finding{'s' if len(kit_side) > 1 else ''} in the kit's own code (a kit bug)"
-    if inconclusive:
-        summary += f"; {', '.join(dict.fromkeys(r.tool for r in inconclusive))} not conclusive (not held against you)"
-    return SanitizerResult(lab, NAME, points, points, "pass", summary, "\n".join(notes), data,
-                           excused=bool(inconclusive))
+    kit_note = (f"; {len(kit_side)} finding{'s' if len(kit_side) > 1 else ''} in the kit's own code (a kit bug)"
+                if kit_side else "")
+    if inconclusive:  # some tool did not finish: the row says so, and nothing is held against the student for it
+        first = inconclusive[0]
+        why = first.message.splitlines()[0] if first.message else first.status
+        return SanitizerResult(lab, NAME, points, points, "not run",
+                               f"not run in full: {first.tool} {why} on {shlex.join(first.args)}"
+                               f"{f' (and {len(inconclusive) - 1} more runs)' if len(inconclusive) > 1 else ''}; "
+                               f"{ran} found nothing in {source}{kit_note}; nothing is held against {source} for it",
+                               "\n".join(notes), data, excused=True)
+    return SanitizerResult(lab, NAME, points, points, "pass", f"nothing found in {source} by {ran}{kit_note}",
+                           "\n".join(notes), data)

@@ -72,18 +72,51 @@ class Scoring(unittest.TestCase):
         self.assertTrue(zero.full)  # a row of 0 points that was not run still counts as full: exit status 0
 
     def test_timeouts_and_tool_errors_cost_nothing(self):
+        """...and the row says that it was not run in full (issue 11: it said "pass" after a timeout)."""
         outcome = outcome_of(("clean.txt", "memcheck"))
         outcome.runs.append(runs.ToolRun("racecheck", ["--n", "1"], "timeout",
                                              message="did not finish within 60 s"))
         result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
-        self.assertEqual((result.status, result.score, result.full), ("pass", 10, True))
-        self.assertIn("racecheck not conclusive (not held against you)", result.summary)
+        self.assertEqual((result.status, result.score, result.full), ("not run", 10, True))
+        self.assertEqual(result.summary, "not run in full: racecheck did not finish within 60 s on --n 1; memcheck "
+                                         "found nothing in reduce.cu; nothing is held against reduce.cu for it")
         self.assertIn("racecheck did not finish within 60 s", result.detail)
+        self.assertNotIn("hazards", result.data)
         only = runs.Outcome("cs", [runs.ToolRun("memcheck", [], "error",
                                                          message="Error: Device not supported")])
         result = score_sanitizers("04-unrolled", SPEC, only, "reduce.cu", KIT)
         self.assertEqual((result.status, result.score, result.full), ("not run", 10, True))
         self.assertIn("memcheck Error: Device not supported", result.summary)
+
+    def test_a_lab_that_stops_under_the_tool_fails_the_row_as_a_hazard(self):
+        """A lab killed by a signal, or stopped by a CUDA error the tool did not explain, under the tool: the row
+        says so ("not run to the end"), and it counts as a hazard (issue 11: it said "pass" after a crash)."""
+        for rc, words in ((-11, "the lab crashed under memcheck (killed by signal 11) before it finished"),
+                          (3, "the lab stopped at a CUDA error under memcheck before it finished")):
+            with self.subTest(rc=rc):
+                outcome = outcome_of(("clean.txt", "memcheck"), ("clean.txt", "racecheck"))
+                outcome.runs[0].returncode = rc
+                outcome.runs[0].message = "found nothing, but ..."
+                result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
+                self.assertEqual((result.status, result.score, result.full), ("FAIL", 0, False))
+                self.assertTrue(result.summary.startswith(f"not run to the end: {words}"), result.summary)
+                self.assertEqual(len(result.data["hazards"]), 1)
+                self.assertIn(words, result.data["hazards"][0])
+
+    def test_findings_and_untrusted_logs_are_hazards(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = write_file(tmp, "reduce.cu", VOLATILE_SOURCE)
+            result = score_sanitizers("04-unrolled", SPEC, outcome_of(("racecheck-volatile-last-warp.txt",
+                                                                       "racecheck")), "reduce.cu", KIT,
+                                      source_path=copy)
+        self.assertEqual(len(result.data["hazards"]), 3)
+        self.assertTrue(result.data["hazards"][0].startswith("racecheck: reduce.cu:47 and reduce.cu:48"))
+        outcome = runs.Outcome("cs", [runs.ToolRun("racecheck", ["--n", "1"], "incomplete",
+                                                   message="compute-sanitizer's log ends before its summary")])
+        result = score_sanitizers("04-unrolled", SPEC, outcome, "reduce.cu", KIT)
+        self.assertEqual(result.status, "FAIL")
+        self.assertEqual(result.data["hazards"], ["compute-sanitizer's racecheck report cannot be trusted: "
+                                                  "compute-sanitizer's log ends before its summary"])
 
     def test_a_failing_program_without_findings_is_noted(self):
         outcome = outcome_of(("clean.txt", "memcheck"))

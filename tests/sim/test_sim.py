@@ -36,6 +36,8 @@ RUNTIME_BUGS = {
     "infinite-loop": "loops forever",
     "volatile-last-warp": "race",
     "small-shared-array": "shared",
+    "no-load-barrier": "race",
+    "barrier-in-branch": "__syncthreads()",
 }
 
 # The bugs the simulator itself finds (not the harness's checks), and the file:line it must name.

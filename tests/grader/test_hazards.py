@@ -1,0 +1,151 @@
+"""Hazards cost points, and the sanitizers row says what happened (issue 11), without a GPU or a compiler:
+grader/score.py's apply_hazards and student_paths, grader/simulator.py's score_hazards on constructed reports, and
+labs.toml's hazard_cost."""
+import json
+import tempfile
+import tomllib
+import unittest
+from pathlib import Path
+
+from grader import simulator
+from grader.config import ConfigError, load_config, parse_config
+from grader.score import HAZARD, TestResult, apply_hazards, hazards_of, student_paths
+from tests.grader.fakes import KIT
+
+GROUPS = ("datasets", "edge sizes", "exact integer data")
+
+
+def results(row_data=None, row_status="FAIL", scores=(10, 15, 0)) -> list:
+    """A lab's results: static checks, three groups (the last failed), the sanitizers row, performance."""
+    rows = [TestResult("02", "static checks", 0, 0, "pass")]
+    for name, score, most in zip(GROUPS, scores, (10, 15, 15)):
+        rows.append(TestResult("02", name, most, score, "pass" if score else "FAIL", f"{name} passed", "detail"))
+    rows.append(TestResult("02", "sanitizers", 0, 0, row_status, "row", "", dict(row_data or {})))
+    rows.append(TestResult("02", "performance", 50, 0, "needs GPU"))
+    return rows
+
+
+class ApplyHazards(unittest.TestCase):
+    def test_a_hazard_takes_every_passed_groups_points(self):
+        rows = apply_hazards(results({"hazards": ["race at reduce.cu:29 and reduce.cu:34", "another"]}), GROUPS, 1.0)
+        by = {r.name: r for r in rows}
+        self.assertEqual([(by[g].status, by[g].score) for g in GROUPS], [(HAZARD, 0), (HAZARD, 0), ("FAIL", 0)])
+        self.assertEqual(by["datasets"].summary, "passed, but race at reduce.cu:29 and reduce.cu:34 (and 1 more: "
+                                                 "see sanitizers)")
+        self.assertIn("- another", by["datasets"].detail)
+        self.assertIn("labs.toml's hazard_cost", by["datasets"].detail)
+        self.assertTrue(by["datasets"].detail.endswith("detail"))  # the group's own detail is kept
+        self.assertEqual(by["performance"].status, "needs GPU")
+
+    def test_a_share_of_the_points(self):
+        by = {r.name: r for r in apply_hazards(results({"hazards": ["h"]}), GROUPS, 0.25)}
+        self.assertEqual((by["datasets"].score, by["edge sizes"].score), (7.5, 11.25))
+        self.assertIn("takes 25% of the points", by["datasets"].detail)
+
+    def test_no_hazard_no_cost(self):
+        for data, status in (({}, "pass"), ({}, "not run"), ({"hazards": []}, "FAIL")):
+            with self.subTest(status=status):
+                by = {r.name: r for r in apply_hazards(results(data, status), GROUPS, 1.0)}
+                self.assertEqual([by[g].score for g in GROUPS], [10, 15, 0])
+        by = {r.name: r for r in apply_hazards(results({"hazards": ["h"]}), GROUPS, 0.0)}
+        self.assertEqual(by["datasets"].status, "pass")
+        self.assertEqual(hazards_of(None), [])
+
+
+class StudentPaths(unittest.TestCase):
+    def test_the_copy_the_grader_compiled_is_never_named(self):
+        copy = KIT / "build" / "grade-sim" / "01-global-strided" / "reduce.cu"
+        student = KIT / "labs" / "01-global-strided" / "reduce.cu"
+        r = TestResult("01", "g", 10, 0, "FAIL", "at 01-global-strided/reduce.cu:31 and grade-sim/01-global-strided/"
+                       "reduce.cu:40", f"{copy}:3; build/grade-sim/01-global-strided/reduce.cu:9; "
+                                        f"labs/01-global-strided/reduce.cu:5; reduce.cu:7")
+        student_paths([r], copy, student, KIT)
+        self.assertEqual(r.summary, "at labs/01-global-strided/reduce.cu:31 and labs/01-global-strided/reduce.cu:40")
+        self.assertEqual(r.detail, "labs/01-global-strided/reduce.cu:3; labs/01-global-strided/reduce.cu:9; "
+                                   "labs/01-global-strided/reduce.cu:5; reduce.cu:7")
+
+    def test_a_submission_outside_the_kit_is_named_whole(self):
+        copy = KIT / "build" / "grade" / "03-sequential" / "reduce.cu"
+        r = TestResult("03", "g", 10, 0, "FAIL", "03-sequential/reduce.cu:12", "")
+        student_paths([r], copy, "/home/ada/labs/03-sequential/reduce.cu", KIT)
+        self.assertEqual(r.summary, "/home/ada/labs/03-sequential/reduce.cu:12")
+
+
+def report(findings=(), errors=(), kernels=(), run=None, lines=1) -> simulator.SimReport:
+    r = simulator.read_report(b"".join(
+        (json.dumps({"ppl_sim_report": 1, "seq": 1, "event": "launch", "launches": 1, "errors": list(errors),
+                     "kernels": list(kernels), "findings": list(findings)}) + "\n").encode() for _ in range(lines)))
+    r.run = run or {}
+    return r
+
+
+RACE = {"kind": "shared-race-intra-warp", "kernel": "_Z1kPf", "where": "reduce.cu:29", "other_where": "reduce.cu:34",
+        "file": "/b/02/reduce.cu", "line": 29, "count": 3, "message": "race"}
+PASSED = {"status": "pass", "message": "3 cases passed", "args": ["--n", "1,33"]}
+
+
+class SimulatorRow(unittest.TestCase):
+    def test_hazards_are_findings_and_faults_of_the_students_kernels(self):
+        oob = {"kind": "kernel-fault", "status": "out-of-bounds", "what": "kernel _Z1kPf",
+               "message": "out-of-bounds shared access: kernel _Z1kPf, 02/reduce.cu:38"}
+        trap = {"kind": "kernel-fault", "status": "trap", "what": "kernel _Z1kPf", "message": "trap"}
+        row = simulator.score_hazards("02", 0, "reduce.cu", [report([RACE], [oob, trap], run=PASSED)],
+                                      source_text="__global__ void k(float *v) {}")
+        self.assertEqual(row.status, "FAIL")
+        self.assertEqual(len(row.data["hazards"]), 2)  # the race and the out-of-bounds access; not the trap
+        self.assertIn("reduce.cu:29 and reduce.cu:34", row.data["hazards"][0])
+        self.assertIn("out-of-bounds shared access", row.data["hazards"][1])
+
+    def test_the_module_decides_whose_kernel_it_is(self):
+        """The device names each module by the build: a #line naming the kit's harness does not make a kernel of
+        the student's object the kit's, and a kit module's finding is a kit bug whatever its file."""
+        kit_path = dict(RACE, file=f"{KIT}/harness/runner/reduce_support.cu", where="reduce_support.cu:30")
+        for module, status in (("student", "FAIL"), ("kit", "pass")):
+            with self.subTest(module=module):
+                row = simulator.score_hazards("04", 0, "reduce.cu", [
+                    report([kit_path], kernels=[{"name": "_Z1kPf", "module": module}], run=PASSED)], kit=KIT)
+                self.assertEqual(row.status, status, row.summary)
+                self.assertEqual("kit bug" in row.detail, module == "kit")
+
+    def test_the_row_passes_only_when_every_run_went_to_its_end(self):
+        ok = simulator.score_hazards("03", 0, "reduce.cu", [report(run=PASSED), report(run=dict(PASSED,
+                                                                                              status="fail"))])
+        self.assertEqual(ok.status, "pass")
+        self.assertIn("each checked to its end", ok.summary)
+        crashed = {"status": "crash", "message": "the runner died of SIGSEGV", "args": ["--n", "2^20+1"]}
+        row = simulator.score_hazards("03", 0, "reduce.cu", [report(run=PASSED), report(run=crashed)])
+        self.assertEqual((row.status, row.data), ("not run", {}))
+        self.assertEqual(row.summary, "not run to the end: the lab crashed (--n 2^20+1; the runner died of SIGSEGV), "
+                                      "before the simulator's checks could finish; the other run found nothing in "
+                                      "reduce.cu")
+        hung = simulator.score_hazards("03", 0, "reduce.cu", [report(run={"status": "timeout"})])
+        self.assertTrue(hung.summary.startswith("not run to the end: the lab hung (TIMEOUT), before"), hung.summary)
+
+    def test_nothing_ran(self):
+        row = simulator.score_hazards("03", 0, "reduce.cu", [])
+        self.assertEqual(row.status, "not run")
+        self.assertIn("no run of 03 reached the simulator", row.summary)
+        silent = simulator.score_hazards("03", 0, "reduce.cu", [report(lines=0, run={"status": "crash",
+                                                                                     "message": "died"})])
+        self.assertEqual((silent.status, silent.summary), ("not run", "not run: none of the 1 runs reached the "
+                                                                      "simulator's checks: the lab crashed (died)"))
+
+    def test_the_run_is_saved_with_the_report(self):
+        r = report([RACE], run=PASSED)
+        again = simulator.SimReport.from_json(json.loads(json.dumps(r.to_json())))
+        self.assertEqual(again.run, PASSED)
+
+
+class Config(unittest.TestCase):
+    def test_every_lab_says_its_hazard_cost(self):
+        self.assertTrue(all(lab.sanitizers.hazard_cost == 1.0 for lab in load_config().labs))
+
+    def test_a_share_outside_0_to_1_is_refused(self):
+        text = (KIT / "grader" / "labs.toml").read_text().replace("hazard_cost = 1.0", "hazard_cost = 1.5", 1)
+        with tempfile.TemporaryDirectory() as tmp, self.assertRaisesRegex(ConfigError, "hazard_cost: expected a "
+                                                                                     "share from 0 to 1"):
+            parse_config(tomllib.loads(text), Path(tmp) / "labs.toml")
+
+
+if __name__ == "__main__":
+    unittest.main()

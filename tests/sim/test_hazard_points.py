@@ -1,0 +1,102 @@
+"""Hazards cost points on the simulator (issue 11), and the sanitizers row says what happened.
+
+`grade.py --simulator` of known-wrong submissions (tools/instructor/variants/mutations.toml) whose sums usually come
+out right but whose code has a hazard the simulator finds: lab 02 without the barrier after the load (a race), lab 03
+with __syncthreads() inside `if (t < stride)` (a barrier not every thread reaches). Every correctness group that ran
+loses its points: HAZARD (labs.toml's hazard_cost, 1) with the hazard's file:line when its runs passed, FAIL when an
+adversarial schedule made the race show in a sum; no row names the copy the grader compiled; the sanitizers row
+fails. A lab whose host code crashes at some sizes keeps the
+groups that passed, and its sanitizers row says "not run to the end: the lab crashed ..." instead of "pass". That
+every reference solution keeps full points under the same rule is tests/sim/test_sim.py's
+test_solutions_pass_what_the_simulator_runs.
+
+Needs nvcc (skipped, saying so, without it). About two minutes on 2 cores once the harness is built.
+"""
+import os
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader import simulator
+from grader.config import load_config
+from grader.grade import Grader
+from grader.score import HAZARD
+from tools.instructor.variants.wrong import mutations, submission
+
+KIT = Path(__file__).resolve().parents[2]
+HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
+RIGHT_SUMS_WRONG_CODE = {  # mutation: what the simulator must name in the HAZARD rows
+    "no-load-barrier": r"\[shared-race-[a-z-]+\] kernel reduce_kernel\(.*reduce\.cu:\d+ and .*reduce\.cu:\d+",
+    "barrier-in-branch": r"\[barrier-with-exited-threads\] kernel reduce_kernel\(.*reduce\.cu:\d+",
+}
+# Lab 03's solution whose host code crashes (a store through a null pointer) when asked for more than 70000
+# elements: the datasets (65537 at most) pass, the edge and exact groups crash.
+CRASH_EDIT = ("void reduce(float *d_in, float *d_out, size_t n, float *d_work)\n{\n",
+              "void reduce(float *d_in, float *d_out, size_t n, float *d_work)\n{\n"
+              "    if (n > 70000)\n        *(volatile int *)(size_t)(n & 1) = 1; /* a crash in the host code */\n")
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class HazardsCostPoints(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="ppl-sim-hazards-")
+        os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
+        cls.config = load_config()
+        cls.SimGrader = simulator.make_sim_grader(Grader)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def grade(self, folder: Path, lab: str, tag: str):
+        build = Path(self.tmp.name) / "build" / tag
+        grader = self.SimGrader(self.config, folder, build_dir=str(build), seed=12345)
+        return grader.grade(self.config.select(lab)), build
+
+    def test_right_sums_from_wrong_code_lose_every_correctness_point(self):
+        table = mutations()
+        for name, named in RIGHT_SUMS_WRONG_CODE.items():
+            with self.subTest(mutation=name):
+                lab = table[name]["lab"]
+                folder = submission(name, Path(self.tmp.name) / "wrong")
+                report, build = self.grade(folder, lab[:2], name)
+                rows = {r.name: r for r in report.results}
+                groups = [r for r in report.results if r.name not in ("static checks", "sanitizers", "performance")
+                          and r.status != simulator.NEEDS_GPU]
+                said = "\n".join(f"{r.name}: {r.status} {r.score}/{r.max_score} {r.summary}" for r in report.results)
+                self.assertTrue(groups, said)
+                # a group whose runs passed shows HAZARD; one whose race showed in a sum (the simulator's adversarial
+                # schedules) failed outright: either way no point is left
+                self.assertTrue(all(r.status in (HAZARD, "FAIL") and r.score == 0 for r in groups), said)
+                self.assertEqual(rows["sanitizers"].status, "FAIL", said)
+                for r in [*(g for g in groups if g.status == HAZARD), rows["sanitizers"]]:
+                    self.assertRegex(r.summary, named)
+                for r in report.results:
+                    text = f"{r.summary}\n{r.detail}"
+                    self.assertNotIn(str(build), text)  # never the copy the grader compiled
+                    self.assertNotIn(f"{build.name}/{lab}/reduce.cu", text)
+                self.assertFalse(simulator.sim_full_marks(report))
+
+    def test_a_crash_says_not_run_and_keeps_the_groups_that_passed(self):
+        folder = Path(self.tmp.name) / "crash"
+        source = folder / "03-sequential" / "reduce.cu"
+        source.parent.mkdir(parents=True)
+        text = (KIT / "solutions" / "03-sequential" / "reduce.cu").read_text()
+        self.assertIn(CRASH_EDIT[0], text)
+        source.write_text(text.replace(*CRASH_EDIT))
+        report, _ = self.grade(folder, "03", "crash")
+        rows = {r.name: r for r in report.results}
+        said = "\n".join(f"{r.name}: {r.status} {r.score}/{r.max_score} {r.summary}" for r in report.results)
+        self.assertEqual(rows["datasets"].status, "pass", said)  # the datasets are small: no crash, no hazard
+        self.assertTrue(any(r.status == "CRASH" for r in report.results), said)
+        row = rows["sanitizers"]
+        self.assertEqual(row.status, "not run", said)
+        self.assertRegex(row.summary, r"^not run to the end: the lab crashed \(--data \w+ --n [^;]*; ")
+        self.assertIn("before the simulator's checks could finish", row.summary)
+
+
+
+if __name__ == "__main__":
+    unittest.main()
