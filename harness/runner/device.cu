@@ -28,8 +28,7 @@ void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int lin
         hint = " (check the grid and block sizes of the launch)";
     snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
              cudaGetErrorString(err), cudaGetErrorName(err), hint);
-    fprintf(stderr, "%s\n", message);
-    ppl_runner_fatal(message, PPL_EXIT_CUDA); /* the checker writes the case's error line */
+    ppl_runner_fatal(message, PPL_EXIT_CUDA); /* the checker prints it and writes the case's error line */
 }
 
 int ppl_device_open(ppl_device_info *info)

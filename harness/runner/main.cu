@@ -60,8 +60,9 @@ void ppl_runner_fatal(const char *message, int status)
     const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_ERROR, len, (uint32_t)status, 0};
     fflush(stdout);
     fflush(stderr);
-    if (to_checker >= 0 && write_all(to_checker, &h, sizeof h) == 0)
-        write_all(to_checker, message, len);
+    /* the checker prints what it receives (with the case it ends); said here only when it cannot be sent */
+    if (to_checker < 0 || write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, message, len) != 0)
+        fprintf(stderr, "%s\n", message);
     _exit(status);
 }
 

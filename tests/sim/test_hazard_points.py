@@ -6,7 +6,8 @@ with __syncthreads() inside `if (t < stride)` (a barrier not every thread reache
 loses its points: HAZARD (labs.toml's hazard_cost, 1) with the hazard's file:line when its runs passed, FAIL when an
 adversarial schedule made the race show in a sum; no row names the copy the grader compiled; the sanitizers row
 fails. A lab whose host code crashes at some sizes keeps the
-groups that passed, and its sanitizers row says "not run to the end: the lab crashed ..." instead of "pass". That
+groups that passed, and its sanitizers row says "not run to the end: the lab crashed ..." instead of "pass"; make
+sim after a kernel fault names the sizes it did not run and prints the CUDA error once. That
 every reference solution keeps full points under the same rule is tests/sim/test_sim.py's
 test_solutions_pass_what_the_simulator_runs.
 
@@ -14,6 +15,8 @@ Needs nvcc (skipped, saying so, without it). About two minutes on 2 cores once t
 """
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -96,6 +99,26 @@ class HazardsCostPoints(unittest.TestCase):
         self.assertRegex(row.summary, r"^not run to the end: the lab crashed \(--data \w+ --n [^;]*; ")
         self.assertIn("before the simulator's checks could finish", row.summary)
 
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class MakeSimAfterAFault(unittest.TestCase):
+    def test_the_sizes_after_a_fault_are_named_and_the_error_said_once(self):
+        """make sim of a lab 04 that writes past its shared array (a kernel fault at n = 33 and above): the CUDA
+        error is printed once (the checker's), and the sizes after the fault are named as not run (issue 11: they
+        were dropped silently, and the error printed twice)."""
+        with tempfile.TemporaryDirectory(prefix="ppl-sim-fault-") as tmp:
+            os.chmod(tmp, 0o755)
+            folder = submission("small-shared-array", Path(tmp))
+            proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "04", "--submission",
+                                   str(folder), "--n", "1,1025,4097,65537", "--no-estimate"], cwd=KIT,
+                                  capture_output=True, text=True, timeout=900)
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 3, out)
+        self.assertEqual(out.count("CUDA error at "), 1, out)
+        self.assertIn("PASS  n=1 integer", proc.stdout)
+        self.assertRegex(proc.stderr, r"not run: n=4097 integer, n=65537 integer: the run stopped at n=1025 integer "
+                                      r"\(error, above\)")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ fault such as an out-of-bounds access, with the simulator's diagnostic above); 2
 """
 import argparse
 import hashlib
+import json
 import os
 import shlex
 import subprocess
@@ -92,6 +93,37 @@ def forget_other_source(build: Path, source: Path) -> None:
         (build / "student.o").unlink(missing_ok=True)
 
 
+def not_run_note(result: Path) -> str:
+    """What a run that stopped early did not run, from its result lines (the plan, then a line per case): "stopped
+    at n=33 integer (error); not run: n=1025 integer, ..." with why and what to do; "" when every planned case has a
+    line, or there are no lines to read. A kernel fault ends the program (it loses the context, as on a GPU), so the
+    sizes after it never run: without this line they would just be missing."""
+    planned, done, last = [], set(), None
+    try:
+        lines = result.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(item, dict):
+            continue
+        if item.get("kind") == "plan" and isinstance(item.get("cases"), list):
+            planned += [str(c) for c in item["cases"]]
+        elif item.get("case") in planned:
+            done.add(item["case"])
+            if item.get("status") != "pass":
+                last = (item["case"], str(item.get("status")))
+    missing = [c for c in planned if c not in done]
+    if not missing:
+        return ""
+    where = f"the run stopped at {last[0]} ({last[1]}, above)" if last else "the run stopped before them"
+    return (f"not run: {', '.join(missing)}: {where}; a kernel fault or a CUDA error ends the lab program, as it "
+            f"loses a GPU's context, so the cases after it never run: fix it and run again")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     submission = Path(args.submission)
@@ -133,8 +165,11 @@ def main(argv=None) -> int:
         return EXIT_BUILD
     (build / STAMP).write_text(source_stamp(source), encoding="utf-8")
     program = build / f"{pattern}_lab"
-    # --in-process: no runner process, so the program exits normally and the simulator prints its counts at exit
-    run += ["--in-process"]
+    # --in-process: the sandbox off, so that the simulator's counts (printed when the run ends) reach this terminal;
+    # --result: which cases ran, to say which did not (not_run_note)
+    result = build / "sim-result.jsonl"
+    result.unlink(missing_ok=True)
+    run += ["--in-process"] + ([] if "--result" in run else ["--result", str(result)])
     print(f"built in {time.monotonic() - start:.1f} s; running on the simulator"
           f"{'' if args.schedule == 'inorder' else ' under the schedule ' + args.schedule}: {shown(program)} "
           f"{shlex.join(run)}", flush=True)
@@ -147,6 +182,9 @@ def main(argv=None) -> int:
               f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
         return 1
     print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})")
+    note = not_run_note(result) if proc.returncode != 0 else ""
+    if note:
+        print(note, file=sys.stderr)
     if proc.returncode == 0 and not args.no_estimate:
         start = time.monotonic()
         print(f"estimating its speed on {args.gpu} from the simulator's counts at larger sizes ...", flush=True)
