@@ -47,6 +47,7 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.run import Drain, LineReader, interpret, read_result_lines, run_process, secret_args
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
+from grader.schedules import run_schedules
 from grader.no_gpu import in_lab_folder
 from grader.score import TestResult, hung_labs, reproduce_line
 
@@ -77,12 +78,13 @@ DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
 
 
 def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
-    """The environment of a simulated run: this one, plus PPL_SIM_COUNTS=1 (the counts table on stderr at exit, for
-    people), PPL_SIM_REPORT=report (the report as JSON, a file: `make sim` by hand, tools) and PPL_SIM_REPORT_FD
-    (the grader's channel) when asked, and with budget the grader's instruction limit (SIM_MAX_INSTRUCTIONS) unless
-    PPL_SIM_MAX_INSTRUCTIONS is set already."""
+    """The environment of a simulated run: this one, in order (without PPL_SIM_SCHEDULE), plus PPL_SIM_COUNTS=1
+    (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
+    sim` by hand, tools) and PPL_SIM_REPORT_FD (the grader's channel) when asked, and with budget the grader's
+    instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already."""
     env = dict(os.environ)
     env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
+    env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/schedules.py)
     if counts:
         env["PPL_SIM_COUNTS"] = "1"
     if report:
@@ -336,14 +338,15 @@ def not_graded_message(limit: dict) -> str:
     return f"not graded on the simulator: {demangle(limitation_text(limit))}; grade on a GPU"
 
 
-def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file"):
+def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
     """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
     A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
-    message. outcome.sim is the SimReport."""
-    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
+    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/schedules.py)."""
+    outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source,
+                                      env=env)
     outcome.sim = report
     judge_run(outcome, report)
     report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
@@ -405,10 +408,11 @@ def sim_full_marks(report) -> bool:
             and not hung_labs(report))
 
 
-def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False) -> str:
+def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = False, schedule=None) -> str:
     """How a student reruns one of the grader's runs on the simulator: make sim with the run's arguments (without
     --sandbox, which a run in one process does not take), in the lab's folder (here: the grading was started
-    there) or from the kit's root with LAB= and, for a folder other than the kit's labs/, SUBMISSION=."""
+    there) or from the kit's root with LAB= and, for a folder other than the kit's labs/, SUBMISSION=; with
+    SCHEDULE= when it failed under an adversarial schedule."""
     args = list(args)
     while "--sandbox" in args[:-1]:
         k = args.index("--sandbox")
@@ -420,6 +424,8 @@ def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = Fa
         if folder != kit / "labs":
             shown = folder.relative_to(kit) if folder.is_relative_to(kit) else folder
             words.append(f"SUBMISSION={shlex.quote(str(shown))}")
+    if schedule:
+        words.append(f"SCHEDULE={schedule}")
     where = "in this lab's folder" if here else "from the kit's root"
     return f"to reproduce on the simulator, {where}: {' '.join(words)} ARGS={shlex.quote(shlex.join(args))}"
 
@@ -620,6 +626,11 @@ def make_sim_grader(base):
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
+            if outcome.passed and self.run is run_harness_sim:  # and under three other orders (grader/schedules.py)
+                failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
+                                       workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
+                                       source=lab.source, case_args=args)
+                outcome = self._seen(lab, failed) if failed else outcome
             self.group_outcomes.append(outcome)
             self.group_args.append(list(args))
             return outcome
@@ -627,11 +638,12 @@ def make_sim_grader(base):
         def grade_group(self, lab, index, group, program):
             self.group_outcomes, self.group_args = [], []
             result = self._grade_group(lab, index, group, program)
-            failed = next((a for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
+            failed = next(((a, o) for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
             if failed is not None and result.detail:  # the GPU's reproduction line (score_group's) cannot run here
                 result.detail = result.detail.replace(
-                    reproduce_line(lab.name, failed, Path(program).name),
-                    sim_reproduce_line(lab.name, failed, self.submission, self.kit, here=in_lab_folder()))
+                    reproduce_line(lab.name, failed[0], Path(program).name),
+                    sim_reproduce_line(lab.name, failed[0], self.submission, self.kit, here=in_lab_folder(),
+                                       schedule=getattr(failed[1], "schedule", None)))
             limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
             if limited is not None and not result.full:
                 result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
