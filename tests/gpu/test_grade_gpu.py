@@ -191,15 +191,18 @@ class GradeOnGPU(unittest.TestCase):
             self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
-        """The race of tools/instructor/variants/no-barrier may or may not show on a given run and GPU: the submission must lose
-        points only if some case failed; otherwise the test skips."""
+        """The race of tools/instructor/variants/no-barrier may or may not show in a sum on a given run and GPU; racecheck
+        sees it either way, and a hazard takes the points of the groups that passed (HAZARD, labs.toml's
+        hazard_cost): the submission loses points, each lost group naming a wrong element or the race; the test
+        skips only when neither happened (no wrong sum and compute-sanitizer not installed)."""
         status, table, tests = self.grade(self.wrong("no-barrier"), "06-scan")
         failed = {n: t for n, t in tests.items() if n != f"06-scan: {PERFORMANCE}" and t["score"] < t["max_score"]}
         if not failed:
             self.skipTest("the Kogge-Stone race of tools/instructor/variants/no-barrier did not show this time: every case passed")
         self.assertEqual(status, 1, table)
         for name, test in failed.items():
-            self.assertRegex(test["output"], r"element \d+: got .*kogge-stone|kogge-stone.*element \d+: got", table)
+            self.assertRegex(test["output"], r"element \d+: got .*kogge-stone|kogge-stone.*element \d+: got|"
+                                             r"passed, but racecheck: scan\.cu:\d+", table)
         self.assertEqual(tests[f"06-scan: {PERFORMANCE}"]["score"], 0, table)
         self.assertLess(sum(t["score"] for t in tests.values()), sum(t["max_score"] for t in tests.values()), table)
 
@@ -278,6 +281,9 @@ class GradeOnGPU(unittest.TestCase):
                 self.assertRegex(row["output"], message, table)
                 self.assertRegex(row["output"], advice, table)
                 self.assertEqual(tests[f"{lab}: {PERFORMANCE}"]["score"], 0, table)
+                # a hazard takes every correctness point (labs.toml's hazard_cost = 1): HAZARD where the sums were right
+                groups = {n: t for n, t in tests.items() if not n.endswith((PERFORMANCE, STATIC_CHECKS, SANITIZERS))}
+                self.assertTrue(groups and all(t["score"] == 0 for t in groups.values()), table)
 
     def test_memcheck_names_the_line_of_a_store_past_a_shared_array(self):
         status, table, tests, row = self.sanitizers_row(self.wrong("small-shared-array"), "04-unrolled")
