@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass
 
 from grader.patterns import KIT
-from grader.run import EXIT_CUDA, NO_DEVICE_MESSAGE
+from grader.run import EXIT_CUDA, EXIT_FAIL, NO_DEVICE_MESSAGE
 from grader.sanitize.findings import NAME, describe, explain, finding_data, read_source
 from grader.sanitize.runs import NOT_INSTALLED, Outcome, UNTRUSTED
 from grader.score import TestResult
@@ -32,15 +32,18 @@ def reproduce_line(lab: str, submission_hint: str = "") -> str:
 
 
 def ended_early(run) -> str:
-    """How the lab's program ended before its end under the tool, when it did and the tool saw nothing (the tool's
-    own summary came, so the tool ran; the program did not): "" otherwise. A signal, or a CUDA error the tool did not
-    explain: a lab that passes without the tool but not under it hides its hazards from it, whatever the reason."""
+    """How the lab's program did not do under the tool what it does without it, when the tool saw nothing (the
+    tool's own summary came, so the tool ran): "" otherwise. A signal, a CUDA error the tool did not explain, or a
+    case that failed (a program that computes otherwise when it finds itself under the tool, a wrong answer there,
+    hides its hazards from it): the tool only slows a correct program down."""
     if run.status != "clean" or run.returncode is None:
         return ""
     if run.returncode < 0:
         return f"the lab crashed under {run.tool} (killed by signal {-run.returncode}) before it finished"
     if run.returncode == EXIT_CUDA:
         return f"the lab stopped at a CUDA error under {run.tool} before it finished"
+    if run.returncode == EXIT_FAIL:
+        return f"a case of the lab failed under {run.tool}"
     return ""
 
 
@@ -115,10 +118,10 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
                                data)
     if early:
         said = [f"{ended_early(r)} ({shlex.join(r.args)}: {r.message})" for r in early]
-        lines = [f"compute-sanitizer ({tools}): the lab did not run to its end under the tool, so its hazards are "
-                 f"unknown:", *(f"- {s}" for s in said),
-                 "The correctness groups ran the lab without the tool; under it, the same program must also run to "
-                 "its end (it is slower, nothing else): a lab that stops only there is held to have a hazard.",
+        lines = [f"compute-sanitizer ({tools}): the lab did not run to its end under the tool, or not as it does "
+                 f"without it, so its hazards are unknown:", *(f"- {s}" for s in said),
+                 "The correctness groups ran the lab without the tool; under it, the same program must also pass "
+                 "(it is slower, nothing else): a lab that stops or fails only there is held to have a hazard.",
                  *notes, reproduce_line(lab)]
         data["hazards"] = said
         return SanitizerResult(lab, NAME, points, 0.0, "FAIL", f"not run to the end: {said[0]}", "\n".join(lines),

@@ -118,12 +118,17 @@ class Scoring(unittest.TestCase):
         self.assertEqual(result.data["hazards"], ["compute-sanitizer's racecheck report cannot be trusted: "
                                                   "compute-sanitizer's log ends before its summary"])
 
-    def test_a_failing_program_without_findings_is_noted(self):
+    def test_a_failing_program_without_findings_is_a_hazard(self):
+        """A case that fails under the tool and not without it: the program computed otherwise there (it may have
+        found the tool and skipped its racy kernel), so the tool's silence proves nothing."""
         outcome = outcome_of(("clean.txt", "memcheck"))
+        outcome.runs[0].returncode = 1
         outcome.runs[0].message = "found nothing, but the program exited with status 1 under it"
         result = score_sanitizers("08-single-pass", SPEC, outcome, "scan.cu", KIT)
-        self.assertEqual((result.status, result.score), ("pass", 10))
-        self.assertIn("note: memcheck found nothing, but the program exited with status 1 under it", result.detail)
+        self.assertEqual((result.status, result.score), ("FAIL", 0))
+        self.assertTrue(result.summary.startswith("not run to the end: a case of the lab failed under memcheck"),
+                        result.summary)
+        self.assertEqual(len(result.data["hazards"]), 1)
 
     def test_no_device(self):
         outcome = runs.Outcome("cs", [runs.ToolRun("memcheck", [], "no-device")])
