@@ -26,7 +26,7 @@
 # Exit status: 0 every check passed, 1 one failed, 77 skipped: no CUDA 12 toolkit (and none could be installed).
 set -uo pipefail
 
-KIT="$(cd "$(dirname "$0")/.." && pwd)"
+KIT="$(cd "$(dirname "$0")/../.." && pwd)"
 DEBIAN_SUITE=trixie  # the Debian release whose non-free section has CUDA 12.4
 SKIP=77
 
