@@ -234,6 +234,39 @@ static char *entry_text(const entry *e, size_t *len, int *compression, char *err
     return (char *)text;
 }
 
+/* The PTX entry of the container c (body bytes) that the simulator runs: compute_75's if there is one, else the
+   lowest architecture's. 1 and *best, 0 when there is no PTX (*elf: the cubins), -1 on a corrupt entry (err). */
+static int choose_ptx(const unsigned char *c, uint64_t body, entry *best, int *elf, char *err, size_t errlen)
+{
+    entry e;
+    int found = 0;
+    *elf = 0;
+    for (uint64_t at = 0; at < body;) {
+        const uint64_t next = read_entry(c + CONTAINER_HEADER, at, body, &e, err, errlen);
+        if (!next)
+            return -1;
+        if (e.kind == KIND_PTX) {
+            const int better = !found || (best->arch != 75 && (e.arch == 75 || e.arch < best->arch));
+            if (better)
+                *best = e;
+            found = 1;
+        } else if (e.kind == KIND_ELF) {
+            (*elf)++;
+        }
+        at = next;
+    }
+    return found;
+}
+
+unsigned sim_fatbin_ptx_arch(const void *image)
+{
+    uint64_t body;
+    const unsigned char *c = container_of(image, &body, NULL, 0);
+    entry best = {0};
+    int elf;
+    return c && choose_ptx(c, body, &best, &elf, NULL, 0) == 1 ? best.arch : 0;
+}
+
 int sim_fatbin_find_ptx(const void *image, sim_fatbin_ptx *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -241,26 +274,15 @@ int sim_fatbin_find_ptx(const void *image, sim_fatbin_ptx *out, char *err, size_
     const unsigned char *c = container_of(image, &body, err, errlen);
     if (!c)
         return -1;
-    entry best = {0}, e;
-    int found = 0, elf = 0;
-    for (uint64_t at = 0; at < body;) {
-        const uint64_t next = read_entry(c + CONTAINER_HEADER, at, body, &e, err, errlen);
-        if (!next)
-            return -1;
-        if (e.kind == KIND_PTX) {
-            const int better = !found || (best.arch != 75 && (e.arch == 75 || e.arch < best.arch));
-            if (better)
-                best = e;
-            found = 1;
-        } else if (e.kind == KIND_ELF) {
-            elf++;
-        }
-        at = next;
-    }
+    entry best = {0};
+    int elf;
+    const int found = choose_ptx(c, body, &best, &elf, err, errlen);
+    if (found < 0)
+        return -1;
     if (!found) {
         fail(err, errlen, "the fatbinary holds no PTX (%d cubin%s only): the program was built for a real GPU "
                           "architecture; build it for the simulator with mk/sim.mk, which asks nvcc for PTX "
-                          "(-gencode arch=compute_75,code=compute_75)", elf, elf == 1 ? "" : "s");
+                          "(-gencode arch=compute_75,code=compute_75; compute_NN with SM=NN)", elf, elf == 1 ? "" : "s");
         return -1;
     }
     out->text = entry_text(&best, &out->len, &out->compression, err, errlen);

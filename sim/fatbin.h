@@ -35,6 +35,11 @@ typedef struct sim_fatbin_ptx {
  * built for a real architecture only; a corrupt container; a compression this build cannot read). */
 int sim_fatbin_find_ptx(const void *image, sim_fatbin_ptx *out, char *err, size_t errlen);
 
+/* The architecture of the PTX sim_fatbin_find_ptx would take from image (75 for compute_75), without
+ * decompressing it; 0 when image is not a fatbinary or holds no PTX. The simulated device's compute capability
+ * follows it (runtime.c, rt_compute_capability). */
+unsigned sim_fatbin_ptx_arch(const void *image);
+
 /* Counts the entries of a fatbinary container (wrapper or container, as above) by kind; -1 when it is not one.
  * For tests and diagnostics. */
 int sim_fatbin_count(const void *image, int *ptx_entries, int *elf_entries);

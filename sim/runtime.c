@@ -46,6 +46,7 @@
 /* One registered fatbinary: one .cu file's device code. Its PTX is parsed when first needed. */
 typedef struct rt_binary {
     const void *image;
+    unsigned arch; /* its PTX's architecture (75: compute_75), read at registration; 0 when it has none */
     const char *origin; /* what the report calls its module (rt_set_binary_origin); NULL: the program's path */
     sim_module *module;
     int tried; /* loading was attempted (module or error set) */
@@ -346,9 +347,18 @@ void **__cudaRegisterFatBinary(void *fatCubin)
         exit(EXIT_SIM_CANNOT);
     }
     b->image = fatCubin;
+    b->arch = sim_fatbin_ptx_arch(fatCubin);
     b->next = binaries;
     binaries = b;
     return (void **)b;
+}
+
+int rt_compute_capability(void)
+{
+    unsigned arch = 0;
+    for (const rt_binary *b = binaries; b; b = b->next)
+        arch = b->arch > arch ? b->arch : arch;
+    return arch ? (int)arch : RT_CC_DEFAULT;
 }
 
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) { (void)fatCubinHandle; }
@@ -723,8 +733,9 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     memset(attr, 0, sizeof *attr);
     attr->maxThreadsPerBlock = RT_MAX_THREADS_PER_BLOCK;
     attr->numRegs = 32;
-    attr->ptxVersion = RT_CC_MAJOR * 10 + RT_CC_MINOR;
-    attr->binaryVersion = RT_CC_MAJOR * 10 + RT_CC_MINOR;
+    rt_function *f = find_function(func);
+    attr->ptxVersion = f->binary && f->binary->arch ? (int)f->binary->arch : rt_compute_capability();
+    attr->binaryVersion = rt_compute_capability();
     attr->maxDynamicSharedSizeBytes = RT_SHARED_PER_BLOCK;
     return cudaSuccess;
 }

@@ -14,11 +14,16 @@
 
 #define RT_PREFIX "ppl-sim: " /* every message of the simulator's runtime starts so (the grader looks for it) */
 
-/* The fake device: what cudaGetDeviceProperties and cudaDeviceGetAttribute report. Turing-like (compute
-   capability 7.5) with few SMs, so that kernels sized from the SM count simulate fast. */
+/* The fake device: what cudaGetDeviceProperties and cudaDeviceGetAttribute report, with few SMs, so that kernels
+   sized from the SM count simulate fast. Its compute capability is the architecture of the PTX the program
+   carries (mk/sim.mk builds compute_$(SM), 75 unless SM=NN is given): the highest of its registered fatbinaries',
+   86 for compute_86 (8.6), RT_CC_DEFAULT (Turing, 7.5) before any is registered, so it never disagrees with the
+   code it runs. */
 #define RT_DEVICE_NAME "PPL SIMT simulator"
-#define RT_CC_MAJOR 7
-#define RT_CC_MINOR 5
+#define RT_CC_DEFAULT 75
+int rt_compute_capability(void);
+#define RT_CC_MAJOR (rt_compute_capability() / 10)
+#define RT_CC_MINOR (rt_compute_capability() % 10)
 #define RT_MAX_THREADS_PER_BLOCK 1024
 #define RT_SHARED_PER_BLOCK (48 * 1024)
 #define RT_SHARED_PER_BLOCK_OPTIN (64 * 1024)

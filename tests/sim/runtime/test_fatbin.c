@@ -65,6 +65,7 @@ static char *ptx_of(const char *name, int compression)
     if (compression != NVCC_DEFAULT)
         ck_assert_int_eq(ptx.compression, compression);
     ck_assert_uint_eq(ptx.arch, 75);
+    ck_assert_uint_eq(sim_fatbin_ptx_arch(image), 75); /* what the simulated device reports: 7.5 */
     ck_assert_uint_eq(ptx.len, strlen(ptx.text));
     ck_assert_ptr_nonnull(strstr(ptx.text, ".version"));
     ck_assert_ptr_nonnull(strstr(ptx.text, ".target sm_75"));
@@ -134,6 +135,7 @@ START_TEST(test_cubin_only_says_what_to_do)
     ck_assert_int_ge(sim_fatbin_count(image, &n_ptx, &n_elf), 1);
     ck_assert_int_eq(n_ptx, 0);
     ck_assert_int_ge(n_elf, 1);
+    ck_assert_uint_eq(sim_fatbin_ptx_arch(image), 0);
     sim_fatbin_ptx ptx;
     char err[512] = "";
     ck_assert_int_eq(sim_fatbin_find_ptx(image, &ptx, err, sizeof err), -1);
