@@ -134,7 +134,7 @@ class Lateness:
             grace = f", within the {self.grace_minutes:g} minutes' grace" if self.submitted > self.due else ""
             return f"{self.lab}: submitted {_shown(self.submitted)}, on time ({due}{grace})"
         late_by = _duration(self.submitted - self.due)
-        cost = (f"past the last day work is taken: the lab scores 0" if self.refused else
+        cost = ("past the last day work is taken: the lab scores 0" if self.refused else
                 f"{self.days} late day{'s' if self.days != 1 else ''}: -{100 * self.fraction:g}% of the lab's points")
         lost = f" (-{self.deduction(points):g} of {points:g})" if points is not None else ""
         return f"{self.lab}: submitted {_shown(self.submitted)}, {late_by} late ({due}): {cost}{lost}"

@@ -19,7 +19,6 @@ import struct
 import subprocess
 import tempfile
 import unittest
-from pathlib import Path
 
 from grader.patterns import KIT
 

@@ -52,7 +52,7 @@ class WithoutAGpu(unittest.TestCase):
     def check(self, target, would):
         status, out = make(LAB, target)
         self.assertEqual(status, 2, out)  # make's own status for a failed recipe...
-        self.assertRegex(out, rf"\[[^\]]*\] Error 77\n")  # ...whose status was the kit's 77
+        self.assertRegex(out, r"\[[^\]]*\] Error 77\n")  # ...whose status was the kit's 77
         said = " ".join(out.split())
         self.assertIn(f"make {target} {would}", said)
         self.assertIn("there is none here (nvidia-smi", said)

@@ -15,10 +15,10 @@ from grader.patterns import KIT
 from tools.instructor import make_class
 
 try:
-    import copydetect  # noqa: F401
-    HAVE_COPYDETECT = True
+    import copydetect
 except ImportError:
-    HAVE_COPYDETECT = False
+    copydetect = None
+HAVE_COPYDETECT = copydetect is not None
 
 
 def write(folder: Path, files: dict) -> dict:
