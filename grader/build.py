@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.process import run_process
+from grader.sim_target import target_note
 from grader.source_check import check_source
 
 MAX_ERROR_LINES = 30
@@ -218,6 +219,8 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     made = folder / "out" / "student.o"
     if proc.returncode != 0 or not made.is_file():
         hint = limit_hint(proc.output, limits)
+        if makefile == "sim.mk":  # which GPU the simulator built for, and how to pick a later one
+            hint = "\n".join(filter(None, [hint, target_note(command="make grade SIM=1")]))
         result.message = (f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder)
                           + (f"\n{hint}" if hint else ""))
         return result

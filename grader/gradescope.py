@@ -360,11 +360,12 @@ def prebuild(lab_filter: str) -> int:
     and its harness objects (for a runner without a GPU), and, with SM, the harness for that GPU."""
     from grader.build import build_harness
     from grader.simulator import build_harness_sim
+    from grader.sim_target import sim_harness_build
     patterns = sorted({lab.pattern for lab in graded_labs(lab_filter)})
     status = 0
     for pattern in patterns:
-        built = build_harness_sim(SOURCE, pattern, harness_build=SOURCE / "build" / "sim" / "harness")  # mk/sim.mk's
-        # own folder, whatever HARNESS_BUILD says: the GPU's harness objects have the same names
+        built = build_harness_sim(SOURCE, pattern, harness_build=sim_harness_build(SOURCE))  # mk/sim.mk's own
+        # folder for SM (compute_SM, 75 without), whatever HARNESS_BUILD says: the GPU's objects have the same names
         print(f"autograde: the {pattern} harness for the simulator: {'built' if built.ok else built.message}")
         status |= not built.ok
     library = subprocess.run(["make", "-s", "-C", str(SOURCE / "sim"), f"KIT={SOURCE}",

@@ -2,8 +2,10 @@
 #
 # The same program as mk/lab.mk (whose rules and file lists it includes): the kit's harness plus the student's one
 # file, unchanged, with three differences:
-#   - nvcc embeds PTX for compute_75 beside the sm_75 cubin (the simulator runs the PTX; the grader's static checks
-#     read the cubin as usual), and the fatbinary is left uncompressed when libzstd is missing;
+#   - nvcc embeds PTX for compute_$(SM) beside the sm_$(SM) cubin, SM=75 (the kit's floor, Turing) unless SM=NN is
+#     given as for a GPU build (SM=80 for __reduce_add_sync or bf16 __hfma): the simulator runs the PTX and its
+#     device reports that compute capability (sim/README.md, "The device"); the grader's static checks read the
+#     cubin as usual; the fatbinary is left uncompressed when libzstd is missing;
 #   - the runner links build/sim/lib/libpplsim-client.a (sim/Makefile) instead of cudart (-cudart none), and the
 #     lab program starts the simulator's device process (build/sim/lib/ppl_sim_device) beside it, where the
 #     kernels run (sim/device_protocol.h says why);
@@ -11,7 +13,8 @@
 #     only matter as a yardstick of speed, which a simulator does not measure).
 #
 # Set before including, or on the command line: KIT, PATTERN, LAB_SRC, as for lab.mk. Optional: BUILD (default
-# build/sim), HARNESS_BUILD (default build/sim/harness in the kit, shared by every lab), SIM_BUILD (the libraries).
+# build/sim), HARNESS_BUILD (default build/sim/harness/smNN in the kit, shared by every lab), SIM_BUILD (the
+# libraries), SM (the compute capability to simulate, 75 unless given).
 #
 #   make -f mk/sim.mk KIT=$PWD PATTERN=reduce LAB_SRC=$PWD/labs/03-sequential/reduce.cu BUILD=build/sim/03
 #   make -f mk/sim.mk ... harness     the harness objects only
@@ -20,14 +23,16 @@
 # grades on it. sim/README.md describes the simulator and its environment variables.
 
 BUILD ?= build/sim
-HARNESS_BUILD ?= $(KIT)/build/sim/harness
+# mk/cuda.mk's SM, without its -arch=native: the simulator has no GPU to ask (grader/sim_target.py: DEFAULT_SM)
+SIM_SM := $(or $(SM),75)
+HARNESS_BUILD ?= $(KIT)/build/sim/harness/sm$(SIM_SM)
 SIM_BUILD ?= $(KIT)/build/sim/lib
 
 include $(KIT)/mk/lab.mk
 
 SIM_LIB := $(SIM_BUILD)/libpplsim.a
 HAVE_ZSTD := $(shell printf '\#include <zstd.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
-SIM_ARCH_FLAGS := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75
+SIM_ARCH_FLAGS := -gencode arch=compute_$(SIM_SM),code=sm_$(SIM_SM) -gencode arch=compute_$(SIM_SM),code=compute_$(SIM_SM)
 NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart none \
              $(if $(HAVE_ZSTD),,-Xfatbin -compress=false)
 LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm

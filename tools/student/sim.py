@@ -41,6 +41,7 @@ from grader.patterns import KIT, PATTERNS
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
 from grader.simulator import SIM_MAKEFILE, sim_env
+from grader.sim_target import sim_sm, target_note
 
 EXIT_BUILD = 2
 DEFAULT_TIMEOUT = 300.0
@@ -76,13 +77,14 @@ def build_folder(submission: Path, lab: str, kit: Path = KIT) -> Path:
 
 
 def source_stamp(source: Path) -> str:
-    """The stamp of a source file's content: its path and SHA-256."""
-    return f"{Path(source).resolve()} {hashlib.sha256(Path(source).read_bytes()).hexdigest()}\n"
+    """The stamp of a source file's content and target: its path, SHA-256 and the SM it is built for (SM=80 builds
+    the same file again, for compute_80)."""
+    return f"{Path(source).resolve()} {hashlib.sha256(Path(source).read_bytes()).hexdigest()} sm{sim_sm()}\n"
 
 
 def forget_other_source(build: Path, source: Path) -> None:
-    """Removes the student's object in build when it was not built from this content of source (no stamp, or
-    another file or content), so make compiles it again whatever the file's time says."""
+    """Removes the student's object in build when it was not built from this content of source for this SM (no
+    stamp, or another file, content or SM), so make compiles it again whatever the file's time says."""
     stamp = build / STAMP
     try:
         same = stamp.read_text(encoding="utf-8") == source_stamp(source)
@@ -155,13 +157,15 @@ def main(argv=None) -> int:
         print(f"sim.py: --schedule: {e}", file=sys.stderr)
         return EXIT_BUILD
     build = build_folder(submission, lab.name)
-    print(f"building {shown(source)} for the simulator (mk/sim.mk) in {shown(build)} ...", flush=True)
+    print(f"building {shown(source)} for the simulator (mk/sim.mk, compute_{sim_sm()}) in {shown(build)} ...",
+          flush=True)
     start = time.monotonic()
     forget_other_source(build, source)
     make = ["make", "-s", "--no-print-directory", f"-j{os.cpu_count() or 1}", "-f", str(SIM_MAKEFILE), f"KIT={KIT}",
             f"PATTERN={pattern}", f"LAB_SRC={source}", f"BUILD={build}"]
     if subprocess.run(make, cwd=KIT).returncode != 0:
-        print(f"sim.py: {shown(source)} does not build for the simulator (the errors are above)", file=sys.stderr)
+        print(f"sim.py: {shown(source)} does not build for the simulator (the errors are above). "
+              f"{target_note(command='make sim')}", file=sys.stderr)
         return EXIT_BUILD
     (build / STAMP).write_text(source_stamp(source), encoding="utf-8")
     program = build / f"{pattern}_lab"

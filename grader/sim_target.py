@@ -1,0 +1,39 @@
+"""The GPU the simulator builds for: mk/sim.mk compiles a lab's device code as PTX for compute_$(SM), SM=75 (the
+kit's floor, Turing) unless SM=NN is given as for a GPU build (mk/cuda.mk), and the simulated device reports that
+compute capability (sim/runtime_internal.h: it follows the PTX the program carries). What the kit's tools say about
+it when a build fails: an intrinsic or type of a later GPU (__reduce_add_sync, bf16 arithmetic: compute capability
+8.0) is an nvcc error at compute_75, and the student needs to know which target was built and how to pick another.
+"""
+import os
+import re
+from pathlib import Path
+
+DEFAULT_SM = "75"  # mk/sim.mk's SIM_SM when SM is not given
+
+
+def sim_sm(env=None) -> str:
+    """The SM the simulator builds for: SM from env (default os.environ) when set, else DEFAULT_SM."""
+    return (os.environ if env is None else env).get("SM") or DEFAULT_SM
+
+
+def capability(sm: str) -> str:
+    """compute capability "8.0" of an SM "80" (the last digit is the minor version: "100" is 10.0); sm itself when
+    it is not a number."""
+    return f"{sm[:-1]}.{sm[-1]}" if re.fullmatch(r"\d{2,3}", sm) else sm
+
+
+def sim_harness_build(kit, env=None) -> Path:
+    """mk/sim.mk's default folder of the harness objects for this SM: KIT/build/sim/harness/smNN."""
+    return Path(kit) / "build" / "sim" / "harness" / f"sm{sim_sm(env)}"
+
+
+def target_note(env=None, command: str = "make sim") -> str:
+    """The line a failed simulator build ends with: the target it was built for and, at the default, how to build
+    for a later GPU (command: the student's command to repeat with SM=NN, such as "make grade SIM=1")."""
+    sm = sim_sm(env)
+    note = f"The simulator built this for compute capability {capability(sm)} (compute_{sm}"
+    if sm != DEFAULT_SM:
+        return note + f", SM={sm})."
+    return (note + ", the kit's default: the oldest GPU it supports). A function or type of a later GPU that nvcc "
+            "calls undefined or not available for this architecture needs that GPU's target, as the course's GPU "
+            f"has it: {command} SM=80 for compute capability 8.0 (A100), SM=90 for 9.0 (H100).")
