@@ -31,25 +31,25 @@ simulator ran in the runner); all it can do is break its socket to the device, w
 the run. The device also names each module by the build ("student": its device code lies in the student's object),
 so whose kernel a finding is in does not depend on the file names of the line table. The simulator's findings and
 errors only grow during a run: the grader keeps the union of every report line it read and the counts of the last.
+grader/sim_report.py reads the channel's lines (SimReport) and says in words what they carry.
 
 Points earned on the simulator are those of the groups it can run; the report says that the rest needs a GPU.
 """
 import fcntl
 import json
 import os
-import re
 import shlex
-import shutil
-import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.run import Drain, LineReader, interpret, read_result_lines, run_process, secret_args
+from grader.run import Drain, interpret, read_result_lines, run_process, secret_args
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.schedules import run_schedules
 from grader.no_gpu import in_lab_folder
+from grader.patterns import parse_size, pattern as pattern_named
 from grader.score import TestResult, hung_labs, reproduce_line
+from grader.sim_report import (ReportReader, SimReport, as_text, counts_summary, demangle, diagnostic, fault_text,
+                               finding_text, load_report, not_graded_message)
 
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
@@ -64,16 +64,10 @@ SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so 
 # the reference solutions need under 3 million at the largest size the simulator grades, and a kernel that loops
 # forever reaches 30 million in about 10 s.
 SIM_MAX_INSTRUCTIONS = 30_000_000
-MAX_FINDING_LINES = 3
 NEEDS_GPU = "needs GPU"  # the table status of a test the simulator does not run
 TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score.py's STATUS_WORDS)
 NOT_GRADED = "not graded"  # a test the simulator could not run through (a kernel it cannot simulate): 0 points
-COUNTS_ARGS = {"reduce": ["--data", "integer", "--n", "65537"], "scan": ["--n", "65537"], "compact": ["--n", "65537"]}
-MAX_COUNT_LINES = 40
 REPORT_FD_MIN = 10  # the report pipe's write end is moved to a descriptor at least this (--runner-fd: >= 5)
-REPORT_MARK = b'{"ppl_sim_report": '  # how every report line starts (sim/runtime.c)
-MAX_REPORT_LINE = 16 << 20  # bytes of one report line read; a longer line is dropped, counted as garbage
-MAX_KEPT = 1000  # distinct findings (and errors) kept per run
 DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
 
 
@@ -104,154 +98,6 @@ def build_harness_sim(kit, pattern, **kwargs):
 def build_lab_sim(kit, pattern, source, folder, **kwargs):
     """build.build_lab with mk/sim.mk: the same program, its kernels run by the simulator."""
     return build_mod.build_lab(kit, pattern, source, folder, makefile="sim.mk", **kwargs)
-
-
-MANGLED = re.compile(r"\b_Z[A-Za-z0-9_]+")
-
-
-def demangle(text: str) -> str:
-    """text with the C++ names the simulator reports (mangled, as in the PTX: "_Z13reduce_kernelPKfPfm") shown as
-    the student wrote them ("reduce_kernel(float const*, float*, unsigned long)"), through binutils' c++filt; text
-    unchanged when c++filt is missing or fails."""
-    names = sorted(set(MANGLED.findall(text)))
-    tool = shutil.which("c++filt")
-    if not names or not tool:
-        return text
-    try:
-        proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return text
-    plain = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(plain) != len(names):
-        return text
-    table = dict(zip(names, plain))
-    return MANGLED.sub(lambda m: table.get(m.group(0), m.group(0)), text)
-
-
-# ---- the report channel ----
-
-def _text(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _number(value) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-FINDING_KEYS = ("kind", "kernel", "where", "other_where", "file", "line", "other_file", "other_line", "ptx_line",
-                "other_ptx_line")
-
-
-@dataclass
-class SimReport:
-    """What a run's report channel carried: lines (report lines read), garbage (lines that were not one: text the
-    lab's code wrote on the descriptor, or a line cut short), findings (distinct, each with the largest count seen),
-    errors (distinct: kind "kernel-fault" or "cannot-simulate", status, what, message), the last line's kernels
-    (counts) and launches, and run: how the run ended, as the grader judged it (status, message, args; {} when not
-    recorded)."""
-
-    lines: int = 0
-    garbage: int = 0
-    findings: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
-    kernels: list = field(default_factory=list)
-    launches: int = 0
-    run: dict = field(default_factory=dict)
-    _seen: dict = field(default_factory=dict, repr=False)
-
-    def take(self, raw: bytes) -> None:
-        """Adds one line of the channel."""
-        at = raw.rfind(REPORT_MARK)  # text written just before a line, without a line end, is not part of it
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(raw[at:].decode("utf-8", "replace")) if at >= 0 else (None, 0)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict) or obj.get("ppl_sim_report") != 1:
-            self.garbage += 1
-            return
-        self.lines += 1
-        for f in obj.get("findings") or []:
-            if isinstance(f, dict):
-                self._add("finding", {k: f.get(k) for k in (*FINDING_KEYS, "count", "message")})
-        for e in obj.get("errors") or []:
-            if isinstance(e, dict):
-                self._add("error", {k: _text(e.get(k)) for k in ("kind", "status", "what", "message")})
-        kernels = obj.get("kernels")
-        self.kernels = [k for k in kernels if isinstance(k, dict)] if isinstance(kernels, list) else []
-        self.launches = _number(obj.get("launches"))
-
-    def _add(self, what: str, item: dict) -> None:
-        if what == "finding":
-            key = ("finding", *(str(item.get(k)) for k in FINDING_KEYS))
-            seen = self._seen.get(key)
-            if seen is not None:
-                seen["count"] = max(_number(seen.get("count")), _number(item.get("count")))
-                return
-            kept = self.findings
-        else:
-            key = ("error", *item.values())
-            if key in self._seen:
-                return
-            kept = self.errors
-        if len(kept) < MAX_KEPT:
-            self._seen[key] = item
-            kept.append(item)
-
-    def limitation(self) -> dict | None:
-        """The first "cannot-simulate" error: a kernel (or device code) the simulator cannot run."""
-        return next((e for e in self.errors if e["kind"] == "cannot-simulate"), None)
-
-    def faults(self) -> list:
-        return [e for e in self.errors if e["kind"] == "kernel-fault"]
-
-    def to_json(self) -> dict:
-        return {"lines": self.lines, "garbage": self.garbage, "launches": self.launches, "errors": self.errors,
-                "findings": self.findings, "kernels": self.kernels, "run": self.run}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "SimReport":
-        report = cls(_number(data.get("lines")), _number(data.get("garbage")))
-        report.findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
-        report.errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
-        report.kernels = [k for k in data.get("kernels") or [] if isinstance(k, dict)]
-        report.launches = _number(data.get("launches"))
-        run = data.get("run")
-        report.run = {k: run[k] for k in ("status", "message", "args") if k in run} if isinstance(run, dict) else {}
-        return report
-
-
-def read_report(data: bytes) -> SimReport:
-    """A SimReport of a channel's whole content (tests, and PPL_SIM_REPORT files)."""
-    report = SimReport()
-    for raw in data.split(b"\n"):
-        if raw.strip():
-            report.take(raw[:MAX_REPORT_LINE])
-    return report
-
-
-def load_report(path) -> SimReport | None:
-    """The SimReport run_harness_sim saved (workdir/sim-report.json), or None."""
-    try:
-        return SimReport.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-class ReportReader(LineReader):
-    """Reads the report channel as it fills (grader/run.py's LineReader), a line at a time into a SimReport (memory
-    bounded whatever arrives): a line too long to read counts as garbage, and the rest of it is dropped."""
-
-    skip_overlong = True
-
-    def __init__(self, fd: int):
-        super().__init__(fd, MAX_REPORT_LINE)
-        self.report = SimReport()
-
-    def on_line(self, line: bytes) -> None:
-        self.report.take(line)
-
-    def on_overlong(self, head: bytes) -> None:
-        self.report.garbage += 1
 
 
 def _high_pipe(minimum: int) -> tuple:
@@ -305,39 +151,6 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     return interpret(proc, read_result_lines(result), timeout, source), report
 
 
-# ---- what the report says ----
-
-def finding_text(f: dict) -> str:
-    """A finding in the simulator's words: "[kind] kernel K, file:line and file:line (N times): what"."""
-    where = _text(f.get("where")) or "?"
-    other = _text(f.get("other_where"))
-    count = _number(f.get("count")) or 1
-    return (f"[{_text(f.get('kind'))}] kernel {_text(f.get('kernel'))}, {where}{' and ' + other if other else ''} "
-            f"({count} time{'s' if count != 1 else ''}): {_text(f.get('message'))}")
-
-
-def fault_text(e: dict) -> str:
-    return f"{e['what']} failed: {e['message']}"
-
-
-def limitation_text(e: dict) -> str:
-    return f"the simulator cannot run {e['what']} ({e['status']}): {e['message']}"
-
-
-def diagnostic(report: SimReport) -> str:
-    """What the simulator reported, for a run's message: every kernel fault, and the first findings."""
-    said = [fault_text(e) for e in report.faults()]
-    said += [finding_text(f) for f in report.findings[:MAX_FINDING_LINES]]
-    if len(report.findings) > MAX_FINDING_LINES:
-        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the run's reproduction "
-                    f"below, on the simulator, prints them all)")
-    return demangle("\n".join(said))
-
-
-def not_graded_message(limit: dict) -> str:
-    return f"not graded on the simulator: {demangle(limitation_text(limit))}; grade on a GPU"
-
-
 def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
     """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
@@ -371,17 +184,6 @@ def judge_run(outcome, report: SimReport) -> None:
         said = diagnostic(report)
         if said and said not in outcome.message:
             outcome.message = f"{outcome.message}\nthe simulator says: {said}".strip()
-
-
-def parse_size(text: str) -> int | None:
-    """A size in the harness's --n syntax (1025, 2^20, 2^24+3, 2^10-1); None when it is not one."""
-    m = re.fullmatch(r"\s*(\d+)(?:\^(\d+))?\s*(?:([+-])\s*(\d+))?\s*", text)
-    if not m:
-        return None
-    value = int(m.group(1)) ** int(m.group(2)) if m.group(2) else int(m.group(1))
-    if m.group(3):
-        value += int(m.group(4)) if m.group(3) == "+" else -int(m.group(4))
-    return value
 
 
 def largest_size(runs) -> int:
@@ -431,43 +233,11 @@ def sim_reproduce_line(lab: str, args, submission=None, kit=KIT, here: bool = Fa
 
 
 def counts_text(program, pattern: str, workdir, cwd, timeout: float, lab: str = "NN") -> str:
-    """The simulator's counts per kernel (from its report channel) of one small run of program (COUNTS_ARGS), cut to
-    MAX_COUNT_LINES lines; "" when the run did not pass."""
-    args = COUNTS_ARGS.get(pattern, ["--n", "65537"])
+    """The simulator's counts per kernel (from its report channel) of one small run of program (the pattern's
+    counts_run, grader/patterns.py), for people (sim_report.counts_summary); "" when the run did not pass."""
+    args = list(pattern_named(pattern).counts_run)
     outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd)
-    if not outcome.passed:
-        return ""
-    lines = []
-    for k in report.kernels:
-        c = {key: _number(k.get(key)) for key in ("launches", "blocks", "threads", "barriers", "fences", "atomics",
-                                                  "warp_instructions", "active_lanes", "predicated_on_lanes",
-                                                  "branches", "divergent_branches", "shared_requests",
-                                                  "shared_wavefronts", "shared_extra_wavefronts",
-                                                  "global_load_requests", "global_store_requests", "global_sectors",
-                                                  "global_ideal_sectors")}
-        lanes = 32 * c["warp_instructions"] or 1
-        requests = c["global_load_requests"] + c["global_store_requests"]
-        lines += [f"== kernel {_text(k.get('name'))}",
-                  f"   launches {c['launches']}, blocks {c['blocks']}, threads {c['threads']}, barriers "
-                  f"{c['barriers']}, fences {c['fences']}, atomics {c['atomics']}",
-                  f"   warp instructions {c['warp_instructions']}, SIMT efficiency "
-                  f"{100 * c['active_lanes'] / lanes:.1f}% (active lanes), "
-                  f"{100 * c['predicated_on_lanes'] / lanes:.1f}% (lanes not predicated off)",
-                  f"   branches {c['branches']}, divergent {c['divergent_branches']} "
-                  f"({100 * c['divergent_branches'] / (c['branches'] or 1):.1f}%)",
-                  f"   shared requests {c['shared_requests']}, wavefronts {c['shared_wavefronts']}, extra wavefronts "
-                  f"from bank conflicts {c['shared_extra_wavefronts']} "
-                  f"({c['shared_wavefronts'] / (c['shared_requests'] or 1):.2f} wavefronts/request)",
-                  f"   global requests {c['global_load_requests']} loads + {c['global_store_requests']} stores, "
-                  f"sectors {c['global_sectors']} ({c['global_sectors'] / (requests or 1):.2f} sectors/request, "
-                  f"ideal {c['global_ideal_sectors'] / (requests or 1):.2f})"]
-    if not lines:
-        return ""
-    if len(lines) > MAX_COUNT_LINES:
-        lines = lines[:MAX_COUNT_LINES] + [f"... ({len(lines) - MAX_COUNT_LINES} more lines)"]
-    header = (f"The simulator's counts for {' '.join(args)} (per source line: make sim LAB={lab[:2]}; "
-              f"sim/README.md explains them):")
-    return demangle("\n".join([header, *lines]))
+    return counts_summary(report, args, lab) if outcome.passed else ""
 
 
 # ---- the sanitizers row ----
@@ -483,8 +253,8 @@ def kernel_modules(reports) -> dict:
     modules = {}
     for report in reports:
         for k in getattr(report, "kernels", None) or []:
-            if isinstance(k, dict) and _text(k.get("module")) in MODULE_OWNERS:
-                modules.setdefault(_text(k.get("name")), set()).add(_text(k.get("module")))
+            if isinstance(k, dict) and as_text(k.get("module")) in MODULE_OWNERS:
+                modules.setdefault(as_text(k.get("name")), set()).add(as_text(k.get("module")))
     return modules
 
 
@@ -495,12 +265,12 @@ def finding_owner(f: dict, source: str, kit=KIT, source_text: str = "", modules:
     student's. Otherwise by the line table's files (sanitize.owner_of: the kit's only under its harness/ folder; a
     path the source made up is the student's) and, for an instruction without a line, by whether the student's file
     defines its kernel."""
-    origins = (modules or {}).get(_text(f.get("kernel")))
+    origins = (modules or {}).get(as_text(f.get("kernel")))
     if origins:
         return "student" if "student" in origins else "kit"
-    kernel = demangle(_text(f.get("kernel")))
-    owners = [owner_of(_text(f.get(name)), kernel, source, kit, source_text)
-              for name in ("file", "other_file") if _text(f.get(name))]
+    kernel = demangle(as_text(f.get("kernel")))
+    owners = [owner_of(as_text(f.get(name)), kernel, source, kit, source_text)
+              for name in ("file", "other_file") if as_text(f.get(name))]
     if owners:
         return "student" if "student" in owners else "kit"
     if defines_function(source_text, kernel) or not kit_defines_function(str(Path(kit)), kernel):
@@ -521,8 +291,8 @@ ENDED = {"crash": "the lab crashed", "timeout": "the lab hung (TIMEOUT)",
 def not_checked(run: dict) -> str:
     """What stopped a run before the simulator's checks could finish: "the lab crashed (--n 1,33: died of
     SIGSEGV)"."""
-    status, message = _text(run.get("status")), _text(run.get("message"))
-    args = " ".join(_text(a) for a in run.get("args") or [])
+    status, message = as_text(run.get("status")), as_text(run.get("message"))
+    args = " ".join(as_text(a) for a in run.get("args") or [])
     said = "; ".join(x for x in (args, message) if x)
     return f"{ENDED.get(status, 'the run ended as ' + status)}{f' ({said})' if said else ''}"
 

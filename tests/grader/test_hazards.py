@@ -7,7 +7,7 @@ import tomllib
 import unittest
 from pathlib import Path
 
-from grader import simulator
+from grader import sim_report, simulator
 from grader.config import ConfigError, load_config, parse_config
 from grader.score import HAZARD, TestResult, apply_hazards, hazards_of, student_paths
 from tests.grader.fakes import KIT
@@ -71,8 +71,8 @@ class StudentPaths(unittest.TestCase):
         self.assertEqual(r.summary, "/home/ada/labs/03-sequential/reduce.cu:12")
 
 
-def report(findings=(), errors=(), kernels=(), run=None, lines=1) -> simulator.SimReport:
-    r = simulator.read_report(b"".join(
+def report(findings=(), errors=(), kernels=(), run=None, lines=1) -> sim_report.SimReport:
+    r = sim_report.read_report(b"".join(
         (json.dumps({"ppl_sim_report": 1, "seq": 1, "event": "launch", "launches": 1, "errors": list(errors),
                      "kernels": list(kernels), "findings": list(findings)}) + "\n").encode() for _ in range(lines)))
     r.run = run or {}
@@ -132,7 +132,7 @@ class SimulatorRow(unittest.TestCase):
 
     def test_the_run_is_saved_with_the_report(self):
         r = report([RACE], run=PASSED)
-        again = simulator.SimReport.from_json(json.loads(json.dumps(r.to_json())))
+        again = sim_report.SimReport.from_json(json.loads(json.dumps(r.to_json())))
         self.assertEqual(again.run, PASSED)
 
 

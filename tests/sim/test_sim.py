@@ -17,7 +17,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import simulator
+from grader import sim_report, simulator
 from grader.config import load_config
 from grader.grade import Grader
 from tools.instructor.variants.wrong import mutated_text, mutations, submission
@@ -74,16 +74,9 @@ class Helpers(unittest.TestCase):
     def test_demangle(self):
         if not shutil.which("c++filt"):
             self.skipTest("c++filt (binutils) is not installed")
-        self.assertEqual(simulator.demangle("kernel _Z13reduce_kernelPKfPfm, reduce.cu:50"),
+        self.assertEqual(sim_report.demangle("kernel _Z13reduce_kernelPKfPfm, reduce.cu:50"),
                          "kernel reduce_kernel(float const*, float*, unsigned long), reduce.cu:50")
-        self.assertEqual(simulator.demangle("no names here"), "no names here")
-
-    def test_parse_size(self):
-        self.assertEqual(simulator.parse_size("1025"), 1025)
-        self.assertEqual(simulator.parse_size("2^20"), 1 << 20)
-        self.assertEqual(simulator.parse_size("2^24+3"), (1 << 24) + 3)
-        self.assertEqual(simulator.parse_size("2^10-1"), 1023)
-        self.assertIsNone(simulator.parse_size("lots"))
+        self.assertEqual(sim_report.demangle("no names here"), "no names here")
 
     def test_largest_size(self):
         self.assertEqual(simulator.largest_size([["--data", "signs", "--n", "2^29+1"], ["--n", "5,7"]]), (1 << 29) + 1)
@@ -93,7 +86,7 @@ class Helpers(unittest.TestCase):
     def test_diagnostic_keeps_faults_and_few_findings(self):
         lines = [report_line(errors=[FAULT])]
         lines += [report_line(findings=[finding(line=k, where=f"a.cu:{k}") for k in range(5)])]
-        said = simulator.diagnostic(simulator.read_report(b"".join(lines)))
+        said = sim_report.diagnostic(sim_report.read_report(b"".join(lines)))
         self.assertIn("kernel k failed: out-of-bounds global access", said)
         self.assertIn("a.cu:0", said)
         self.assertNotIn("PTX line", said)
@@ -104,23 +97,23 @@ class Helpers(unittest.TestCase):
         nothing and takes nothing back; text before a line on the same line does not hide it."""
         racy = report_line(findings=[finding()])
         forged = report_line(findings=[], errors=[], seq=99)
-        report = simulator.read_report(b"garbage without an end" + racy + forged + b"not a report\n" + b"{\"ppl\n")
+        report = sim_report.read_report(b"garbage without an end" + racy + forged + b"not a report\n" + b"{\"ppl\n")
         self.assertEqual((report.lines, report.garbage), (2, 2))
         self.assertEqual(len(report.findings), 1)
         self.assertEqual(report.findings[0]["count"], 7)
-        again = simulator.read_report(racy + report_line(findings=[finding(count=9)]))
+        again = sim_report.read_report(racy + report_line(findings=[finding(count=9)]))
         self.assertEqual([f["count"] for f in again.findings], [9])  # the same finding, counted further
         self.assertIsNone(report.limitation())
-        limited = simulator.read_report(report_line(errors=[LIMIT]))
+        limited = sim_report.read_report(report_line(errors=[LIMIT]))
         self.assertEqual(limited.limitation()["status"], "unsupported")
         self.assertIn("not graded on the simulator: the simulator cannot run kernel k (unsupported)",
-                      simulator.not_graded_message(limited.limitation()))
+                      sim_report.not_graded_message(limited.limitation()))
 
     def test_the_channel_reader_is_bounded(self):
         read_fd, write_fd = os.pipe()
-        reader = simulator.ReportReader(read_fd)
+        reader = sim_report.ReportReader(read_fd)
         reader.start()
-        with mock.patch.object(simulator, "MAX_REPORT_LINE", 1000):
+        with mock.patch.object(sim_report, "MAX_REPORT_LINE", 1000):
             os.write(write_fd, b"x" * 5000)  # a line without end, longer than the limit: dropped
             os.write(write_fd, b"\n" + report_line(findings=[finding()]))
             os.close(write_fd)
@@ -129,12 +122,12 @@ class Helpers(unittest.TestCase):
         self.assertEqual((reader.report.lines, reader.report.garbage, len(reader.report.findings)), (1, 1, 1))
 
     def test_hazards_row(self):
-        mine = simulator.read_report(report_line(findings=[
+        mine = sim_report.read_report(report_line(findings=[
             finding(kind="shared-race-inter-warp", kernel="k", file="/b/06-scan/scan.cu", line=38, where="scan.cu:38",
                     other_file="/b/06-scan/scan.cu", other_line=35, other_where="scan.cu:35"),
             finding(kind="uninitialized-global-read", kernel="_Z15checksum_kernelPKjmmPy",
                     file=f"{KIT}/harness/runner/check_i32.cu", line=19, where="check_i32.cu:19")]))
-        clean = simulator.read_report(report_line())
+        clean = sim_report.read_report(report_line())
         ok = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean])
         self.assertEqual((ok.status, ok.score), ("pass", 5.0))
         bad = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean, mine, mine])
@@ -159,11 +152,11 @@ class Helpers(unittest.TestCase):
         self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "kit")
 
     def test_hazards_row_not_graded(self):
-        limited = simulator.read_report(report_line(errors=[LIMIT]))
-        row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [simulator.read_report(report_line()), limited])
+        limited = sim_report.read_report(report_line(errors=[LIMIT]))
+        row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [sim_report.read_report(report_line()), limited])
         self.assertEqual((row.status, row.score), (simulator.NOT_GRADED, 0.0))
         self.assertIn("grade on a GPU", row.summary)
-        silent = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [simulator.SimReport()])
+        silent = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [sim_report.SimReport()])
         self.assertEqual((silent.status, silent.score), ("not run", 0.0))  # the checks did not happen
 
 
@@ -342,7 +335,7 @@ class FindingsTheStudentCannotTouch(SimGrading):
         workdir = Path(self.tmp.name) / tag / "run"
         outcome = simulator.run_harness_sim(program, ["--data", "integer", "--n", "1025,4097", "--seed", "3"],
                                             timeout=600, workdir=workdir, cwd=KIT, source="reduce.cu")
-        return outcome, simulator.load_report(workdir / "sim-report.json")
+        return outcome, sim_report.load_report(workdir / "sim-report.json")
 
     def racy(self) -> str:
         return mutated_text("volatile-last-warp")
