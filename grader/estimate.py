@@ -57,8 +57,8 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from grader.patterns import KIT
-from grader.simulator import parse_size, sim_env
+from grader.patterns import KIT, parse_size, pattern as pattern_named
+from grader.simulator import sim_env
 
 GPUS_FILE = Path(__file__).resolve().with_name("gpus.toml")
 DEFAULT_GPU = "H100"
@@ -69,11 +69,6 @@ HARD_INSTRUCTIONS = 25_000_000  # ... unless its run would pass this (the grader
 MAX_N = 1 << 22  # and at most this (time: above it the harness checks a scan's output with a kernel of its own)
 SECTOR_BYTES = 32
 SEED = "20261122"  # fixed data: the same estimate every time
-BENCH_ARGS = {  # the benchmark's data and variant (harness/checker: reduce uniform floats; the scan's brent-kung
-    "reduce": ["--data", "uniform"],  # exclusive scan; compaction at threshold 0)
-    "scan": ["--algorithms", "brent-kung", "--kinds", "exclusive"],
-    "compact": ["--thresholds", "0"],
-}
 ESTIMATE_NOTE = "an estimate from simulator counts, not a measurement"
 # The harness's own kernels that run outside the timed call (its checksums of large outputs, the SM clock stamps of
 # a benchmark): kernels defined in these files are left out of the estimate. (Kernels the lab's code calls, such as
@@ -338,8 +333,9 @@ def estimate_kernels(kernels: dict, gpu: Gpu, model: Model, n: int) -> Estimate:
 # ---- running the simulator ----
 
 def bench_args(pattern: str, n: int) -> list:
-    """The harness arguments of a correctness run shaped like the benchmark (its data and variant) at n."""
-    return [*BENCH_ARGS.get(pattern, []), "--n", str(n), "--seed", SEED]
+    """The harness arguments of a correctness run shaped like the benchmark (its data and variant: the pattern's
+    bench_case in grader/patterns.py) at n."""
+    return [*pattern_named(pattern).bench_case, "--n", str(n), "--seed", SEED]
 
 
 def local_runner(program, *, cwd=KIT, timeout: float = 300.0):
