@@ -1,10 +1,10 @@
 """grader/config.py: the real labs.toml is consistent, and bad files give errors that name the key."""
-import re
 import tempfile
 import unittest
 from pathlib import Path
 
 from grader.config import ConfigError, load_config
+from grader.patterns import parse_sizes
 from tests.grader.fakes import SMALL_TOML, write_file
 
 REDUCE = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened"]
@@ -14,18 +14,12 @@ GROUPS = {"reduce": ["datasets", "edge sizes", "exact integer data", "large size
 
 
 def sizes(text: str) -> list:
-    """The sizes of a --n list ("1,1025,2^20+1") as the harness's ppl_parse_sizes reads them (a test's own copy:
-    the grader needs none, it takes the case names from the harness's plan)."""
-    out = []
-    for item in text.split(","):
-        m = re.fullmatch(r"2\^([0-9]+)(?:([+-])([0-9]+))?|([0-9]+)", item)
-        if not m:
-            raise ValueError(f"bad size {item!r} in {text!r}")
-        n = int(m.group(4)) if m.group(4) else 2 ** int(m.group(1)) + int(m.group(2) + m.group(3) if m.group(2) else 0)
-        if n < 1:
-            raise ValueError(f"bad size {item!r} in {text!r}")
-        out.append(n)
-    return out
+    """The sizes of a --n list ("1,1025,2^20+1"), read by the kit's one parser (grader/patterns.py, which
+    tests/grader/test_patterns.py holds to the harness's ppl_parse_sizes); ValueError for a list it refuses."""
+    found = parse_sizes(text)
+    if found is None:
+        raise ValueError(f"bad size list {text!r}")
+    return found
 
 
 def run_sizes(run) -> list:
