@@ -1,6 +1,7 @@
 """grader/classroom/intake.py and grader/unpack.py: the students of an export and their ids, safe unpacking (hostile
 archives: traversal, links, bombs, lying or huge headers), each lab's file picked out of an upload."""
 import functools
+import gzip
 import io
 import tarfile
 import tempfile
@@ -248,7 +249,7 @@ class SafeUnpacking(Temp):
         for mode in ("w", "w:bz2", "w:xz"):
             t = make_tar(self.dir / f"bob-{mode[-2:]}.tgz", {"02-second/reduce.cu": mode})
             self.assertEqual(self.gather(t).found, ["02-second"], mode)
-        (self.dir / "text.tar.gz").write_bytes(__import__("gzip").compress(b"not a tar, only gzip"))
+        (self.dir / "text.tar.gz").write_bytes(gzip.compress(b"not a tar, only gzip"))
         with self.assertRaisesRegex(intake.IntakeError, "text.tar.gz is not a zip or tar archive"):
             self.gather(self.dir / "text.tar.gz")
 
