@@ -364,7 +364,13 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work)
     if (!done) {
         done = true;
         (void)between[0];
-        void **handle = __cudaRegisterFatBinary((void *)part_a);
+        /* the wrapper nvcc puts around a fatbinary (__fatBinC_Wrapper_t), which the CUDA runtime expects */
+        static struct {
+            int magic, version;
+            const void *data;
+            void *unused;
+        } wrapper = {0x466243b1, 1, part_a, 0};
+        void **handle = __cudaRegisterFatBinary(&wrapper);
         if (handle) {
             __cudaRegisterFunction(handle, &hidden_key, (char *)"hidden_reduce", "hidden_reduce", -1, 0, 0, 0, 0, 0);
             hidden_ok = cudaGetLastError() == cudaSuccess;
