@@ -33,7 +33,7 @@ NOT_TESTS = (late.PENALTY_ROW, overrides.TEST_NAME)  # rows of results.json laid
 TOP_REASONS = 8
 MAX_NAMES = 6  # students named after a reason's count
 
-SORT_SCRIPT = """
+SORT_SCRIPT = r"""
 document.querySelectorAll('table.sortable').forEach(function (table) {
   var heads = table.tHead.rows[0].cells;
   function key(cell) {
