@@ -121,5 +121,28 @@ class MakeSimAfterAFault(unittest.TestCase):
                                       r"\(error, above\)")
 
 
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class MakeSimSaysTheHazards(unittest.TestCase):
+    def test_hazards_are_printed_once_demangled_summed_up_and_fail_the_run(self):
+        """make sim of lab 03 with __syncthreads() inside `if (t < stride)`: every sum is right, but the run exits
+        1 with a closing line naming the hazards' lines and what make grade does with them; each finding is printed
+        once (not after each launch and again at the end), kernels by the names the student wrote."""
+        with tempfile.TemporaryDirectory(prefix="ppl-sim-hazard-") as tmp:
+            os.chmod(tmp, 0o755)
+            folder = submission("barrier-in-branch", Path(tmp))
+            proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "03", "--submission",
+                                   str(folder), "--n", "1,1025", "--no-estimate"], cwd=KIT,
+                                  capture_output=True, text=True, timeout=900)
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 1, out)
+        self.assertNotIn("FAIL", proc.stdout)
+        self.assertRegex(proc.stderr, r"\d+ hazards? found \(reduce\.cu:\d+.*make grade takes the correctness points")
+        self.assertNotIn("_Z13reduce_kernel", out)
+        self.assertNotIn("new finding", out)
+        lines = [x for x in proc.stderr.splitlines() if "[barrier-with-exited-threads]" in x]
+        self.assertTrue(lines, out)
+        self.assertEqual(len(lines), len(set(lines)), out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -21,16 +21,23 @@ build/sim/custom/NAME-HASH/LAB for any other folder (HASH: of its resolved path)
 program. make rebuilds by timestamps; a stamp of the file's content beside the program also rebuilds it when the
 file changed but its time did not move forward (a copy that kept an older time).
 
+The simulator's findings (hazards that did not stop a kernel: races, barriers not every thread reaches, ...) are
+printed once, at the end with their counts, kernels by the names the student wrote (grader/sim_report.py's
+demangle), and a closing line sums up those in the student's code: make grade takes points for them.
+
 Exit status: the program's (0 every case passed, 1 a case failed, 2 the simulator cannot run a kernel, 3 a kernel
-fault such as an out-of-bounds access, with the simulator's diagnostic above); 2 when the lab does not build.
+fault such as an out-of-bounds access, with the simulator's diagnostic above); 1 when every case passed but the
+simulator found a hazard in the student's code; 2 when the lab does not build.
 """
 import argparse
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,7 +47,8 @@ from grader.no_gpu import shown
 from grader.patterns import KIT, PATTERNS
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
-from grader.simulator import SIM_MAKEFILE, sim_env
+from grader.sim_report import demangle, read_report
+from grader.simulator import SIM_MAKEFILE, finding_owner, kernel_modules, sim_env
 from grader.sim_target import sim_sm, target_note
 
 EXIT_BUILD = 2
@@ -126,6 +134,74 @@ def not_run_note(result: Path) -> str:
             f"loses a GPU's context, so the cases after it never run: fix it and run again")
 
 
+NEW_FINDINGS = re.compile(r"^ppl-sim: kernel \S+: \d+ new findings? \(hazards that did not stop it\):$")
+FINDINGS_SECTION = re.compile(r"^== findings \(\d+\)$")
+
+
+class StderrRelay:
+    """Relays the simulated program's stderr a line at a time with every C++ name demangled (once per name), minus
+    the findings the simulator prints after each launch ("kernel K: N new findings ...", then indented lines): the
+    program prints them all again, with their counts, in its closing "== findings" section. When the run ends
+    without that section (stopped by the time limit), finish() prints the per-launch ones instead, so nothing is
+    lost."""
+
+    def __init__(self, out):
+        self.out, self.names, self.held, self.in_block, self.section = out, {}, [], False, False
+
+    def _plain(self, line: str) -> str:
+        for name in set(re.findall(r"\b_Z[A-Za-z0-9_]+", line)) - set(self.names):
+            self.names[name] = demangle(name)
+        return re.sub(r"\b_Z[A-Za-z0-9_]+", lambda m: self.names.get(m.group(0), m.group(0)), line)
+
+    def line(self, line: str) -> None:
+        """One line of the program's stderr (with its line end)."""
+        bare = line.rstrip("\n")
+        if NEW_FINDINGS.match(bare):
+            self.in_block = True
+        elif self.in_block and not bare.startswith("ppl-sim:    "):
+            self.in_block = False
+        if FINDINGS_SECTION.match(bare):
+            self.section = True
+        if self.in_block:
+            self.held.append(self._plain(line))
+            return
+        self.out.write(self._plain(line))
+        self.out.flush()
+
+    def finish(self) -> None:
+        if self.held and not self.section:
+            self.out.writelines(self.held)
+            self.out.flush()
+
+
+def hazard_summary(report_path: Path, source: Path) -> tuple:
+    """(number of distinct findings in the student's code, the closing line saying them) from the report the run
+    wrote (PPL_SIM_REPORT); (0, "") when there is none, or none is the student's. Whose a finding is: the grader's
+    rule (grader/simulator.py finding_owner), so make sim and make grade agree."""
+    try:
+        report = read_report(Path(report_path).read_bytes())
+    except OSError:
+        return 0, ""
+    try:
+        text = Path(source).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    modules = kernel_modules([report])
+    mine = [f for f in report.findings if finding_owner(f, str(source.name), KIT, text, modules) == "student"]
+    if not mine:
+        return 0, ""
+    places = []
+    for f in mine:
+        where = (str(f.get("where") or "") or "?").rsplit("/", 1)[-1]
+        if where not in places:
+            places.append(where)
+    kinds = sorted({str(f.get("kind")) for f in mine})
+    s = "" if len(mine) == 1 else "s"
+    return len(mine), (f"{len(mine)} hazard{s} found ({', '.join(places[:5])}{' ...' if len(places) > 5 else ''}: "
+                       f"{', '.join(kinds)}; the findings above): make grade takes the correctness points of the "
+                       f"groups they touch (labs.toml's hazard_cost), even where the answers came out right")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     submission = Path(args.submission)
@@ -171,30 +247,45 @@ def main(argv=None) -> int:
     program = build / f"{pattern}_lab"
     # --in-process: the sandbox off, so that the simulator's counts (printed when the run ends) reach this terminal;
     # --result: which cases ran, to say which did not (not_run_note)
-    result = build / "sim-result.jsonl"
+    result, report = build / "sim-result.jsonl", build / "sim-report.json"
     result.unlink(missing_ok=True)
+    report.unlink(missing_ok=True)
     run += ["--in-process"] + ([] if "--result" in run else ["--result", str(result)])
     print(f"built in {time.monotonic() - start:.1f} s; running on the simulator"
           f"{'' if args.schedule == 'inorder' else ' under the schedule ' + args.schedule}: {shown(program)} "
           f"{shlex.join(run)}", flush=True)
     start = time.monotonic()
+    relay = StderrRelay(sys.stderr)
+    proc = subprocess.Popen([str(program), *run], cwd=KIT, env={**sim_env(counts=True, report=report), **schedule},
+                            stderr=subprocess.PIPE, text=True, errors="replace")
+    stopped = threading.Event()
+    timer = threading.Timer(args.timeout, lambda: (stopped.set(), proc.kill()))
+    timer.start()
     try:
-        proc = subprocess.run([str(program), *run], cwd=KIT, env={**sim_env(counts=True), **schedule},
-                              timeout=args.timeout)
-    except subprocess.TimeoutExpired:
+        for line in proc.stderr:
+            relay.line(line)
+        proc.wait()
+    finally:
+        timer.cancel()
+        relay.finish()
+    if stopped.is_set():
         print(f"sim.py: the run took more than {args.timeout:g} s and was stopped (a kernel that loops forever "
               f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
         return 1
-    print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})")
+    print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})", flush=True)
     note = not_run_note(result) if proc.returncode != 0 else ""
     if note:
-        print(note, file=sys.stderr)
-    if proc.returncode == 0 and not args.no_estimate:
+        print(note, file=sys.stderr, flush=True)
+    hazards, summary = hazard_summary(report, source)
+    if summary:
+        print(summary, file=sys.stderr, flush=True)
+    status = 1 if hazards and proc.returncode == 0 else proc.returncode
+    if status == 0 and not args.no_estimate:
         start = time.monotonic()
         print(f"estimating its speed on {args.gpu} from the simulator's counts at larger sizes ...", flush=True)
         _, line = estimate_for(local_runner(program, cwd=KIT, timeout=args.timeout), labs[0], args.gpu)
         print(f"{line} [{time.monotonic() - start:.1f} s]", flush=True)
-    return proc.returncode
+    return status
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""tools/student/sim.py (make sim) without a build: the stderr relay (findings printed once, names demangled) and the
+closing hazard line. The runs themselves are tests/sim/test_hazard_points.py's (they need nvcc)."""
+import io
+import json
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from tools.student.sim import StderrRelay, hazard_summary
+
+LIVE = ["ppl-sim: kernel _Z13reduce_kernelPKfPfm: 1 new finding (hazards that did not stop it):\n",
+        "ppl-sim:    [barrier-with-exited-threads] kernel _Z13reduce_kernelPKfPfm, reduce.cu:31 (1 times): x\n",
+        "ppl-sim:       PTX line 71: bar.sync 0\n"]
+CLOSING = ["== kernel _Z13reduce_kernelPKfPfm (student)\n", "== findings (1)\n",
+           "   [barrier-with-exited-threads] kernel _Z13reduce_kernelPKfPfm, reduce.cu:31 (79 times): x\n"]
+
+
+class Relay(unittest.TestCase):
+    def relay(self, lines):
+        out = io.StringIO()
+        relay = StderrRelay(out)
+        for line in lines:
+            relay.line(line)
+        relay.finish()
+        return out.getvalue()
+
+    def test_the_findings_after_each_launch_are_dropped_when_the_closing_section_has_them(self):
+        text = self.relay([*LIVE, "CUDA error at reduce.cu:9\n", *CLOSING])
+        self.assertEqual(text.count("[barrier-with-exited-threads]"), 1, text)
+        self.assertIn("(79 times)", text)
+        self.assertIn("CUDA error at reduce.cu:9", text)
+        if shutil.which("c++filt"):
+            self.assertNotIn("_Z13", text)
+            self.assertIn("reduce_kernel(float const*, float*, unsigned long)", text)
+
+    def test_without_a_closing_section_the_findings_after_each_launch_are_kept(self):
+        text = self.relay(LIVE)
+        self.assertEqual(text.count("[barrier-with-exited-threads]"), 1, text)
+        self.assertIn("(1 times)", text)
+
+
+class Summary(unittest.TestCase):
+    def summary(self, findings):
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "sim-report.json"
+            report.write_text(json.dumps({"ppl_sim_report": 1, "findings": findings}) + "\n", encoding="utf-8")
+            source = Path(tmp) / "reduce.cu"
+            source.write_text("__global__ void reduce_kernel(const float *src, float *dst, size_t count) {}\n")
+            return hazard_summary(report, source)
+
+    def test_the_students_findings_are_counted_with_their_lines(self):
+        f = {"kind": "barrier-with-exited-threads", "kernel": "_Z13reduce_kernelPKfPfm", "where": "reduce.cu:31",
+             "file": "/tmp/x/reduce.cu", "line": 31, "count": 79, "message": "m"}
+        count, line = self.summary([f, {**f, "ptx_line": 84}])
+        self.assertEqual(count, 2)
+        self.assertRegex(line, r"^2 hazards found \(reduce\.cu:31: barrier-with-exited-threads; .*make grade takes "
+                               r"the correctness points of the groups they touch")
+
+    def test_no_report_or_no_findings_says_nothing(self):
+        self.assertEqual(self.summary([]), (0, ""))
+        self.assertEqual(hazard_summary(Path("/nonexistent/report.json"), Path("reduce.cu")), (0, ""))
+
+
+if __name__ == "__main__":
+    unittest.main()
