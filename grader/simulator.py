@@ -305,7 +305,9 @@ def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, sou
     FAIL when the student's code has a hazard: a finding, or a kernel fault of HAZARD_FAULTS, in a kernel of the
     student's (finding_owner); data["hazards"] lists them, each with its file:line, for grader/score.py's
     apply_hazards, which takes labs.toml's hazard_cost of the lab's correctness points. One in the kit's own kernels
-    is reported as a kit bug and costs nothing. Otherwise the row says what happened: "not graded" when a kernel
+    (only device code found whole in the kit's harness objects is, sim/device_main.c) makes the row "not graded"
+    (0 points: the kit's own code is at fault, the instructors must look; the reference solutions have none), so that
+    passing one's kernel off as the kit's can never earn the row. Otherwise the row says what happened: "not graded" when a kernel
     could not be simulated; "not run" when no run reached the simulator's checks, or when a run ended before them
     (a crash, a hang, a CUDA error: its group failed for it), saying which and what the other runs found; "pass"
     only when every run was checked to its end (a run of a wrong answer is) and nothing of the student's was
@@ -323,13 +325,16 @@ def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, sou
                 continue
             seen.add(key)
             (mine if finding_owner(f, source, kit, source_text, modules) == "student" else kits).append(demangle(text))
-    note = ("\nIn the kit's own kernels (a kit bug, not held against you; tell the instructors):\n" + "\n".join(kits)
-            if kits else "")
+    note = ("\nIn the kit's own kernels (a kit bug: tell the instructors):\n" + "\n".join(kits) if kits else "")
     if mine:
         more = f" (and {len(mine) - 1} more below)" if len(mine) > 1 else ""
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, "FAIL", f"the simulator found: {mine[0]}{more}",
                           "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note,
                           {"hazards": mine})
+    if kits:
+        return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
+                          f"not graded: the simulator found a hazard in the kit's own code, not in {source} "
+                          f"({kits[0]}); tell the instructors", note.strip())
     limit = next((r.limitation() for r in reports if r.limitation()), None)
     if limit:
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,

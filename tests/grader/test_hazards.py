@@ -98,14 +98,17 @@ class SimulatorRow(unittest.TestCase):
 
     def test_the_module_decides_whose_kernel_it_is(self):
         """The device names each module by the build: a #line naming the kit's harness does not make a kernel of
-        the student's object the kit's, and a kit module's finding is a kit bug whatever its file."""
+        the student's object the kit's, and a kit module's finding is a kit bug whatever its file: the row is then
+        "not graded" (0 points, tell the instructors), never a free pass."""
         kit_path = dict(RACE, file=f"{KIT}/harness/runner/reduce_support.cu", where="reduce_support.cu:30")
-        for module, status in (("student", "FAIL"), ("kit", "pass")):
+        for module, status in (("student", "FAIL"), ("kit", simulator.NOT_GRADED)):
             with self.subTest(module=module):
                 row = simulator.score_hazards("04", 0, "reduce.cu", [
                     report([kit_path], kernels=[{"name": "_Z1kPf", "module": module}], run=PASSED)], kit=KIT)
                 self.assertEqual(row.status, status, row.summary)
+                self.assertEqual(row.score, 0.0)
                 self.assertEqual("kit bug" in row.detail, module == "kit")
+                self.assertEqual("tell the instructors" in row.summary, module == "kit")
 
     def test_the_row_passes_only_when_every_run_went_to_its_end(self):
         ok = simulator.score_hazards("03", 0, "reduce.cu", [report(run=PASSED), report(run=dict(PASSED,
