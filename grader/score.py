@@ -241,11 +241,29 @@ def hazards_of(row) -> list:
     return [str(h) for h in found] if isinstance(found, list) else []
 
 
+PLACE = re.compile(r"([\w.+-]+\.(?:cu|cuh|h|hpp|c|cc|cpp)):(\d+)")
+
+
+def hazard_places(found: list, most: int = 3) -> str:
+    """The file:line places the hazards found name, each once, in order, their files by base name ("reduce.cu:31,
+    reduce.cu:34"; "... and N more" past most; "the line is not known" when none names one): how a correctness
+    group points at the sanitizers row without repeating its lines."""
+    places = []
+    for h in found:
+        for file, line in PLACE.findall(h):
+            if f"{file}:{line}" not in places:
+                places.append(f"{file}:{line}")
+    if not places:
+        return "the line is not known"
+    more = f" and {len(places) - most} more" if len(places) > most else ""
+    return ", ".join(places[:most]) + more
+
+
 def apply_hazards(results: list, groups, cost: float) -> list:
     """The rule of labs.toml's hazard_cost: when the lab's sanitizers row (compute-sanitizer on a GPU, the
     simulator's own checks without one) holds a hazard against the student's code, every correctness group in
-    `groups` (their names) that earned points keeps only (1 - cost) of them, with status HAZARD and the hazards'
-    lines in its detail: a racy kernel that sums right today is still a wrong kernel. Groups that failed, were not
+    `groups` (their names) that earned points keeps only (1 - cost) of them, with status HAZARD and a summary that
+    names the hazards' file:line places and points at the sanitizers row, which alone prints them: a racy kernel that sums right today is still a wrong kernel. Groups that failed, were not
     run or need a GPU are left as they are; so is everything when the row holds no hazard (it passed, found only the
     kit's, or was not run). Returns results, changed in place."""
     row = next((r for r in results if r.name == SANITIZERS), None)
@@ -254,18 +272,19 @@ def apply_hazards(results: list, groups, cost: float) -> list:
         return results
     names = set(groups)
     lost = f"{100 * min(cost, 1.0):g}%" if cost < 1 else "all"
+    places = hazard_places(found)
     for r in results:
         if r.name not in names or r.score <= 0:
             continue
         kept = round(r.max_score * max(0.0, 1.0 - cost), 2)
-        more = f" (and {len(found) - 1} more: see {SANITIZERS})" if len(found) > 1 else ""
-        detail = [f"Its runs passed ({r.summary}), but the lab's code has a hazard, which takes {lost} of the points "
-                  f"of every correctness group (labs.toml's hazard_cost): a race or an out-of-bounds access may give "
-                  f"right answers on one run or GPU and wrong ones on the next.", *(f"- {h}" for h in found[:10])]
+        detail = [f"Its runs passed ({r.summary}), but the lab's code has a hazard ({places}: the {SANITIZERS} row "
+                  f"says what), which takes {lost} of the points of every correctness group (labs.toml's "
+                  f"hazard_cost): a race or an out-of-bounds access may give right answers on one run or GPU and "
+                  f"wrong ones on the next."]
         if r.detail:
             detail.append(r.detail)
         r.score, r.status = kept, HAZARD
-        r.summary = f"passed, but {found[0]}{more}"
+        r.summary = f"HAZARD: see the {SANITIZERS} row ({places})"
         r.detail = "\n".join(detail)
         r.data = {**(r.data or {}), "hazard_cost": cost}
     return results

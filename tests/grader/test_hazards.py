@@ -9,7 +9,7 @@ from pathlib import Path
 
 from grader import sim_report, simulator
 from grader.config import ConfigError, load_config, parse_config
-from grader.score import HAZARD, TestResult, apply_hazards, hazards_of, student_paths
+from grader.score import HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, student_paths
 from tests.grader.fakes import KIT
 
 GROUPS = ("datasets", "edge sizes", "exact integer data")
@@ -30,12 +30,16 @@ class ApplyHazards(unittest.TestCase):
         rows = apply_hazards(results({"hazards": ["race at reduce.cu:29 and reduce.cu:34", "another"]}), GROUPS, 1.0)
         by = {r.name: r for r in rows}
         self.assertEqual([(by[g].status, by[g].score) for g in GROUPS], [(HAZARD, 0), (HAZARD, 0), ("FAIL", 0)])
-        self.assertEqual(by["datasets"].summary, "passed, but race at reduce.cu:29 and reduce.cu:34 (and 1 more: "
-                                                 "see sanitizers)")
-        self.assertIn("- another", by["datasets"].detail)
+        self.assertEqual(by["datasets"].summary, "HAZARD: see the sanitizers row (reduce.cu:29, reduce.cu:34)")
+        self.assertNotIn("race at", by["datasets"].detail)  # the finding's lines are the sanitizers row's alone
         self.assertIn("labs.toml's hazard_cost", by["datasets"].detail)
         self.assertTrue(by["datasets"].detail.endswith("detail"))  # the group's own detail is kept
         self.assertEqual(by["performance"].status, "needs GPU")
+
+    def test_the_places_are_named_once_each_and_cut_short(self):
+        found = [f"[race] kernel k, reduce.cu:{n} and /x/y/reduce.cu:{n} (1 time): m" for n in (31, 31, 32, 33, 34)]
+        self.assertEqual(hazard_places(found), "reduce.cu:31, reduce.cu:32, reduce.cu:33 and 1 more")
+        self.assertEqual(hazard_places(["a hazard without a place"]), "the line is not known")
 
     def test_a_share_of_the_points(self):
         by = {r.name: r for r in apply_hazards(results({"hazards": ["h"]}), GROUPS, 0.25)}

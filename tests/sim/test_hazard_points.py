@@ -3,7 +3,8 @@
 `grade.py --simulator` of known-wrong submissions (tools/instructor/variants/mutations.toml) whose sums usually come
 out right but whose code has a hazard the simulator finds: lab 02 without the barrier after the load (a race), lab 03
 with __syncthreads() inside `if (t < stride)` (a barrier not every thread reaches). Every correctness group that ran
-loses its points: HAZARD (labs.toml's hazard_cost, 1) with the hazard's file:line when its runs passed, FAIL when an
+loses its points: HAZARD (labs.toml's hazard_cost, 1) naming the hazard's file:line and the sanitizers row, which
+alone prints the finding, when its runs passed, FAIL when an
 adversarial schedule made the race show in a sum; no row names the copy the grader compiled; the sanitizers row
 fails. A lab whose host code crashes at some sizes keeps the
 groups that passed, and its sanitizers row says "not run to the end: the lab crashed ..." instead of "pass"; make
@@ -74,8 +75,10 @@ class HazardsCostPoints(unittest.TestCase):
                 # schedules) failed outright: either way no point is left
                 self.assertTrue(all(r.status in (HAZARD, "FAIL") and r.score == 0 for r in groups), said)
                 self.assertEqual(rows["sanitizers"].status, "FAIL", said)
-                for r in [*(g for g in groups if g.status == HAZARD), rows["sanitizers"]]:
-                    self.assertRegex(r.summary, named)
+                self.assertRegex(rows["sanitizers"].summary, named)
+                for r in (g for g in groups if g.status == HAZARD):  # they point at the row, without its lines
+                    self.assertRegex(r.summary, r"^HAZARD: see the sanitizers row \(reduce\.cu:\d+")
+                    self.assertNotRegex(r.detail, named)
                 for r in report.results:
                     text = f"{r.summary}\n{r.detail}"
                     self.assertNotIn(str(build), text)  # never the copy the grader compiled
