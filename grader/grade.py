@@ -34,7 +34,8 @@ from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
 from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
-                          not_run, score_group, score_performance, score_static_check, student_paths)
+                          not_run, score_group, score_performance, score_static_check, student_path_mapper,
+                          student_paths)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -96,7 +97,11 @@ class Grader:
                 report.seconds = time.monotonic() - start
                 return report
         before = self._gpu_pids()
+        log = self.log
         for k, lab in enumerate(labs):
+            copy, mine = self.build_dir / lab.name / lab.source, self.submission / lab.name / lab.source
+            mapped = student_path_mapper(copy, mine, self.kit)
+            self.log = lambda message: log(mapped(message))  # progress lines name the student's file too
             try:
                 results = self.grade_lab(lab, report)
             except static_check.ToolError as e:  # no lab can be checked, so none is graded
@@ -107,8 +112,9 @@ class Grader:
                         not_run(rest.name, name, points, "not run: the grader's static checks cannot run here (a kit "
                                                          "problem)") for name, points in self._all_tests(rest)]))
                 break
-            student_paths(results, self.build_dir / lab.name / lab.source, self.submission / lab.name / lab.source,
-                          self.kit)  # the student's file, not the copy the grader compiled
+            finally:
+                self.log = log
+            student_paths(results, copy, mine, self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
             self.check_gpu_released(lab, report, before)
         hung = hung_labs(report)

@@ -290,11 +290,11 @@ def apply_hazards(results: list, groups, cost: float) -> list:
     return results
 
 
-def student_paths(results: list, copy, student, kit) -> list:
-    """Names the student's own file in results' summaries and details where they name the copy of it the grader
-    compiled (copy: build/grade-sim/01-global-strided/reduce.cu; the line table, and so the simulator's and
-    compute-sanitizer's messages, name that copy, whole or by its last folders). student: the file the student
-    wrote, shown relative to the kit when it lies inside it. Returns results, changed in place."""
+def student_path_mapper(copy, student, kit):
+    """A function of a text that names the student's own file where the text names the copy of it the grader
+    compiled (copy: build/grade-sim/01-global-strided/reduce.cu, whole, relative to the kit or by its last folders,
+    as the line table, the CUDA error text and the sanitizers' messages name it). student: the file the student
+    wrote, shown relative to the kit when it lies inside it."""
     copy, student, kit = Path(copy).resolve(), Path(student).resolve(), Path(kit).resolve()
     shown = str(student.relative_to(kit)) if student.is_relative_to(kit) else str(student)
     forms = {str(copy)}
@@ -305,11 +305,18 @@ def student_paths(results: list, copy, student, kit) -> list:
         forms.add("/".join(parts[-k:]))
     forms.discard(shown)
     if not forms:
-        return results
+        return lambda text: text or ""
     pattern = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
                          + r")(?![\w/-])")
+    return lambda text: pattern.sub(shown, text or "")
+
+
+def student_paths(results: list, copy, student, kit) -> list:
+    """Names the student's own file in results' summaries and details where they name the copy of it the grader
+    compiled (student_path_mapper). Returns results, changed in place."""
+    mapped = student_path_mapper(copy, student, kit)
     for r in results:
-        r.summary = pattern.sub(shown, r.summary or "")
-        r.detail = pattern.sub(shown, r.detail or "")
+        r.summary = mapped(r.summary)
+        r.detail = mapped(r.detail)
     return results
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from grader import sim_report, simulator
 from grader.config import ConfigError, load_config, parse_config
-from grader.score import HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, student_paths
+from grader.score import HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, student_path_mapper, student_paths
 from tests.grader.fakes import KIT
 
 GROUPS = ("datasets", "edge sizes", "exact integer data")
@@ -57,6 +57,17 @@ class ApplyHazards(unittest.TestCase):
 
 
 class StudentPaths(unittest.TestCase):
+    def test_a_progress_line_names_the_students_file(self):
+        """The grader's progress lines on stderr (grade.py maps them per lab): a CUDA error the runner relays names
+        the copy the grader compiled, relative to the kit."""
+        mapped = student_path_mapper(KIT / "build" / "grade-sim" / "08-single-pass" / "scan.cu",
+                                     KIT / "labs" / "08-single-pass" / "scan.cu", KIT)
+        self.assertEqual(mapped("08-single-pass: edge sizes: CUDA error at build/grade-sim/08-single-pass/scan.cu:278: "
+                                "cudaDeviceSynchronize() failed"),
+                         "08-single-pass: edge sizes: CUDA error at labs/08-single-pass/scan.cu:278: "
+                         "cudaDeviceSynchronize() failed")
+        self.assertEqual(mapped("building labs/08-single-pass/scan.cu"), "building labs/08-single-pass/scan.cu")
+
     def test_the_copy_the_grader_compiled_is_never_named(self):
         copy = KIT / "build" / "grade-sim" / "01-global-strided" / "reduce.cu"
         student = KIT / "labs" / "01-global-strided" / "reduce.cu"
