@@ -129,8 +129,8 @@ class Grader:
                                 f"(results.json extra_data.sandbox; --require-sandbox refuses to grade so)")
         if self.no_device:
             report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
-            report.notes.append("Without a GPU, `make grade SIM=1` (grade.py --simulator) runs the correctness tests "
-                                "of small sizes on the kit's CPU simulator.")
+            report.notes.append("Without a GPU, `make grade SIM=1` (python3 -m grader --simulator) runs the "
+                                "correctness tests of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
 
@@ -414,11 +414,12 @@ def main(argv=None, **hooks) -> int:
         config = load_config(args.config)
         labs = config.select(args.lab)
     except ConfigError as e:
-        print(f"grade.py: {e}", file=sys.stderr)
+        print(f"python3 -m grader: {e}", file=sys.stderr)
         return EXIT_BROKEN
     submission = Path(args.submission)
     if not submission.is_dir():
-        print(f"grade.py: --submission {args.submission}: no such folder", file=sys.stderr)
+        print(f"python3 -m grader: --submission {args.submission}: no such folder (give the folder that holds "
+              f"your lab folders, e.g. make grade SUBMISSION=labs)", file=sys.stderr)
         return EXIT_BROKEN
     quiet = args.quiet or args.json_only
     log = None if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
