@@ -107,7 +107,8 @@ def chart_note(report: Report, columns) -> str:
     if report.no_device:
         return "Performance was not measured: this machine has no GPU."
     if any(c.why_not.startswith("needs a GPU") for c in columns):
-        return "Performance was not measured: the simulator measures no time."
+        return ("Performance was not measured: the simulator measures no time (make sim gives an estimate from its "
+                "counts, labelled as one, never points).")
     return "No speedup was measured in this grading."
 
 
@@ -209,5 +210,5 @@ def write(report: Report, labs, results_path) -> Path | None:
         os.replace(tmp, path)
         return path
     except Exception as e:  # noqa: BLE001 - the page is a convenience; grading must go on without it
-        print(f"grade.py: {path} not written: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"python3 -m grader: {path} not written: {type(e).__name__}: {e}", file=sys.stderr)
         return None

@@ -1,4 +1,5 @@
-"""Grading correctness without a GPU, on the kit's SIMT simulator (sim/): `grade.py --simulator`, `make grade SIM=1`.
+"""Grading correctness without a GPU, on the kit's SIMT simulator (sim/): `python3 -m grader --simulator`,
+`make grade SIM=1`.
 
 The lab programs are the same (the kit's checker, and its runner: the harness and the student's one file), built by
 mk/sim.mk so that the runner's kernels run on the CPU (grader/build.py with makefile="sim.mk"). SimGrader is the

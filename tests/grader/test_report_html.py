@@ -120,7 +120,7 @@ class Page(Short):
         r = Report("labs", 7)
         r.results.append(TestResult("03-sequential", "performance", 50, 0, "needs GPU", "needs a GPU"))
         page = report_html.page(r, labs("03-sequential"))
-        self.assertIn("the simulator measures no time", page)
+        self.assertIn("the simulator measures no time (make sim gives an estimate", page)
 
     def test_without_matplotlib_the_page_says_why(self):
         with mock.patch.dict(sys.modules, {"matplotlib": None}):

@@ -12,7 +12,7 @@
 # CUDA 13's harness objects): the harness's Check tests and every lab and solution built (tests/run.py --only
 # harness,build), the simulator's Check tests (make -C sim test-core, make -C tests/sim/runtime check: its runtime
 # is compiled against CUDA 12's cudaDeviceProp), `make sim LAB=03 SUBMISSION=solutions`, and the solutions graded on
-# the simulator (grade.py --simulator: every test the simulator can run passes). It closes on
+# the simulator (python3 -m grader --simulator: every test the simulator can run passes). It closes on
 # `cuda12: N passed, M failed`. About 3 minutes on 2 cores.
 #
 # --install: PyPI's CUDA 12 wheels (nvidia-cuda-nvcc-cu12) hold ptxas and libNVVM but not nvcc, cicc, cudafe++,

@@ -229,7 +229,9 @@ def no_device_text(lab, submission: Path, sizes: list, source: Path) -> str:
             f"Nearest here, on the kit's CPU simulator:\n"
             f"  {sim}\n"
             f"It counts, per kernel and source line, warp instructions, SIMT efficiency, divergent branches, bank "
-            f"conflicts and memory sectors: what makes the kernel fast or slow. The simulator estimates no time.")
+            f"conflicts and memory sectors: what makes the kernel fast or slow. The simulator measures no time; "
+            f"make sim also prints an estimate on a named GPU from those counts (labelled as an estimate, never "
+            f"points).")
 
 
 def committed_reference(lab_name: str, size: str, path: Path = HANDOUT_LADDER) -> dict | None:
