@@ -48,9 +48,9 @@ sim-compare:
 check:
 	$(PYTHON) -m tools.student.check --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
 
-## make sanitize LAB=04 [SUBMISSION=...]                compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)
+## make sanitize LAB=04 [SUBMISSION=...] [TOOLS=racecheck] [N=5000]  compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)
 sanitize:
-	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS))
+	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(N),--n $(N))
 
 ## make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's
 profile:
