@@ -34,8 +34,8 @@ from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
 from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
-                          not_run, score_group, score_performance, score_static_check, student_path_mapper,
-                          student_paths)
+                          not_run, note_writes_past_the_end, score_group, score_performance, score_static_check,
+                          student_path_mapper, student_paths)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -211,6 +211,7 @@ class Grader:
                 results.append(self.grade_sanitizers(lab, built.program))
         if lab.sanitizers:  # a hazard in the student's code costs correctness points (labs.toml's hazard_cost)
             apply_hazards(results, [g.name for g in lab.groups], lab.sanitizers.hazard_cost)
+            note_writes_past_the_end(results)
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results

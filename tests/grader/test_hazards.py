@@ -9,7 +9,8 @@ from pathlib import Path
 
 from grader import sim_report, simulator
 from grader.config import ConfigError, load_config, parse_config
-from grader.score import HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, student_path_mapper, student_paths
+from grader.score import (HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, note_writes_past_the_end,
+                          student_path_mapper, student_paths)
 from tests.grader.fakes import KIT
 
 GROUPS = ("datasets", "edge sizes", "exact integer data")
@@ -54,6 +55,22 @@ class ApplyHazards(unittest.TestCase):
         by = {r.name: r for r in apply_hazards(results({"hazards": ["h"]}), GROUPS, 0.0)}
         self.assertEqual(by["datasets"].status, "pass")
         self.assertEqual(hazards_of(None), [])
+
+
+class WritesPastTheEnd(unittest.TestCase):
+    def test_a_passed_row_does_not_claim_no_out_of_bounds_access(self):
+        rows = results({})
+        rows[2].status, rows[2].summary = "FAIL", "n=4095 random: wrote past the end of the output: element 4095 was written"
+        rows[-2].status, rows[-2].summary = "pass", "the simulator found no ... out-of-bounds accesses ..."
+        note_writes_past_the_end(rows)
+        self.assertRegex(rows[-2].summary, r"^a case wrote past the end of the output: see edge sizes ")
+        self.assertEqual((rows[-2].status, rows[-2].score), ("pass", 0))
+
+    def test_no_such_case_no_change(self):
+        rows = results({})
+        rows[-2].status = "pass"
+        note_writes_past_the_end(rows)
+        self.assertEqual(rows[-2].summary, "row")
 
 
 class StudentPaths(unittest.TestCase):
