@@ -43,9 +43,18 @@ LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
 # calls the student's).
 SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
-LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-student-object "$(abspath $(BUILD)/student.o)"
+# The simulator's sizes are small (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may
+# each take 1 GiB of host memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default 4 GiB).
+# The kit's harness objects of this pattern, joined in one file: device code found whole there, and only that, is
+# the kit's in the report (sim/device_main.c); the checker opens it for the device (--sim-kit-object).
+SIM_KIT_OBJECTS := $(HARNESS_BUILD)/kit-objects-$(PATTERN).bin
+LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-student-object "$(abspath $(BUILD)/student.o)" \
+                 --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" --host-memory-mib 1024
 $(RUNNER): $(SIM_CLIENT_LIB)
-$(PROGRAM): $(SIM_DEVICE)
+$(PROGRAM): $(SIM_DEVICE) $(SIM_KIT_OBJECTS)
+harness: $(SIM_KIT_OBJECTS)
+$(SIM_KIT_OBJECTS): $(HARNESS_OBJS)
+	cat $^ > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 $(SIM_LIB) $(SIM_CLIENT_LIB) $(SIM_DEVICE): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
 	$(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)

@@ -4,7 +4,7 @@
  * channel (PPL_SIM_REPORT_FD), so that the findings of the student's kernels reach the grader whatever the
  * student's host code does in its own process. sim/device_protocol.h says why and what the calls are.
  *
- *     ppl_sim_device --channel FD [--program-fd FD] [--student-fd FD]
+ *     ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD] [--student-fd FD]
  *
  * The checker starts it (its --sim-device), in a sandbox of its own beside the runner, with the socket's other end
  * at FD and the runner's program and the student's object open for reading. It answers calls until the runner
@@ -14,9 +14,11 @@
  *
  * Which code runs. A fatbinary the runner registers must lie, byte for byte, in the runner's program file (what the
  * kit linked from the student's object and its own harness): a runner cannot make the simulator run, and report on,
- * device code of its own making. The module of a fatbinary that also lies in the student's object gets the origin
- * "student" in the report (the "module" of each kernel), any other "kit": so whose kernel a finding is in comes
- * from the build, not from the file names of the line table, which a #line in the student's file can change.
+ * device code of its own making. The module of a fatbinary found whole in the kit's own harness objects (--kit-fd,
+ * mk/sim.mk joins them) gets the origin "kit" in the report (the "module" of each kernel), any other "student"
+ * (fail closed: a student can piece a fatbinary together in the program from sections of its object, so "not
+ * found in the student's object" proves nothing): whose kernel a finding is in comes from the build, not from the
+ * file names of the line table, which a #line in the student's file can change.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -86,8 +88,8 @@ static unsigned char *read_file(int fd, size_t *len, const char *what)
     return buf;
 }
 
-static unsigned char *program, *student;
-static size_t program_len, student_len;
+static unsigned char *program, *student, *kit;
+static size_t program_len, student_len, kit_len;
 
 /* ---- the socket ---- */
 
@@ -208,8 +210,10 @@ static void register_fatbin(const unsigned char *bytes, uint64_t len)
     wrapper->version = 1;
     wrapper->data = copy;
     void **handle = __cudaRegisterFatBinary(wrapper);
-    const int mine = student && memmem(student, student_len, bytes, (size_t)len) != NULL;
-    rt_set_binary_origin(handle, mine ? ORIGIN_STUDENT : ORIGIN_KIT);
+    /* the kit's only by positive proof, found whole in the kit's own objects; anything else (in the student's
+       object, or pieced together from bytes the link put side by side) is the student's */
+    const int kits = kit && memmem(kit, kit_len, bytes, (size_t)len) != NULL;
+    rt_set_binary_origin(handle, kits ? ORIGIN_KIT : ORIGIN_STUDENT);
     const uint64_t id = table_add(&fatbins, handle);
     reply(id ? cudaSuccess : cudaErrorMemoryAllocation, id, 0, NULL, 0);
 }
@@ -599,7 +603,7 @@ static int descriptor(const char *text, const char *option)
 
 int main(int argc, char **argv)
 {
-    int program_fd = -1, student_fd = -1;
+    int program_fd = -1, student_fd = -1, kit_fd = -1;
     for (int k = 1; k < argc; k++) {
         const char *opt = argv[k], *arg = k + 1 < argc ? argv[k + 1] : NULL;
         if (!arg) {
@@ -612,9 +616,11 @@ int main(int argc, char **argv)
             program_fd = descriptor(arg, opt);
         else if (strcmp(opt, "--student-fd") == 0)
             student_fd = descriptor(arg, opt);
+        else if (strcmp(opt, "--kit-fd") == 0)
+            kit_fd = descriptor(arg, opt);
         else {
             fprintf(stderr,
-                    "usage: ppl_sim_device --channel FD [--program-fd FD] [--student-fd FD]\n"
+                    "usage: ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD] [--student-fd FD]\n"
                     "the kit's checker starts it (--sim-device); see sim/device_main.c\n");
             return EXIT_USAGE;
         }
@@ -626,6 +632,7 @@ int main(int argc, char **argv)
     }
     program = read_file(program_fd, &program_len, "runner's program");
     student = read_file(student_fd, &student_len, "student's object");
+    kit = read_file(kit_fd, &kit_len, "kit's harness objects");
     rt_init();
     for (;;) {
         ppl_dev_request rq;

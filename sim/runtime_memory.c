@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define POISON 0xA5
@@ -32,9 +33,15 @@ static unsigned next_id = 1;
 
 size_t rt_allocated_bytes(void) { return allocated; }
 
+/* The device memory cudaMalloc gives out: half the machine's RAM, at most 8 GiB, and at most three quarters of the
+   process's RLIMIT_DATA (the kit's sandbox sets it: harness/checker/sandbox.h PPL_SANDBOX_DATA_MIB), so that a
+   cudaMalloc past the host memory limit fails with cudaErrorMemoryAllocation instead of the device dying. */
 size_t rt_total_memory(void)
 {
-    const size_t cap = (size_t)8 << 30;
+    size_t cap = (size_t)8 << 30;
+    struct rlimit data;
+    if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY && data.rlim_cur / 4 * 3 < cap)
+        cap = (size_t)(data.rlim_cur / 4 * 3);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0)
         return cap;

@@ -69,6 +69,7 @@ uint64_t ppl_default_seed(void)
 void ppl_options_init(ppl_options *o, const char *default_sizes)
 {
     memset(o, 0, sizeof *o);
+    o->host_memory_mib = PPL_SANDBOX_DATA_MIB;
     o->seed = ppl_default_seed();
     o->seed_fd = o->result_fd = o->runs_fd = -1;
     o->min_samples = 10;
@@ -141,12 +142,17 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         return 1;
     case PPL_OPT_SIM_DEVICE:
     case PPL_OPT_SIM_STUDENT:
+    case PPL_OPT_SIM_KIT:
         if (arg[0] != '/') {
             fprintf(stderr, "--%s %s: expected an absolute path\n",
-                    code == PPL_OPT_SIM_DEVICE ? "sim-device" : "sim-student-object", arg);
+                    code == PPL_OPT_SIM_DEVICE    ? "sim-device"
+                    : code == PPL_OPT_SIM_STUDENT ? "sim-student-object"
+                                                  : "sim-kit-object",
+                    arg);
             return -1;
         }
-        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : &o->sim_student) = arg;
+        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : code == PPL_OPT_SIM_STUDENT ? &o->sim_student : &o->sim_kit) =
+            arg;
         return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)
@@ -167,6 +173,16 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
             return -1;
         }
         o->runner_fds[o->num_runner_fds++] = fd;
+        return 1;
+    }
+    case PPL_OPT_HOST_MEMORY: {
+        char *end;
+        const long mib = strtol(arg, &end, 10);
+        if (*arg == '\0' || *end || mib < 0 || mib > (1L << 30)) {
+            fprintf(stderr, "--host-memory-mib %s: expected a whole number of MiB (0: no limit)\n", arg);
+            return -1;
+        }
+        o->host_memory_mib = mib;
         return 1;
     }
     case PPL_OPT_CPU_SECONDS:

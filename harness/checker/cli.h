@@ -54,6 +54,10 @@ typedef struct {
                                       beside the runner; the --runner-fd descriptors go to it instead */
     const char *sim_student;       /* --sim-student-object: the student's object, whose device code the report
                                       calls the student's */
+    long host_memory_mib;          /* --host-memory-mib: the host memory the runner (and the simulator's device) may
+                                      take, MiB (RLIMIT_DATA; default PPL_SANDBOX_DATA_MIB; 0: none) */
+    const char *sim_kit;           /* --sim-kit-object: the kit's harness objects (one file, mk/sim.mk joins them),
+                                      whose device code alone the report calls the kit's */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
@@ -63,7 +67,7 @@ enum {
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
     PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO,
-    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_STUDENT
+    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_STUDENT, PPL_OPT_SIM_KIT, PPL_OPT_HOST_MEMORY
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -78,7 +82,9 @@ enum {
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
         {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
         {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"sim-device", required_argument, 0, PPL_OPT_SIM_DEVICE}, \
-        {"sim-student-object", required_argument, 0, PPL_OPT_SIM_STUDENT}
+        {"sim-student-object", required_argument, 0, PPL_OPT_SIM_STUDENT},                                     \
+        {"sim-kit-object", required_argument, 0, PPL_OPT_SIM_KIT},                                             \
+        {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
@@ -88,7 +94,8 @@ enum {
     "(auto: the strongest sandbox this machine allows; require: fail unless every layer is in force; off: none, for\n" \
     "debuggers, as --in-process), --runner-wrap ARG (repeated: a tool that starts the runner, inside the sandbox),\n" \
     "--runner-rw DIR (a folder that tool may write), --runner-ro DIR (a folder it may read: its installation),\n" \
-    "--cpu-seconds S (the runner's CPU time limit), --runner-fd N\n" \
+    "--cpu-seconds S (the runner's CPU time limit), --host-memory-mib M (the host memory the runner may take,\n" \
+    "RLIMIT_DATA: default 4096, 0 for none; past it malloc returns NULL), --runner-fd N\n" \
     "(a descriptor, 5 or more, the runner keeps and may not close: a findings channel), --runs-fd N (read argument\n" \
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \
@@ -96,7 +103,8 @@ enum {
     "The simulator (mk/sim.mk's lab programs pass these): --sim-device PATH starts the simulator's device process\n" \
     "beside the runner, in a sandbox of its own (the runner's CUDA calls go to it; the --runner-fd descriptors,\n"  \
     "its report channel, go to it and not to the runner), --sim-student-object PATH (whose device code is the\n"   \
-    "student's, in its report).\n"
+    "student's, in its report), --sim-kit-object PATH (the kit's harness objects: only device code found whole\n" \
+    "there is the kit's in its report; any other is the student's).\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

@@ -161,12 +161,18 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
     }
     const int program = open(o->runner, O_RDONLY | O_CLOEXEC);
     const int student = o->sim_student ? open(o->sim_student, O_RDONLY | O_CLOEXEC) : -1;
-    if (program < 0 || (o->sim_student && student < 0)) {
+    const int kit = o->sim_kit ? open(o->sim_kit, O_RDONLY | O_CLOEXEC) : -1;
+    if (program < 0 || (o->sim_student && student < 0) || (o->sim_kit && kit < 0)) {
         snprintf(l->message, sizeof l->message, "cannot read %s for the simulator's device: %s",
-                 program < 0 ? o->runner : o->sim_student, strerror(errno));
+                 program < 0 ? o->runner : o->sim_student && student < 0 ? o->sim_student : o->sim_kit,
+                 strerror(errno));
         close(sv[0]), close(sv[1]);
         if (program >= 0)
             close(program);
+        if (student >= 0)
+            close(student);
+        if (kit >= 0)
+            close(kit);
         return -1;
     }
     int keep[8] = {sv[0], program}, child[8] = {3, 4}, n = 2, hi = 5;
@@ -175,12 +181,17 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
         keep[n] = child[n] = o->fds[k];
         hi = o->fds[k] >= hi ? o->fds[k] + 1 : hi;
     }
-    char student_fd[16];
+    char student_fd[16], kit_fd[16];
     snprintf(student_fd, sizeof student_fd, "%d", hi);
+    snprintf(kit_fd, sizeof kit_fd, "%d", hi + 1);
     if (student >= 0)
         keep[n] = student, child[n++] = hi;
-    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", student >= 0 ? "--student-fd" : NULL,
-                          student_fd, NULL};
+    if (kit >= 0)
+        keep[n] = kit, child[n++] = hi + 1;
+    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", "--kit-fd", kit_fd,
+                          student >= 0 ? "--student-fd" : NULL, student_fd, NULL};
+    if (kit < 0) /* no kit objects: every module is the student's */
+        argv[5] = student >= 0 ? "--student-fd" : NULL, argv[6] = student_fd, argv[7] = NULL;
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
@@ -192,6 +203,7 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
     spec.profile = PPL_PROFILE_RUNNER;
     spec.mode = o->mode;
     spec.cpu_seconds = o->cpu_seconds;
+    spec.data_mib = o->host_memory_mib;
     spec.stage_exe = exe[0] ? exe : NULL;
     char note[512];
     fflush(NULL);
@@ -200,6 +212,8 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
     close(program);
     if (student >= 0)
         close(student);
+    if (kit >= 0)
+        close(kit);
     if (pid < 0) {
         snprintf(l->message, sizeof l->message, "cannot start the simulator's device %s: %s", o->sim_device, note);
         close(sv[1]);
@@ -294,6 +308,7 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     spec.profile = o->num_wrap ? PPL_PROFILE_TOOL : PPL_PROFILE_RUNNER;
     spec.mode = o->mode;
     spec.cpu_seconds = o->cpu_seconds;
+    spec.data_mib = o->host_memory_mib;
     spec.stage_exe = exe[0] ? exe : NULL;
     fflush(NULL); /* nothing buffered may be written twice */
     const pid_t pid = ppl_sandbox_start(&spec, &l->sandbox, l->sandbox_note, sizeof l->sandbox_note);

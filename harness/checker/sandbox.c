@@ -4,9 +4,9 @@
  * A start. The checker forks; the child calls setsid, puts stdin on /dev/null and the kept descriptors at their
  * numbers, closes every other one, drops to nobody when root (if nobody may create user namespaces here), asks for
  * SIGKILL when the checker dies, then executes bubblewrap, which runs the stage in the namespaces: `CHECKER
- * --sandbox-stage runner|tool STRICT CPU STATUS_FD STDERR_FD KEEP PROTECT -- PROGRAM ARGS...` (the checker's own
- * binary, bound read-only at its path); without bubblewrap the child runs the stage function itself. The stage sets
- * no-new-privs and the rlimits, loads the seccomp filter, writes READY and its layers on the status pipe, and
+ * --sandbox-stage runner|tool STRICT CPU DATA_MIB STATUS_FD STDERR_FD KEEP PROTECT -- PROGRAM ARGS...` (the
+ * checker's own binary, bound read-only at its path); without bubblewrap the child runs the stage function itself.
+ * The stage sets no-new-privs and the rlimits, loads the seccomp filter, writes READY and its layers on the status pipe, and
  * executes the program: the filter is in force before any of the program's code runs, constructors and IFUNC
  * resolvers included. Under bubblewrap the status pipe is fd 2 until then, so that bubblewrap's complaints reach
  * the checker, which falls back (AUTO) or fails (REQUIRE) with them. There the stage is also pid 1 (--as-pid-1): it
@@ -87,6 +87,7 @@ typedef struct {
     ppl_sandbox_profile profile;
     int strict, off;         /* strict: a layer that fails stops the start; off: no layers at all */
     long cpu;                /* whole seconds, 0: none */
+    long data_mib;           /* RLIMIT_DATA of a runner-profile program, MiB, 0: none */
     int status_fd, stderr_fd; /* stderr_fd: the real stderr, put back at 2 before the exec (-1: already there) */
     int keep[MAX_FDS + 1], num_keep;
     int protect[MAX_FDS], num_protect;
@@ -114,12 +115,17 @@ static void close_except(const int *keep, int n)
     }
 }
 
-/* Lowers each limit to what the sandbox allows (never raises one already lower). 0, or -1 if one cannot be set. */
-static int set_limits(long cpu)
+/* Lowers each limit to what the sandbox allows (never raises one already lower). 0, or -1 if one cannot be set.
+ * data_mib: RLIMIT_DATA in MiB (0: none), the host memory a program may take: it counts private writable mappings
+ * (malloc's heap and mmaps), not the CUDA driver's PROT_NONE address reservations nor its shared device mappings,
+ * which RLIMIT_AS would count (and break the driver with). Past it malloc returns NULL (ENOMEM). */
+static int set_limits(long cpu, long data_mib)
 {
     const rlim_t mib = 1024 * 1024;
+    const rlim_t data = data_mib > 0 ? (rlim_t)data_mib * mib : RLIM_INFINITY;
     const struct { int res; rlim_t soft, hard; } lim[] = {
         {RLIMIT_CPU, cpu > 0 ? (rlim_t)cpu : RLIM_INFINITY, cpu > 0 ? (rlim_t)cpu + 1 : RLIM_INFINITY},
+        {RLIMIT_DATA, data, data},
         {RLIMIT_FSIZE, 256 * mib, 256 * mib}, {RLIMIT_NOFILE, 1024, 1024},
         {RLIMIT_NPROC, 4096, 4096}, {RLIMIT_CORE, 0, 0}};
     for (size_t i = 0; i < sizeof lim / sizeof *lim; i++) {
@@ -272,7 +278,9 @@ static int stage(const stage_args *a)
     become_init();
     if (!a->off) {
         got |= prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? L_NNP : 0;
-        got |= set_limits(a->cpu) == 0 ? L_RLIMITS : 0;
+        /* the memory limit is the runner's (and the simulator's device's, started with the runner profile); a
+           wrapped tool (compute-sanitizer) sizes its own shadow memory */
+        got |= set_limits(a->cpu, a->profile == PPL_PROFILE_RUNNER ? a->data_mib : 0) == 0 ? L_RLIMITS : 0;
         const char *once = a->profile == PPL_PROFILE_RUNNER ? exec_once_path(path) : path;
         const int rc = once ? load_filter(a, once) : -ENOMEM;
         if (rc == 0) {
@@ -313,13 +321,14 @@ static int parse_fds(const char *s, int *fds, int max)
 
 int ppl_sandbox_stage_main(int argc, char **argv)
 {
-    stage_args a = {.argv = argv + 10, .envp = environ};
-    if (argc < 11 || strcmp(argv[9], "--") != 0)
+    stage_args a = {.argv = argv + 11, .envp = environ};
+    if (argc < 12 || strcmp(argv[10], "--") != 0)
         return fprintf(stderr, "%s: only the sandbox calls this mode\n", argv[0]), 127;
     a.profile = strcmp(argv[2], "tool") == 0 ? PPL_PROFILE_TOOL : PPL_PROFILE_RUNNER;
-    a.strict = atoi(argv[3]), a.cpu = atol(argv[4]), a.status_fd = atoi(argv[5]), a.stderr_fd = atoi(argv[6]);
-    a.num_keep = parse_fds(argv[7], a.keep, MAX_FDS + 1);
-    a.num_protect = parse_fds(argv[8], a.protect, MAX_FDS);
+    a.strict = atoi(argv[3]), a.cpu = atol(argv[4]), a.data_mib = atol(argv[5]), a.status_fd = atoi(argv[6]);
+    a.stderr_fd = atoi(argv[7]);
+    a.num_keep = parse_fds(argv[8], a.keep, MAX_FDS + 1);
+    a.num_protect = parse_fds(argv[9], a.protect, MAX_FDS);
     if (a.num_keep < 0 || a.num_protect < 0)
         return dprintf(a.status_fd, FAILED "bad descriptor list\n"), 127;
     return stage(&a);
@@ -438,8 +447,8 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
         push3(a, "--bind", s->rw_paths[i], s->rw_paths[i]);
     push3(a, "--chdir", "/tmp", "--");
     push3(a, exe, PPL_SANDBOX_STAGE_FLAG, s->profile == PPL_PROFILE_TOOL ? "tool" : "runner");
-    const long nums[] = {st->strict, st->cpu, st->status_fd, st->stderr_fd};
-    for (int i = 0; i < 4; i++)
+    const long nums[] = {st->strict, st->cpu, st->data_mib, st->status_fd, st->stderr_fd};
+    for (int i = 0; i < 5; i++)
         snprintf(buf, sizeof buf, "%ld", nums[i]), push3(a, buf, NULL, NULL);
     fds_text(buf, sizeof buf, st->keep, st->num_keep), push3(a, buf, NULL, NULL);
     fds_text(buf, sizeof buf, st->protect, st->num_protect), push3(a, buf, "--", NULL);
@@ -507,6 +516,7 @@ static stage_args stage_for(const ppl_sandbox_spec *s, int wrapped, char **envp)
     st.status_fd = wrapped ? 2 : hi;
     st.stderr_fd = wrapped ? hi : -1;
     st.cpu = s->cpu_seconds > 0 ? (long)s->cpu_seconds + ((double)(long)s->cpu_seconds < s->cpu_seconds) : 0;
+    st.data_mib = s->data_mib > 0 ? s->data_mib : 0;
     memcpy(st.protect, s->protect_fds, (size_t)s->num_protect * sizeof(int));
     return st;
 }

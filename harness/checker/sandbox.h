@@ -39,6 +39,9 @@ extern "C" {
 #endif
 
 #define PPL_SANDBOX_STAGE_FLAG "--sandbox-stage"
+/* The host memory a runner (and the simulator's device) may take unless the checker is told otherwise
+ * (--host-memory-mib), in MiB: RLIMIT_DATA (sandbox.c set_limits). Past it malloc returns NULL. */
+#define PPL_SANDBOX_DATA_MIB 4096L
 
 typedef enum {
     PPL_SANDBOX_AUTO,    /* the strongest layers that work here; the report says which */
@@ -69,6 +72,8 @@ typedef struct {
     ppl_sandbox_profile profile;
     ppl_sandbox_mode mode;
     double cpu_seconds; /* RLIMIT_CPU, rounded up to whole seconds (SIGXCPU, then SIGKILL a second later); 0: none */
+    long data_mib;      /* RLIMIT_DATA in MiB for the runner profile (not a wrapped tool, which sizes its own shadow
+                           memory): private writable memory, not the CUDA driver's PROT_NONE reservations; 0: none */
     const char *stage_exe; /* the checker binary the stage runs from (a copy that nobody, 65534, can reach); NULL: this one */
 } ppl_sandbox_spec;
 
