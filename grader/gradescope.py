@@ -227,12 +227,16 @@ def on_simulator() -> bool:
 def pending(data: dict) -> tuple:
     """data with every test the simulator cannot grade (the performance test, groups of sizes too large for it, a
     kernel it cannot run) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
-    counts, its estimate) kept in the output. Returns (data, the points pending)."""
+    counts, its estimate) kept in the output; a test marked already is left as it is (and counted). Returns (data,
+    the points pending)."""
     from grader.simulator import NEEDS_GPU, NOT_GRADED  # the status words of what the simulator leaves to a GPU
     waiting = 0.0
     for test in data.get("tests") or []:
         extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
         if extra.get("status") not in (NEEDS_GPU, NOT_GRADED):
+            continue
+        if extra.get("pending"):  # marked already (grader/report.py's results.json of a simulator run)
+            waiting += 0 if extra.get("bonus") else float(extra.get("points") or 0)
             continue
         points = float(test.get("max_score") or 0)
         waiting += 0 if extra.get("bonus") else points

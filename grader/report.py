@@ -27,6 +27,7 @@ class Report:
     kit_error: str = ""
     device: str = ""
     sandbox: dict = field(default_factory=dict)  # lab -> {"layers": ..., "missing": ...}: what held its runner
+    simulator: bool = False  # graded on the kit's CPU simulator (grader/simulator.py), not a GPU
 
     @property
     def score(self) -> float:
@@ -125,7 +126,7 @@ def gradescope_results(report: Report) -> dict:
     summary = [_total(report), f"seed {report.seed}", *report.notes,
                *_bonus_notes(report)]
     board = leaderboard(report)
-    return {**({"leaderboard": board} if board else {}),
+    data = {**({"leaderboard": board} if board else {}),
         "score": report.score,
         "execution_time": round(report.seconds, 1),
         "output": "\n".join(summary),
@@ -136,8 +137,14 @@ def gradescope_results(report: Report) -> dict:
                        "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
                        "no_device": report.no_device, "kit_error": report.kit_error,
                        "static_check_findings": static_check_findings(report), "sandbox": report.sandbox,
-                       "performance_environment": performance_environment(report), "labs": lab_numbers(report)},
+                       "performance_environment": performance_environment(report), "labs": lab_numbers(report),
+                       "simulator": report.simulator},
     }
+    if report.simulator:  # what the simulator left to a GPU is pending, as on Gradescope without one (one rule)
+        from grader.gradescope import pending
+        data, waiting = pending(data)
+        data["extra_data"]["pending_points"] = waiting
+    return data
 
 
 def leaderboard(report: Report) -> list:

@@ -170,6 +170,10 @@ def page(report: Report, labs) -> str:
         banner = ('<p class="banner">This machine has no GPU: the run-time tests were not run (compile errors and '
                   'the static checks are reported). <code>make grade SIM=1</code> grades correctness on the kit\'s '
                   'CPU simulator.</p>')
+    if getattr(report, "simulator", False):
+        meta.insert(0, "graded on the simulator (no GPU)")
+        banner = ('<p class="banner">Graded on the kit\'s CPU simulator (no GPU): correctness of the small sizes and '
+                  'the hazard checks; larger sizes and performance need a GPU and are pending.</p>')
     notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
     return f"""<!DOCTYPE html>
 <html lang="en">

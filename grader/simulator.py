@@ -394,6 +394,7 @@ def make_sim_grader(base):
 
         def grade(self, labs):
             report = super().grade(labs)
+            report.simulator = True
             report.notes.append(
                 f"Graded on the kit's CPU simulator (--simulator), not a GPU: only the correctness groups of sizes up "
                 f"to {SIM_MAX_N} elements ran, and the simulator's hazard checks stand for compute-sanitizer; larger "

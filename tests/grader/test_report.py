@@ -42,5 +42,33 @@ class LabNumbers(unittest.TestCase):
         self.assertEqual(sorted(extra["labs"]), ["03-sequential", "06-scan", "08-single-pass", "09-nan"])
 
 
+class SimulatorResults(unittest.TestCase):
+    def test_what_needs_a_gpu_is_pending_not_failed(self):
+        """results.json of make grade SIM=1 (grader/report.py) marks what the simulator leaves to a GPU as Gradescope's
+        no-GPU path does (grader/gradescope.py pending): no status, 0 of 0, its points kept; marking it again (the
+        autograder reads this file) changes nothing."""
+        from grader.gradescope import pending
+        report = Report("labs", 1, simulator=True)
+        report.results = [TestResult("03", "small sizes", 10, 10, "pass"),
+                          TestResult("03", "large sizes", 10, 0, "needs GPU", "too large for the simulator"),
+                          TestResult("03", "performance", 50, 0, "needs GPU", "speed is measured on a GPU")]
+        data = gradescope_results(report)
+        tests = {t["extra_data"]["test"]: t for t in data["tests"]}
+        self.assertEqual(tests["small sizes"]["status"], "passed")
+        for name in ("large sizes", "performance"):
+            self.assertNotIn("status", tests[name])
+            self.assertEqual((tests[name]["score"], tests[name]["max_score"]), (0, 0))
+            self.assertTrue(tests[name]["extra_data"]["pending"])
+        self.assertEqual(data["extra_data"]["pending_points"], 60)
+        again, waiting = pending(data)
+        self.assertEqual(waiting, 60)
+        self.assertEqual(again["tests"][1]["output"].count("pending:"), 1)
+
+    def test_a_gpu_run_is_left_as_it_was(self):
+        report = Report("labs", 1)
+        report.results = [TestResult("03", "performance", 50, 0, "needs GPU", "x")]
+        self.assertEqual(gradescope_results(report)["tests"][0]["status"], "failed")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -85,6 +85,14 @@ class Page(Short):
         self.assertIn("not run: every", chart)  # lab 05's column says why it has no point
         self.assertNotIn("Performance was not measured", page)
 
+    def test_a_simulator_run_says_so_at_the_top(self):
+        report = graded_report()
+        report.simulator = True
+        page = report_html.page(report, labs())
+        top = page[:page.index("<h2>Labs</h2>")]
+        self.assertIn("graded on the simulator (no GPU)", top)
+        self.assertNotIn("graded on the simulator", report_html.page(graded_report(), labs()))
+
     def test_only_graded_labs_are_charted(self):
         chart = report_html.chart_columns(graded_report(), labs())[0]
         self.assertEqual([c.lab for c in chart], ["03-sequential", "05-coarsened", "06-scan"])
