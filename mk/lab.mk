@@ -16,6 +16,7 @@
 #   make sim        runs this lab on the kit's CPU simulator, no GPU needed (N=1,1025 sizes, ARGS='...' any run)
 #   make bench      times this lab's kernel beside the reference solution and the baseline, and draws it on the ladder
 #   make clean
+#   make help       this list
 #
 # Without a GPU, run, check, sanitize and profile say what they would have done and give the simulator commands that
 # come nearest (grader/no_gpu.py); the tools exit 77, "cannot run here", which make reports as "Error 77" before
@@ -36,7 +37,7 @@ HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_BUILD)/stats.o
 HEADERS := $(wildcard $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h)
 STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES)
 
-.PHONY: all harness run check sanitize profile grade sim clean student-flags
+.PHONY: all harness run check sanitize profile grade sim clean student-flags help
 all: $(PROGRAM)
 harness: $(HARNESS_OBJS) $(CHECKER)
 
@@ -89,3 +90,8 @@ bench:
 
 clean:
 	rm -rf $(BUILD)
+
+# The targets of a lab's folder: the "#   make" lines at the top of this file.
+help:
+	@echo "In a lab's folder ($(notdir $(CURDIR))), with your $(LAB_SRC):"
+	@sed -n -e 's|\$$(BUILD)|$(BUILD)|g' -e 's|\$$(PATTERN)|$(PATTERN)|g' -e 's/^#   make/  make/p' $(KIT)/mk/lab.mk

@@ -31,6 +31,16 @@ def make(folder, *args, timeout=900):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+class MakeHelpInALabFolder(unittest.TestCase):
+    def test_make_help_lists_the_folders_targets(self):
+        status, out = make(LAB, "help", timeout=60)
+        self.assertEqual(status, 0, out)
+        for target in ("run", "check", "sanitize", "profile", "grade", "sim", "bench", "clean"):
+            self.assertRegex(out, rf"\n  make {target}\b")
+        self.assertIn("make            builds build/reduce_runner", out)
+        self.assertNotIn("$(", out)
+
+
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs")
 class MakeSimInALabFolder(unittest.TestCase):
     def test_make_sim_runs_this_folders_file_with_n_and_args(self):
