@@ -44,11 +44,11 @@ from pathlib import Path
 
 from grader.config import ConfigError, load_config
 from grader.no_gpu import shown
-from grader.patterns import KIT, PATTERNS
+from grader.patterns import KIT, PATTERNS, parse_sizes
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
 from grader.sim_report import demangle, read_report
-from grader.simulator import SIM_MAKEFILE, finding_owner, kernel_modules, sim_env
+from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, finding_owner, kernel_modules, sim_env
 from grader.sim_target import sim_sm, target_note
 
 EXIT_BUILD = 2
@@ -136,6 +136,27 @@ def not_run_note(result: Path) -> str:
 
 NEW_FINDINGS = re.compile(r"^ppl-sim: kernel \S+: \d+ new findings? \(hazards that did not stop it\):$")
 FINDINGS_SECTION = re.compile(r"^== findings \(\d+\)$")
+
+
+EXACT_INTEGER_MAX_N = 1 << 20  # --data integer's largest size (harness/checker/reduce.c: the sum fits 24 bits)
+
+
+def sizes_problem(sizes: str, run: list) -> tuple:
+    """(what is wrong with N=sizes for a run on the simulator, "" when nothing; the run's arguments): sizes that are
+    not the harness's --n syntax, or larger than the simulator takes (SIM_MAX_N, as make grade SIM=1), said in the
+    student's words (N=...), not the harness's usage text. Sizes past --data integer's limit run with --data signs
+    (also exact), which the run's arguments then say."""
+    numbers = parse_sizes(sizes)
+    if numbers is None:
+        return (f"N={sizes}: not a list of sizes: whole numbers or 2^K, 2^K+D, 2^K-D, separated by commas "
+                f"(N=1,1025,2^16+1)"), run
+    largest = max(numbers)
+    if largest > SIM_MAX_N:
+        return (f"N={sizes}: {largest} elements is too large for the simulator (at most {SIM_MAX_N} = "
+                f"2^{SIM_MAX_N.bit_length() - 1}); larger sizes need a GPU (make check)"), run
+    if largest > EXACT_INTEGER_MAX_N and run[:2] == ["--data", "integer"]:
+        run = ["--data", "signs", *run[2:]]
+    return "", run
 
 
 class StderrRelay:
@@ -227,6 +248,11 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"sim.py: --args {args.args!r}: {e}", file=sys.stderr)
         return EXIT_BUILD
+    if args.n and not args.args:
+        problem, run = sizes_problem(args.n, run)
+        if problem:
+            print(f"sim.py: {problem}", file=sys.stderr)
+            return EXIT_BUILD
     try:
         schedule = schedule_env(args.schedule)
     except ValueError as e:

@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tools.student.sim import StderrRelay, hazard_summary
+from tools.student.sim import StderrRelay, hazard_summary, sizes_problem
 
 LIVE = ["ppl-sim: kernel _Z13reduce_kernelPKfPfm: 1 new finding (hazards that did not stop it):\n",
         "ppl-sim:    [barrier-with-exited-threads] kernel _Z13reduce_kernelPKfPfm, reduce.cu:31 (1 times): x\n",
@@ -60,6 +60,24 @@ class Summary(unittest.TestCase):
     def test_no_report_or_no_findings_says_nothing(self):
         self.assertEqual(self.summary([]), (0, ""))
         self.assertEqual(hazard_summary(Path("/nonexistent/report.json"), Path("reduce.cu")), (0, ""))
+
+
+class Sizes(unittest.TestCase):
+    RUN = ["--data", "integer", "--n", "N"]
+
+    def test_too_large_for_the_simulator_is_said_in_the_students_words(self):
+        problem, _ = sizes_problem("1,2^30", self.RUN)
+        self.assertEqual(problem, "N=1,2^30: 1073741824 elements is too large for the simulator (at most 2097152 = "
+                                  "2^21); larger sizes need a GPU (make check)")
+        self.assertNotIn("--data", problem)
+
+    def test_not_sizes(self):
+        self.assertRegex(sizes_problem("abc", self.RUN)[0], r"^N=abc: not a list of sizes")
+
+    def test_sizes_past_exact_integer_data_run_with_signs(self):
+        self.assertEqual(sizes_problem("2^21", self.RUN), ("", ["--data", "signs", "--n", "N"]))
+        self.assertEqual(sizes_problem("2^20", self.RUN), ("", self.RUN))
+        self.assertEqual(sizes_problem("2^21", ["--n", "N"]), ("", ["--n", "N"]))
 
 
 if __name__ == "__main__":
