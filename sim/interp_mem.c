@@ -273,8 +273,9 @@ static void track(ctx *c, shword *shadow, const region *r, const warp *w, int la
 
 /* Shared-memory wavefronts of one warp-wide request: the request is split into phases (4-byte accesses: one phase
    of 32 lanes; 8-byte: two of 16 lanes; 16-byte: four of 8 lanes); a phase takes as many wavefronts as the most
-   distinct 4-byte words any one bank holds among its lanes' words (the same word twice is a broadcast). */
-static void bank_stats(sim_icount *ic, const uint64_t *off, uint32_t mask, unsigned size)
+   distinct 4-byte words any one bank holds among its lanes' words (the same word twice is a broadcast). An atomic
+   (serial) has no broadcast: lanes updating one word take one wavefront each, in turn. */
+static void bank_stats(sim_icount *ic, const uint64_t *off, uint32_t mask, unsigned size, int serial)
 {
     unsigned lanes_per_phase = size <= 4 ? 32 : size == 8 ? 16 : 8;
     unsigned words = size <= 4 ? 1 : size / 4;
@@ -292,7 +293,7 @@ static void bank_stats(sim_icount *ic, const uint64_t *off, uint32_t mask, unsig
             for (unsigned k = 0; k < words; k++) {
                 uint32_t wd = (uint32_t)(off[l] >> 2) + k;
                 unsigned b = wd & 31, j;
-                for (j = 0; j < nb[b]; j++)
+                for (j = serial ? nb[b] : 0; j < nb[b]; j++)
                     if (bank_words[b][j] == wd)
                         break;
                 if (j == nb[b]) {
@@ -594,7 +595,7 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     }
 
     if (shm) {
-        bank_stats(ic, off, shm, total);
+        bank_stats(ic, off, shm, total, is_atom);
         for (uint32_t mm = shm; mm; mm &= mm - 1) {
             int l = __builtin_ctz(mm);
             uint32_t o = (uint32_t)off[l];
@@ -713,6 +714,7 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             D[l] = zx(old, esz * 8);
     }
     c->st->atomics += (uint64_t)ptx_popc32(m);
+    c->st->global_atomics += (uint64_t)ptx_popc32(m & glm); /* the estimate: shared ones run in the SM */
     (void)addr;
     return 0;
 }

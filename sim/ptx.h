@@ -300,6 +300,7 @@ typedef struct sim_kstats {
     char **files;            /* copy of the module's file table */
     uint32_t nfiles;
     uint64_t launches, blocks, threads, barriers, fences, atomics;
+    uint64_t global_atomics; /* the lanes of those atomics that went to global memory (the rest: shared) */
     int orphan;              /* its module was freed */
     struct sim_kstats *next;
 } sim_kstats;

@@ -172,7 +172,7 @@ void sim_report_reset(void)
             continue;
         }
         memset(k->ic, 0, (k->ninsn + 1) * sizeof(sim_icount));
-        k->launches = k->blocks = k->threads = k->barriers = k->fences = k->atomics = 0;
+        k->launches = k->blocks = k->threads = k->barriers = k->fences = k->atomics = k->global_atomics = 0;
         pp = &k->next;
     }
 }
@@ -386,9 +386,10 @@ void sim_report_json(FILE *out)
         fprintf(out, ", \"module\": ");
         json_str(out, k->origin);
         fprintf(out, ", \"launches\": %llu, \"blocks\": %llu, \"threads\": %llu, \"barriers\": %llu, \"fences\": %llu, "
-                     "\"atomics\": %llu, ",
+                     "\"atomics\": %llu, \"global_atomics\": %llu, ",
                 (unsigned long long)k->launches, (unsigned long long)k->blocks, (unsigned long long)k->threads,
-                (unsigned long long)k->barriers, (unsigned long long)k->fences, (unsigned long long)k->atomics);
+                (unsigned long long)k->barriers, (unsigned long long)k->fences, (unsigned long long)k->atomics,
+                (unsigned long long)k->global_atomics);
         json_counts(out, &t);
         fprintf(out, ",\n   \"lines\": [");
         for (size_t i = 0; i < nr; i++) {
