@@ -88,10 +88,14 @@ def next_commands(lab: str, submission=None, here: bool = False, kit=KIT) -> tup
 
 
 def shown(path) -> str:
-    """path relative to the current folder when it is inside it (make runs at the kit's root), else absolute."""
+    """path as the person who typed the command can use it: relative to the folder they typed it in when it is
+    inside it, else absolute. That folder is the current one (make runs at the kit's root), or the lab's folder
+    when mk/lab.mk says the command was typed there (PPL_LAB_FOLDER: make -C runs the tools at the kit's root, where
+    a path relative to the kit means nothing to the student)."""
     path = Path(path).resolve()
+    here = os.environ.get(HERE_VARIABLE) or str(Path.cwd())
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(Path(here).resolve()))
     except ValueError:
         return str(path)
 

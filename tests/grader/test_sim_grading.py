@@ -195,6 +195,17 @@ class NoGpuMessage(unittest.TestCase):
         self.assertTrue(no_gpu.in_lab_folder({no_gpu.HERE_VARIABLE: "/k/labs/01-global-strided"}))
         self.assertFalse(no_gpu.in_lab_folder({}))
 
+    def test_paths_are_shown_from_where_the_command_was_typed(self):
+        """make grade in a lab's folder runs the grader at the kit's root (make -C): the paths it prints are the
+        lab folder's own (relative inside it, absolute outside), never relative to the kit."""
+        lab = KIT / "labs" / "03-sequential"
+        with mock.patch.dict(os.environ, {no_gpu.HERE_VARIABLE: str(lab)}):
+            self.assertEqual(no_gpu.shown(KIT / "build" / "grade" / "report.html"),
+                             str((KIT / "build" / "grade" / "report.html").resolve()))
+            self.assertEqual(no_gpu.shown(lab / "reduce.cu"), "reduce.cu")
+        with mock.patch.dict(os.environ, {no_gpu.HERE_VARIABLE: ""}):
+            self.assertEqual(no_gpu.shown(Path.cwd() / "build" / "x"), "build/x")
+
     def test_command_line(self):
         proc = subprocess.run([os.environ.get("PYTHON", "python3"), "-m", "grader.no_gpu", "run",
                                "--lab", "01-global-strided", "--here"], cwd=KIT, capture_output=True, text=True, timeout=60)
