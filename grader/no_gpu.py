@@ -39,7 +39,8 @@ SIM_DOES = {
                 "finds (out-of-bounds accesses, shared-memory races, uninitialized reads, barriers not every thread "
                 "reaches) and names the file:line",
     "profile": "the simulator's counts per kernel and source line: warp instructions, SIMT efficiency, divergent "
-               "branches, bank conflicts, global memory sectors (counts, not times)",
+               "branches, bank conflicts, global memory sectors (counts, not times; then an estimate of the time on "
+               "a named GPU from them, labelled as one, never points)",
 }
 GRADE_DOES = "the grader's correctness tests of small sizes"
 WIDTH = 116
