@@ -13,9 +13,9 @@ What it writes under OUT:
                                    speedup and time measured; the overrides laid over (grader/classroom/closing.py)
   report.html                      the class report (class_report.py); similarity.html and .csv (similarity.py);
                                    canvas.csv and gradescope.csv (lms.py)
-  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as grade.py writes it, with late
+  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as make grade writes it, with late
                                    work and overrides applied
-  students/STUDENT/feedback.txt    which file was graded for each lab, then the table grade.py prints
+  students/STUDENT/feedback.txt    which file was graded for each lab, then the table make grade prints
   students/STUDENT/report.html     the student's own page (grader/report_html.py)
   students/STUDENT/submission/     the files graded, shaped like labs/
   students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
@@ -122,7 +122,7 @@ def _common(p, slurm_run: bool = False):
                                                       "(default: build/class)")
     p.add_argument("--lab", help="grade only the labs whose name starts with this (03, 03-sequential)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                   help=f"seconds per harness run, as grade.py's --timeout (default {DEFAULT_TIMEOUT:g})")
+                   help=f"seconds per harness run, as python3 -m grader's --timeout (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--build-timeout", type=float, default=build_mod.DEFAULT_BUILD_TIMEOUT,
                    help="seconds per build (default %(default)g)")
     p.add_argument("--seed", type=int, help="one data seed for every student (default: a fresh one each)")
