@@ -44,12 +44,13 @@ LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
 SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
 # The simulator's sizes are small (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may
-# each take 1 GiB of host memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default 4 GiB).
+# each take 512 MiB of host memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default
+# 4 GiB): the reference solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
 # The kit's harness objects of this pattern, joined in one file: device code found whole there, and only that, is
 # the kit's in the report (sim/device_main.c); the checker opens it for the device (--sim-kit-object).
 SIM_KIT_OBJECTS := $(HARNESS_BUILD)/kit-objects-$(PATTERN).bin
 LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-student-object "$(abspath $(BUILD)/student.o)" \
-                 --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" --host-memory-mib 1024
+                 --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" --host-memory-mib 512
 $(RUNNER): $(SIM_CLIENT_LIB)
 $(PROGRAM): $(SIM_DEVICE) $(SIM_KIT_OBJECTS)
 harness: $(SIM_KIT_OBJECTS)
