@@ -197,6 +197,15 @@ int main(int argc, char **argv)
             ;
     if (argc == 2 && strcmp(argv[1], "abort") == 0)
         abort();
+    if (argc == 3 && strcmp(argv[1], "malloc") == 0) { /* takes and touches MiB: exit 0, or 3 when malloc fails */
+        const size_t bytes = (size_t)atol(argv[2]) << 20;
+        char *p = malloc(bytes);
+        if (!p)
+            return 3;
+        memset(p, 1, bytes);
+        free(p);
+        return 0;
+    }
     if (argc == 4 && strcmp(argv[1], "say") == 0)
         return write(atoi(argv[2]), argv[3], strlen(argv[3])) == (ssize_t)strlen(argv[3]) ? 0 : 1;
     fprintf(stderr, "usage: see the top of sandbox_probe.c\n");

@@ -350,6 +350,35 @@ START_TEST(cpu_limit_kills)
 }
 END_TEST
 
+/* The probe's "malloc 256" (take and touch 256 MiB) under a host memory limit of data_mib: its wait status. */
+static int malloc_status(long data_mib, int no_bwrap)
+{
+    find_probe();
+    if (no_bwrap)
+        setenv("PPL_SANDBOX_NO_BWRAP", "1", 1);
+    const char *argv[] = {probe, "malloc", "256", NULL};
+    ppl_sandbox_spec spec = {.argv = argv, .cpu_seconds = 10, .data_mib = data_mib};
+    run r;
+    const int fd = start(&spec, &r);
+    ck_assert_msg(fd >= 0, "%s", r.err);
+    close(fd);
+    int status;
+    ck_assert_int_eq(waitpid(r.pid, &status, 0), r.pid);
+    unsetenv("PPL_SANDBOX_NO_BWRAP");
+    return ppl_sandbox_wait_status(&r.report, status);
+}
+
+START_TEST(host_memory_limit)
+{
+    for (int no_bwrap = 0; no_bwrap < 2; no_bwrap++) {
+        int status = malloc_status(64, no_bwrap); /* RLIMIT_DATA 64 MiB: malloc of 256 MiB returns NULL */
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3, "limited: status 0x%x", status);
+        status = malloc_status(0, no_bwrap); /* no limit: it gets them */
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unlimited: status 0x%x", status);
+    }
+}
+END_TEST
+
 START_TEST(signal_death_is_reported)
 {
     for (int no_bwrap = 0; no_bwrap < 2; no_bwrap++) {
@@ -450,6 +479,7 @@ static Suite *sandbox_suite(void)
     tcase_set_timeout(life, 30);
     tcase_add_test(life, cpu_limit_kills);
     tcase_add_test(life, signal_death_is_reported);
+    tcase_add_test(life, host_memory_limit);
     tcase_add_test(life, grandchild_dies_with_checker);
     tcase_add_test(life, fallback_kill_takes_the_group);
     suite_add_tcase(s, layers);
