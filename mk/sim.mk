@@ -45,7 +45,7 @@ SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
 # The simulator's sizes are small (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may
 # each take 512 MiB of host memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default
-# 4 GiB): the reference solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
+# 8 GiB): the reference solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
 # The kit's harness objects of this pattern, joined in one file: device code found whole there, and only that, is
 # the kit's in the report (sim/device_main.c); the checker opens it for the device (--sim-kit-object).
 SIM_KIT_OBJECTS := $(HARNESS_BUILD)/kit-objects-$(PATTERN).bin
@@ -57,8 +57,10 @@ harness: $(SIM_KIT_OBJECTS)
 $(SIM_KIT_OBJECTS): $(HARNESS_OBJS)
 	cat $^ > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
+# One build of the simulator's libraries at a time (flock): labs built at once (the test suite, a class's workers)
+# share them, and two makes writing one archive left it truncated ("ar: error reading core_ptx_parse.o").
 $(SIM_LIB) $(SIM_CLIENT_LIB) $(SIM_DEVICE): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
-	$(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
+	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
 
 $(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@

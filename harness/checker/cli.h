@@ -95,7 +95,7 @@ enum {
     "debuggers, as --in-process), --runner-wrap ARG (repeated: a tool that starts the runner, inside the sandbox),\n" \
     "--runner-rw DIR (a folder that tool may write), --runner-ro DIR (a folder it may read: its installation),\n" \
     "--cpu-seconds S (the runner's CPU time limit), --host-memory-mib M (the host memory the runner may take,\n" \
-    "RLIMIT_DATA: default 4096, 0 for none; past it malloc returns NULL), --runner-fd N\n" \
+    "RLIMIT_DATA: default 8192, 0 for none; past it malloc returns NULL), --runner-fd N\n" \
     "(a descriptor, 5 or more, the runner keeps and may not close: a findings channel), --runs-fd N (read argument\n" \
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \

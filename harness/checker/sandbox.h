@@ -40,8 +40,10 @@ extern "C" {
 
 #define PPL_SANDBOX_STAGE_FLAG "--sandbox-stage"
 /* The host memory a runner (and the simulator's device) may take unless the checker is told otherwise
- * (--host-memory-mib), in MiB: RLIMIT_DATA (sandbox.c set_limits). Past it malloc returns NULL. */
-#define PPL_SANDBOX_DATA_MIB 4096L
+ * (--host-memory-mib), in MiB: RLIMIT_DATA (sandbox.c set_limits). Past it malloc returns NULL. 8 GiB: a GPU run of
+ * 2^29+1 floats holds a 2 GiB input, then a reply of up to n words (want_input), then the next input, besides the
+ * CUDA driver's own memory; the simulator's lab programs pass 512 (mk/sim.mk). */
+#define PPL_SANDBOX_DATA_MIB 8192L
 
 typedef enum {
     PPL_SANDBOX_AUTO,    /* the strongest layers that work here; the report says which */
