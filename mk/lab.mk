@@ -60,11 +60,13 @@ $(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h) | $(BUILD)
 student-flags:
 	@echo $(NVCC) $(STUDENT_NVCCFLAGS)
 
+# The harness objects are shared by every lab built at once (the test suite, a class's workers): each is written
+# under a name of its own and renamed when complete, so no build links a half-written object.
 $(HARNESS_BUILD)/%.o: $(HARNESS)/runner/%.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 $(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.c $(HEADERS) | $(HARNESS_BUILD)
-	$(CC) $(CFLAGS) $(RUNNER_INCLUDES) -c -o $@ $<
+	$(CC) $(CFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 $(BUILD) $(HARNESS_BUILD):
 	mkdir -p $@
