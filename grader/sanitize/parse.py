@@ -30,8 +30,8 @@ class Finding:
     kind is compute-sanitizer's headline, less racecheck's locations ("Invalid __global__ write of size 4 bytes",
     "Race reported between Write access and Read access", "Barrier error detected. Divergent thread(s) in block");
     severity is "error", or "warning" for racecheck's warnings (hazards between lanes of one warp).
-    origin: "student" (a line of it is in the student's file), "kit" (every line of it is in the kit: harness/ or
-    the CUDA and CUB headers), "unknown" (no source line). count: threads (memcheck, initcheck, synccheck) or
+    origin: "student" (a line of it is in the student's file, or no line at all: findings.classify says why), "kit"
+    (every line of it is in the kit: harness/ or the CUDA and CUB headers), "unknown" until classified. count: threads (memcheck, initcheck, synccheck) or
     hazards (racecheck) reported.
     """
 

@@ -60,21 +60,18 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
     if outcome.no_device:
         return TestResult(lab, NAME, points, 0.0, "not run", NO_DEVICE_MESSAGE)
     source_lines = read_source(source_path).splitlines()
-    student, kit_side, untraced = outcome.findings("student"), outcome.findings("kit"), outcome.findings("unknown")
+    student, kit_side = outcome.findings("student"), outcome.findings("kit")
     inconclusive = [r for r in outcome.runs if r.status in ("timeout", "crash", "error")]
     early = [r for r in outcome.runs if ended_early(r)]
     untrusted = [r for r in outcome.runs if r.status in UNTRUSTED]
     data = {"sanitizer_findings": [finding_data(f, source, kit) for f in student],
-            "kit_findings": [finding_data(f, source, kit) for f in kit_side + untraced],
+            "kit_findings": [finding_data(f, source, kit) for f in kit_side],
             "tools": [{"tool": r.tool, "status": r.status, "seconds": round(r.seconds, 1)} for r in outcome.runs]}
     notes = []
     if kit_side:
         notes.append(f"In the kit's own code (a kit bug, not {source}'s; nothing is held against you for it, tell "
                      f"the instructors):")
         notes.extend(f"- {describe(f, source, kit)}" for f in kit_side)
-    if untraced:
-        notes.append("Not traced to any source line (nothing is held against you for these):")
-        notes.extend(f"- {describe(f, source, kit)}" for f in untraced)
     for r in outcome.runs:
         if r.status == "clean" and r.message and not ended_early(r):
             notes.append(f"note: {r.tool} {r.message} (the groups above judge the answers)")
