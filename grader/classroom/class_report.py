@@ -58,7 +58,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
     th.addEventListener('click', go);
     th.addEventListener('keydown', function (e) { if (e.key === 'Enter') go(); });
   });
-  var m = /^#sort=(\\d+)(-?)$/.exec(location.hash);
+  var m = /^#sort=(\d+)(-?)$/.exec(location.hash);
   if (m && +m[1] < heads.length) sort(+m[1], m[2] === '-');
 });
 """
