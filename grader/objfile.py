@@ -119,6 +119,12 @@ class Elf:
         return next((s["name"] for s in self.symbols if s["type"] == 2 and s["shndx"] == section_index
                      and s["value"] <= offset < s["value"] + max(s["size"], 1)), None)
 
+    def functions_at(self, section_index: int, offset: int) -> list:
+        """Every function symbol (STT_FUNC) of section section_index whose body holds offset: more than one when
+        symbols overlap."""
+        return [s for s in self.symbols if s["type"] == 2 and s["shndx"] == section_index
+                and s["value"] <= offset < s["value"] + max(s["size"], 1)]
+
     def target_name(self, symbol: dict, addend: int) -> str:
         """The function a relocation points to: the symbol itself, or for a section symbol plus an offset, the
         function defined there."""

@@ -8,7 +8,9 @@ binutils) are missing or failed: a kit problem, never a pass.
 
 What is looked at:
   - what the file calls (every undefined host symbol, weak ones too): it must be on the allow-list of
-    grader/lab_calls.toml for the lab's pattern, and atexit and __cxa_atexit only from the code the list names;
+    grader/lab_calls.toml for the lab's pattern; atexit, __cxa_atexit and the calls that register device code
+    (__cudaRegisterFatBinary, __cudaRegisterFunction, ...) only from the code the list names, so the only device
+    code a lab runs is nvcc's from the file, the code the device checks below read;
   - what it defines (strong global definitions): a function with C linkage could replace the C library's, the CUDA
     runtime's or the harness's, as could operator new or the C library's variables; CUB or Thrust anywhere;
   - symbols and relocations by type: indirect functions (STT_GNU_IFUNC, R_X86_64_IRELATIVE) run their resolver
@@ -78,6 +80,12 @@ EXIT_SECTIONS = (".fini_array", ".dtors")
 CODE_SECTIONS = (".init", ".fini")  # code pasted into the startup code itself
 SECTION_TYPES = {14: ".init_array", 15: ".fini_array", 16: ".preinit_array"}  # SHT_INIT_ARRAY and the like
 NVCC_REGISTRATION = "_ZL24__sti____cudaRegisterAllv"
+# The two static functions of nvcc's host runtime (crt/host_runtime.h) that its registration calls or hands to
+# atexit: the callback that registers each kernel and __device__ variable, and the one that unregisters the
+# fatbinary. At -O3 GCC inlines the callback into the registration, so it need not exist.
+NVCC_REGISTRATION_HELPERS = ("_ZL31__nv_cudaEntityRegisterCallbackPPv", "_ZL26__cudaUnregisterBinaryUtilv")
+R_X86_64_PC32, R_X86_64_PLT32 = 2, 4
+LISTED_TARGET = re.compile(r"(?:#|\bcall\s+)\s*([0-9a-f]+) <")  # objdump's address of a rip-relative operand or call
 IOSTREAM_INIT = ("_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev", "__cxa_atexit", "__dso_handle",
                  "_ZStL8__ioinit", ".bss")
 STARTUP_SAYS = "runs {names} before main"
@@ -293,9 +301,9 @@ def undefined_symbols(elf: Elf, symbols) -> list:
             if s["shndx"] == 0 and s["name"] and s["bind"] in (1, 2) and s["type"] != 4]  # not STT_FILE
 
 
-def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE) -> list:
+def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE, listing: str = "") -> list:
     """Findings for every undefined symbol not on the allow-list of the pattern, and for an only_in symbol referenced
-    from anywhere but the code its group names."""
+    from anywhere but the code its group names (listing: objdump -d of the object, see registration_functions)."""
     groups = allowed_for(pattern, path)
     refused, misplaced = {}, {}  # advice key -> names; advice key -> "name in function()"
     references = {}  # symbol index -> [(section index, offset)]
@@ -311,7 +319,7 @@ def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE) -> list:
             continue
         for section, offset in references.get(index, []):
             function = elf.function_at(section, offset)
-            if not _inside(elf, function, group.only_in):
+            if not _inside(elf, section, offset, group.only_in, listing):
                 where = (short_name(demangled.get(function, function)) + "()" if function
                          else f"{elf.sections[section]['name']}+{offset:#x}")
                 misplaced.setdefault(advice_for(shown, path).key, []).append(f"{shown} in {where}")
@@ -328,10 +336,48 @@ def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE) -> list:
     return findings
 
 
-def _inside(elf: Elf, function: str | None, only_in: str) -> bool:
+def _inside(elf: Elf, section: int, offset: int, only_in: str, listing: str) -> bool:
+    """True when the code at (section, offset) belongs to the code only_in names, and to no other function."""
+    functions = elf.functions_at(section, offset)
+    if len(functions) != 1:  # outside any function, or in overlapping ones: nobody's code for sure
+        return False
     if only_in == "nvcc-registration":
-        return function == NVCC_REGISTRATION
-    return function is not None and _iostream_init(elf, function)  # "iostream-init"
+        return functions[0]["name"] in registration_functions(elf, listing)
+    return _iostream_init(elf, functions[0]["name"])  # "iostream-init"
+
+
+def registration_functions(elf: Elf, listing: str = "") -> set:
+    """The names of the functions that make up nvcc's registration of the file's kernels: the function it runs before
+    main (check_startup holds .init_array to it), and each helper of NVCC_REGISTRATION_HELPERS that this function
+    refers to, by a relocation or (within one section, where the assembler needs none) by the address of a call or
+    lea in objdump's listing of it. A function counts only when no other function symbol overlaps its code, so that
+    a symbol the lab's own code names after nvcc's (an asm label where GCC inlined nvcc's callback) adds nothing. The
+    calls that register a fatbinary and its kernels (__cudaRegisterFatBinary, __cudaRegisterFunction, ...) are
+    allowed only there, which keeps a fatbinary the file carries as data (CUB's kernels, or kernels the static
+    checks never saw) from being registered."""
+    funcs = [s for s in elf.symbols if s["type"] == 2 and s["shndx"]]
+    alone = {s["name"]: s for s in funcs if s["name"] in (NVCC_REGISTRATION,) + NVCC_REGISTRATION_HELPERS
+             and s["bind"] == 0 and all(o is s or o["shndx"] != s["shndx"]
+                                         or o["value"] + max(o["size"], 1) <= s["value"]
+                                         or s["value"] + max(s["size"], 1) <= o["value"] for o in funcs)}
+    sti = alone.get(NVCC_REGISTRATION)
+    if sti is None:
+        return set()
+    addresses = set()  # (section index, offset) that the registration refers to
+    found = {NVCC_REGISTRATION}
+    for target, offset, index, addend, rtype in elf.relocation_entries():
+        if target != sti["shndx"] or not sti["value"] <= offset < sti["value"] + sti["size"]:
+            continue
+        symbol = elf.symbols[index]
+        if symbol["type"] == 3:  # a section symbol plus an offset: the address, where a call or lea points
+            addresses.add((symbol["shndx"], addend + (4 if rtype in (R_X86_64_PC32, R_X86_64_PLT32) else 0)))
+        elif symbol["name"] in alone:
+            found.add(symbol["name"])
+    block = re.search(rf"^[0-9a-f]+ <{re.escape(NVCC_REGISTRATION)}>:\n(.*?)(?:\n\n|\Z)", listing, re.M | re.S)
+    if block:
+        addresses.update((sti["shndx"], int(a, 16)) for a in LISTED_TARGET.findall(block.group(1)))
+    found.update(name for name, h in alone.items() if (h["shndx"], h["value"]) in addresses)
+    return found
 
 
 def _iostream_init(elf: Elf, name: str) -> bool:
@@ -394,10 +440,14 @@ def check_types(elf: Elf) -> list:
     return [_finding("ifunc", IFUNC_SAYS, IFUNC_WHY, found)] if found else []
 
 
-def check_syscalls(objdump: str, elf: Elf, path) -> list:
+def disassemble(objdump: str, path) -> str:
+    """objdump's listing of the object's executable sections, one instruction a line."""
+    return run_tool([objdump, "-d", "--no-show-raw-insn", "-w", str(path)], path)
+
+
+def check_syscalls(listing: str, elf: Elf) -> list:
     """System call instructions in objdump's listing of the executable sections, and their bytes anywhere in those
     sections: bytes that objdump does not list as an instruction are one hidden inside another instruction."""
-    listing = run_tool([objdump, "-d", "--no-show-raw-insn", "-w", str(path)], path)
     shown, visible = set(), set()  # instruction names; (section, offset) of the listed ones
     for part in re.split(r"^Disassembly of section ", listing, flags=re.M)[1:]:
         section = part.split(":", 1)[0].strip()
@@ -459,9 +509,10 @@ def check_object(path, pattern: str) -> Verdict:
     elf = read_elf(path)
     device_functions, device_findings, notes = check_device(tools["nm"], elf, path)
     findings = check_symbols(symbols, device_functions)
-    findings += check_calls(elf, symbols, pattern)
+    listing = disassemble(tools["objdump"], path)
+    findings += check_calls(elf, symbols, pattern, listing=listing)
     findings += device_findings
     findings += check_types(elf)
     findings += check_startup(elf, symbols)
-    findings += check_syscalls(tools["objdump"], elf, path)
+    findings += check_syscalls(listing, elf)
     return Verdict(findings, notes)

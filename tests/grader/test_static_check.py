@@ -256,6 +256,19 @@ ATTACKS = {
     "hidden-syscall": ("", "asm volatile(\"cmpq $7, %0\\n\\tjne 1f\\n\\tjmp hidden%=+1\\n\\t"
                            "hidden%=: movl $0x050f, %%eax\\n\\t1:\\n\\t\" : : \"r\"(n) : \"eax\", \"rcx\", \"r11\");",
                        r"^contains a system call instruction hidden in its code \(syscall at \.text\+0x[0-9a-f]+\)"),
+    # a fatbinary the file carries as data (CUB's kernels, say), registered by the file's own code
+    "register-fatbinary": ("extern \"C\" void **__cudaRegisterFatBinary(void *);\n"
+                           "static const unsigned long long blob[8] = {0x466243b1ull};\n",
+                           "__cudaRegisterFatBinary((void *)blob);",
+                           r"^calls __cudaRegisterFatBinary in reduce\(\): the lab's code may not register device "
+                           r"code itself"),
+    # the same from a function named after nvcc's callback, which GCC inlines at -O3 so that the name is free
+    "fake-registration-callback": ("extern \"C\" void **__cudaRegisterFatBinary(void *);\n"
+                                   "static void fake(void **) asm(\"_ZL31__nv_cudaEntityRegisterCallbackPPv\");\n"
+                                   "static __attribute__((used, noinline)) void fake(void **h) "
+                                   "{ static int w[4]; h[0] = __cudaRegisterFatBinary(w); }\n",
+                                   "void *h[1]; fake(h);",
+                                   r"^calls __cudaRegisterFatBinary in __nv_cudaEntityRegisterCallback\(\): "),
     "preinit": ("static void early(int, char **, char **) {}\n"
                 "__attribute__((section(\".preinit_array\"), used)) static void (*run_early)(int, char **, char **) "
                 "= early;\n", "", r"^runs early\(\) before main"),
