@@ -91,6 +91,18 @@ def snapshot(runner=subprocess.run, timeout: float = TIMEOUT) -> dict:
     return result
 
 
+def device_name(snap: dict, visible: str | None = None) -> str | None:
+    """The name of the GPU a run on this machine uses, for a grading whose labs never reached a benchmark: the first
+    GPU of CUDA_VISIBLE_DEVICES (visible) when it is an index, else the one name every GPU shares; None where
+    nvidia-smi could not be asked or the GPUs differ and visible does not say which."""
+    gpus = [g for g in snap.get("gpus") or [] if g.get("name")]
+    first = (visible or "").split(",")[0].strip()
+    if first.isdigit():
+        return gpus[int(first)]["name"] if int(first) < len(gpus) else None
+    names = {g["name"] for g in gpus}
+    return names.pop() if len(names) == 1 and not first else None
+
+
 def _our_gpu(snap: dict, bench: dict) -> dict | None:
     """The row of snap for the GPU the harness ran on: the one with its PCI bus id, else the only GPU, else the
     first of its name."""

@@ -17,6 +17,7 @@ ran got full marks.
 import argparse
 import concurrent.futures
 import json
+import os
 import secrets
 import sys
 import time
@@ -121,6 +122,11 @@ class Grader:
         if hung:
             report.notes.append(hang_note(hung))
         report.no_device = self.no_device
+        ran = any(r.status not in ("not run", "FORBIDDEN", "NO BUILD") for r in report.results
+                  if r.name != "static checks")
+        if ran and not report.device and not self.no_device and not getattr(self, "simulator", False):
+            # no benchmark ran (a correctness test failed), yet the labs ran on this machine's GPU
+            report.device = gpuinfo.device_name(self.gpu_snapshot(), os.environ.get("CUDA_VISIBLE_DEVICES"))
         report.sandbox = dict(self.sandbox_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
                           if m})

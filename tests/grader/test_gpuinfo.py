@@ -163,6 +163,21 @@ class Environment(unittest.TestCase):
         self.assertEqual(env["sm_clock_mhz"], 1752.0)  # what the harness measured is still there
 
 
+class DeviceName(unittest.TestCase):
+    def test_one_kind_of_gpu(self):
+        self.assertEqual(gpuinfo.device_name(snap()), "NVIDIA H200")
+
+    def test_the_visible_one(self):
+        mixed = snap(gpus=H200_GPUS.replace("NVIDIA H200", "NVIDIA H100 80GB HBM3", 1))
+        self.assertIsNone(gpuinfo.device_name(mixed))
+        self.assertEqual(gpuinfo.device_name(mixed, "0"), "NVIDIA H100 80GB HBM3")
+        self.assertEqual(gpuinfo.device_name(mixed, "3,4"), "NVIDIA H200")
+        self.assertIsNone(gpuinfo.device_name(mixed, "GPU-8d2f"))  # a UUID: not said which, so nothing
+        self.assertIsNone(gpuinfo.device_name(mixed, "9"))
+
+    def test_no_nvidia_smi(self):
+        self.assertIsNone(gpuinfo.device_name({"error": "nvidia-smi not found"}))
+
 class Grading(unittest.TestCase):
     """The grader takes a snapshot before and after each benchmark, keeps the record in results.json's extra_data
     and puts the warnings under the table and in the test's output."""
@@ -195,6 +210,25 @@ class Grading(unittest.TestCase):
             self.assertEqual((env["gpu"], env["throttled"], len(env["other_processes"])), ("NVIDIA H200", 2, 2))
             self.assertEqual(env["nvidia_smi"]["before"]["power_w"], 612.8)
             self.assertIn("01-first: warning: 2 samples were discarded", results["output"])
+
+
+    def test_a_grading_without_a_benchmark_still_names_the_gpu(self):
+        """A class report counts the students graded on each GPU: one whose labs all failed ran no benchmark, so the
+        name comes from nvidia-smi."""
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            config = load_config(write_file(tmp, "labs.toml", SMALL_TOML))
+            program = fake_program(tmp, "emit(CASES[0], 'fail', message='wrong sum')\nsys.exit(1)")
+            submission = make_submission(tmp / "sub", ["01-first"])
+            grader = Grader(config, submission, kit=tmp, build_dir=tmp / "build", seed=1,
+                            build=lambda kit, pattern, source, folder, **kw: BuildResult(True, program, "",
+                                                                                         Path(folder) / "student.o"),
+                            build_harness=lambda *a, **kw: BuildResult(True),
+                            check=lambda obj, pattern: Verdict())
+            grader.gpu_snapshot = grader.gpu_apps = lambda: snap(apps="")
+            report = grader.grade(config.select("01"))
+            self.assertNotEqual(report.results[-1].status, "pass")
+            self.assertEqual(gradescope_results(report)["extra_data"]["device"], "NVIDIA H200")
 
 
 if __name__ == "__main__":
