@@ -91,16 +91,19 @@ def snapshot(runner=subprocess.run, timeout: float = TIMEOUT) -> dict:
     return result
 
 
-def device_name(snap: dict, visible: str | None = None) -> str | None:
-    """The name of the GPU a run on this machine uses, for a grading whose labs never reached a benchmark: the first
-    GPU of CUDA_VISIBLE_DEVICES (visible) when it is an index, else the one name every GPU shares; None where
-    nvidia-smi could not be asked or the GPUs differ and visible does not say which."""
+def device_name(snap: dict, visible: str | None = None, order: str | None = None) -> str | None:
+    """The name of the GPU a run on this machine uses, for a grading whose labs never reached a benchmark: the one
+    name every GPU shares, or, on a machine of mixed GPUs, the first of CUDA_VISIBLE_DEVICES (visible) when it is an
+    index and CUDA numbers the GPUs as nvidia-smi does (order: CUDA_DEVICE_ORDER is PCI_BUS_ID); None where
+    nvidia-smi could not be asked or it cannot tell."""
     gpus = [g for g in snap.get("gpus") or [] if g.get("name")]
-    first = (visible or "").split(",")[0].strip()
-    if first.isdigit():
-        return gpus[int(first)]["name"] if int(first) < len(gpus) else None
     names = {g["name"] for g in gpus}
-    return names.pop() if len(names) == 1 and not first else None
+    if len(names) == 1:
+        return names.pop()
+    first = (visible or "").split(",")[0].strip()
+    if first.isdigit() and order == "PCI_BUS_ID" and int(first) < len(gpus):
+        return gpus[int(first)]["name"]
+    return None
 
 
 def _our_gpu(snap: dict, bench: dict) -> dict | None:

@@ -126,7 +126,8 @@ class Grader:
                   if r.name != "static checks")
         if ran and not report.device and not self.no_device and not getattr(self, "simulator", False):
             # no benchmark ran (a correctness test failed), yet the labs ran on this machine's GPU
-            report.device = gpuinfo.device_name(self.gpu_snapshot(), os.environ.get("CUDA_VISIBLE_DEVICES"))
+            report.device = gpuinfo.device_name(self.gpu_snapshot(), os.environ.get("CUDA_VISIBLE_DEVICES"),
+                                                os.environ.get("CUDA_DEVICE_ORDER"))
         report.sandbox = dict(self.sandbox_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
                           if m})

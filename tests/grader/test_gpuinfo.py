@@ -170,10 +170,12 @@ class DeviceName(unittest.TestCase):
     def test_the_visible_one(self):
         mixed = snap(gpus=H200_GPUS.replace("NVIDIA H200", "NVIDIA H100 80GB HBM3", 1))
         self.assertIsNone(gpuinfo.device_name(mixed))
-        self.assertEqual(gpuinfo.device_name(mixed, "0"), "NVIDIA H100 80GB HBM3")
-        self.assertEqual(gpuinfo.device_name(mixed, "3,4"), "NVIDIA H200")
-        self.assertIsNone(gpuinfo.device_name(mixed, "GPU-8d2f"))  # a UUID: not said which, so nothing
-        self.assertIsNone(gpuinfo.device_name(mixed, "9"))
+        self.assertIsNone(gpuinfo.device_name(mixed, "0"))  # CUDA numbers the fastest first unless told otherwise
+        self.assertEqual(gpuinfo.device_name(mixed, "0", "PCI_BUS_ID"), "NVIDIA H100 80GB HBM3")
+        self.assertEqual(gpuinfo.device_name(mixed, "3,4", "PCI_BUS_ID"), "NVIDIA H200")
+        self.assertIsNone(gpuinfo.device_name(mixed, "GPU-8d2f", "PCI_BUS_ID"))  # a UUID: which one is not said
+        self.assertIsNone(gpuinfo.device_name(mixed, "9", "PCI_BUS_ID"))
+        self.assertEqual(gpuinfo.device_name(snap(), "5"), "NVIDIA H200")
 
     def test_no_nvidia_smi(self):
         self.assertIsNone(gpuinfo.device_name({"error": "nvidia-smi not found"}))
