@@ -241,11 +241,13 @@ def environment_section(students: list, options: dict, calibration: dict) -> str
     """The GPU graded on and what the benchmarks recorded around them (grader/gpuinfo.py)."""
     devices = collections.Counter()
     seen = collections.defaultdict(set)
-    clocks, warnings, runs = [], collections.Counter(), 0
+    clocks, warnings, runs, off_gpu = [], collections.Counter(), 0, 0
     for s in students:
         extra = (s.results or {}).get("extra_data") or {}
         if extra.get("device"):
             devices[str(extra["device"])] += 1
+        elif s.row.get("status") == "graded" and s.results is not None and not extra.get("no_device"):
+            off_gpu += 1
         for env in (extra.get("performance_environment") or {}).values():
             if not isinstance(env, dict):
                 continue
@@ -258,6 +260,9 @@ def environment_section(students: list, options: dict, calibration: dict) -> str
             for w in env.get("warnings") or []:
                 warnings[reason_text(str(w).split(":")[0])] += 1
     items = [f"{n} student{'s' if n != 1 else ''} graded on {name}" for name, n in devices.most_common()]
+    if off_gpu:
+        items.append(f"{off_gpu} graded student{'s' if off_gpu != 1 else ''} ran nothing on a GPU (refused by the "
+                     f"static checks, or no lab built)")
     if not devices:
         items.append("no student was graded on a GPU" + (f" ({options.get('mode')} run)" if options.get("mode")
                                                           else ""))

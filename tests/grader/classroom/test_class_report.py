@@ -137,6 +137,13 @@ class Numbers(ClassPages):
         (self.out / "similarity.html").write_text("x")
         self.assertIn('href="similarity.html"', self.page())
 
+    def test_a_student_whose_labs_never_reached_the_gpu(self):
+        report = graded("alice", self.labs, {}, {}, device=None)  # refused by the static checks: nothing ran
+        write_results(report, self.out / "students" / "alice" / "results.json")
+        page = self.page()
+        self.assertIn("3 students graded on NVIDIA H100 80GB HBM3", page)
+        self.assertIn("1 graded student ran nothing on a GPU (refused by the static checks, or no lab built)", page)
+
     def test_a_class_without_a_gpu(self):
         for row in self.rows[:4]:
             report = Report(row["student"], 7, no_device=True)
