@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -206,9 +207,14 @@ class Grader:
         if lab.sanitizers and self.run_many is not None and not getattr(self, "simulator", False):
             # compute-sanitizer's runs (small inputs, programs of their own) go beside the correctness runs: half a
             # lab's grading time on an H100. The row reads as it would after them: a hang skips it.
+            cancel = threading.Event()  # set when the correctness runs hung: the row is not graded then
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
-                sanitized = pool.submit(self.grade_sanitizers, lab, built.program)
-                results = [checked, *self.grade_groups(lab, built.program)]
+                sanitized = pool.submit(self.grade_sanitizers, lab, built.program, cancel)
+                try:
+                    results = [checked, *self.grade_groups(lab, built.program)]
+                finally:
+                    if lab.name in self.hung or sys.exc_info()[0] is not None:
+                        cancel.set()
                 row = sanitized.result()
             results.append(self._skip(lab, SANITIZERS, lab.sanitizers.points) if lab.name in self.hung
                            else row)
@@ -343,9 +349,10 @@ class Grader:
         self.log(f"{lab.name}: {group.name}: {result.summary}")
         return result
 
-    def grade_sanitizers(self, lab, program) -> TestResult:
+    def grade_sanitizers(self, lab, program, cancel=None) -> TestResult:
         """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize/) and
-        scores what it finds in the student's file; what it finds in the kit is reported as a kit bug."""
+        scores what it finds in the student's file; what it finds in the kit is reported as a kit bug. cancel: a
+        threading.Event that stops the runs (see run_sanitizers)."""
         spec = lab.sanitizers
         skipped = self._skip(lab, SANITIZERS, spec.points)
         if skipped:
@@ -354,7 +361,7 @@ class Grader:
         copy = Path(program).parent / lab.source  # grader/build.py builds from a copy beside the program
         outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
                                 workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
-                                source=lab.source, source_path=copy, kit=self.kit,
+                                source=lab.source, source_path=copy, kit=self.kit, cancel=cancel,
                                 log=lambda message: self.log(f"{lab.name}: {message}"))
         if outcome.no_device:
             self.no_device = True

@@ -15,6 +15,7 @@ OUTPUT_KEEP = 64 << 10  # bytes of a program's output (stdout and stderr togethe
 PIPE_BYTES = 1 << 20  # the output pipe's size asked for, and the most read at once
 REAP_GRACE = 5.0  # seconds a killed program has to be gone (a process stuck in the kernel dies late)
 DRAIN_GRACE = 1.0  # seconds the output is still read after the program ended, waiting for the pipe to close
+CANCEL_POLL = 0.25  # seconds between looks at a run's cancel event
 
 
 @dataclass
@@ -207,8 +208,23 @@ def _kill_strays(session: int, inode: int | None = None) -> int:
     return len(killed)
 
 
+def _wait(proc, timeout: float | None, cancel) -> int | None:
+    """proc's exit status, or None at its timeout or once cancel is set."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return None
+        step = left if cancel is None else CANCEL_POLL if left is None else min(CANCEL_POLL, left)
+        try:
+            return proc.wait(timeout=step)
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                return None
+
+
 def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=None, pass_fds=(),
-                keep: int = OUTPUT_KEEP) -> Process:
+                keep: int = OUTPUT_KEEP, cancel=None) -> Process:
     """Runs argv in a new session, its stdout and stderr into one pipe that a thread drains; returns a Process.
 
     Only the first and the last `keep` bytes of the output are kept (in memory, and in log_path when given), with
@@ -218,6 +234,7 @@ def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=Non
     too; one that left the session (setsid) and still holds the output is found and killed, and the reading stops
     DRAIN_GRACE seconds after the program ended in any case, so nothing here waits on what the program left behind.
     A program that cannot be started gives returncode 127 and the OS error as output. timeout None: no limit.
+    cancel: a threading.Event; once set, the program is killed as at its timeout (within CANCEL_POLL seconds).
     """
     start = time.monotonic()
     read_fd, write_fd = os.pipe()
@@ -242,10 +259,7 @@ def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=Non
     capture.start()
     returncode, notes = None, []
     try:
-        try:
-            returncode = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
+        returncode = _wait(proc, timeout, cancel)
     finally:  # also after a normal exit, and on Ctrl-C (KeyboardInterrupt) while waiting
         try:
             os.killpg(proc.pid, signal.SIGKILL)

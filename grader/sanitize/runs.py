@@ -180,7 +180,7 @@ def _log_pipe() -> tuple:
 
 
 def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdir, cwd=None, source: str,
-             kit=KIT, source_text: str = "") -> ToolRun:
+             kit=KIT, source_text: str = "", cancel=None) -> ToolRun:
     """Runs one tool around the runner of `program args --result FILE --quiet` (tool_argv) and reads its log from
     the pipe only: workdir gets the result file, the program's output (output.log, never read for findings) and what
     was kept of the tool's log (sanitizer.log)."""
@@ -196,7 +196,7 @@ def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdi
     reader.start()
     try:
         proc = run_process(tool_argv(sanitizer, tool, program, full_args, log_fd=write_fd, prefix=prefix),
-                           timeout=timeout, cwd=cwd, log_path=output, pass_fds=(write_fd,))
+                           timeout=timeout, cwd=cwd, log_path=output, pass_fds=(write_fd,), cancel=cancel)
     finally:
         os.close(write_fd)  # the tool and the program are gone: the reader sees the end, or stops after the grace
         reader.stop(DRAIN_GRACE)
@@ -209,6 +209,8 @@ def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdi
     parsed, rc = run.parsed, proc.returncode
     if parsed.findings:
         run.status = "findings"
+    elif proc.timed_out and cancel is not None and cancel.is_set():
+        run.status, run.message = "cancelled", "stopped by the grader: the lab's correctness runs hung"
     elif proc.timed_out:
         run.status, run.message = "timeout", f"did not finish within {timeout:g} s"
     elif rc == 127 and not parsed.banner:
@@ -238,11 +240,13 @@ def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdi
 
 
 def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, source: str, source_path=None,
-                   kit=KIT, sanitizer=None, log=None, parallel: bool = True) -> Outcome:
+                   kit=KIT, sanitizer=None, log=None, parallel: bool = True, cancel=None) -> Outcome:
     """Runs each tool on each argument list of runs and returns the Outcome. source is the student's file name;
     source_path its copy (its lines are quoted in the report). The tools of one argument list run side by side
     (parallel: each is a program of its own on the same GPU), their runs kept in the order of tools. A run that finds
-    no device ends it; a tool that times out is not run on the next argument lists."""
+    no device ends it; a tool that times out is not run on the next argument lists. cancel (a threading.Event), once
+    set, stops the runs under way and starts no more: the grader sets it when the lab's correctness runs hung, whose
+    sanitizer row is then not graded, so a hung lab costs one --timeout rather than the tools' own (labs.toml)."""
     sanitizer = sanitizer or find_sanitizer()
     outcome = Outcome(sanitizer)
     if not sanitizer:
@@ -250,13 +254,15 @@ def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, s
     source_text = read_source(source_path)
     slow = set()
     for k, args in enumerate(runs):
+        if cancel is not None and cancel.is_set():
+            return outcome
         todo = [tool for tool in tools if tool not in slow]
 
         def one(tool, k=k, args=args):
             if log:
                 log(f"compute-sanitizer --tool {tool} {shlex.join(str(a) for a in args)}")
             return run_tool(sanitizer, tool, program, args, timeout=timeout, workdir=Path(workdir) / f"{k}-{tool}",
-                            cwd=cwd, source=source, kit=kit, source_text=source_text)
+                            cwd=cwd, source=source, kit=kit, source_text=source_text, cancel=cancel)
 
         if parallel and len(todo) > 1:
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
@@ -265,7 +271,7 @@ def run_sanitizers(program, runs, *, tools, timeout: float, workdir, cwd=None, s
             done = [one(tool) for tool in todo]
         for tool, run in zip(todo, done):
             outcome.runs.append(run)
-            if run.status == "timeout":
+            if run.status in ("timeout", "cancelled"):
                 slow.add(tool)
         if any(run.status == "no-device" for run in done):
             return outcome

@@ -61,7 +61,7 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
         return TestResult(lab, NAME, points, 0.0, "not run", NO_DEVICE_MESSAGE)
     source_lines = read_source(source_path).splitlines()
     student, kit_side = outcome.findings("student"), outcome.findings("kit")
-    inconclusive = [r for r in outcome.runs if r.status in ("timeout", "crash", "error")]
+    inconclusive = [r for r in outcome.runs if r.status in ("timeout", "cancelled", "crash", "error")]
     early = [r for r in outcome.runs if ended_early(r)]
     untrusted = [r for r in outcome.runs if r.status in UNTRUSTED]
     data = {"sanitizer_findings": [finding_data(f, source, kit) for f in student],

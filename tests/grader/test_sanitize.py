@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -182,6 +184,22 @@ class FakeSanitizer(unittest.TestCase):
                          [("racecheck", "timeout"), ("memcheck", "clean"), ("memcheck", "clean")])
         self.assertEqual(outcome.runs[0].message, "did not finish within 1 s")
 
+    def test_a_cancelled_grading_stops_at_once(self):
+        """The grader cancels the sanitizers when a lab's correctness runs hung: the run under way is killed and no
+        further argument list starts, instead of each tool waiting out its own timeout (300 s in labs.toml)."""
+        self.give("memcheck", "clean.txt", STUDENT)
+        self.give("racecheck", "clean.txt", STUDENT)
+        cancel = threading.Event()
+        threading.Timer(1.0, cancel.set).start()
+        start = time.monotonic()
+        with mock.patch.dict(os.environ, {**self.env, "FAKE_SANITIZER_SLOW": "racecheck"}):
+            outcome = run_sanitizers(self.program(), [["--n", "1"], ["--n", "2"]], tools=("racecheck", "memcheck"),
+                                     timeout=60, workdir=self.dir / "runs", source="reduce.cu", kit=KIT,
+                                     sanitizer=str(self.tool), cancel=cancel)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual([(r.tool, r.status) for r in outcome.runs], [("racecheck", "cancelled"), ("memcheck", "clean")])
+        self.assertIn("correctness runs hung", outcome.runs[0].message)
+
     def test_command_line(self):
         argv = runs.tool_argv("/opt/cuda/compute-sanitizer/compute-sanitizer", "racecheck", "/b/reduce_lab",
                                   ["--n", "1"], log_fd=12, prefix="=p=")
@@ -206,17 +224,18 @@ class FakeSanitizer(unittest.TestCase):
         inside.chmod(0o755)
         self.assertEqual(find_sanitizer({"PATH": str(self.dir / "empty"), "CUDA_HOME": str(toolkit)}), str(inside))
 
-    def grade(self, *, slow="", missing=False, timeout=20.0):
-        """Grades lab 01 of SMALL_TOML plus a sanitizers table, with the fake program and the fake sanitizer."""
+    def grade(self, *, slow="", missing=False, timeout=20.0, tool_timeout=None, body=PASS):
+        """Grades lab 01 of SMALL_TOML plus a sanitizers table (tool_timeout: its timeout), with the fake program
+        (body: what it does after the checker's part) and the fake sanitizer."""
         config = load_config(write_file(self.dir, "labs.toml", SMALL_TOML + textwrap.dedent("""
             [suites.s.sanitizers]
             points = 0
             tools = ["memcheck", "racecheck"]
             runs = [["--data", "integer", "--n", "1,33"]]
-            """)))
+            """) + (f"timeout = {tool_timeout}\n" if tool_timeout else "")))
         lab = config.select("01")
         submission = make_submission(self.dir / "sub", ["01-first"], VOLATILE_SOURCE)
-        program = self.program()
+        program = fake_program(self.dir, WRAPPING_CHECKER, body)
 
         def build(kit, pattern, source, folder, timeout=None, harness_build=None):
             Path(folder).mkdir(parents=True, exist_ok=True)
@@ -275,6 +294,20 @@ class FakeSanitizer(unittest.TestCase):
         self.assertIn("not run in full: racecheck did not finish within", rows["sanitizers"].summary)
         self.assertEqual(rows["performance"].status, "pass")
 
+
+    def test_a_hung_lab_does_not_wait_out_its_sanitizers(self):
+        """A lab whose correctness runs hang (killed at the grader's --timeout) is not held up by the sanitizers
+        running beside them: their row is not graded then, so the grader stops them (it waited for each tool's own
+        timeout, 300 s in labs.toml: a hung student took 5 minutes of a class run)."""
+        self.give("memcheck", "clean.txt", STUDENT)
+        self.give("racecheck", "clean.txt", STUDENT)
+        start = time.monotonic()
+        report = self.grade(slow="memcheck,racecheck", timeout=2.0, tool_timeout=60,
+                            body="if not wrap:\n    import time\n    time.sleep(60)\nall_pass()")
+        self.assertLess(time.monotonic() - start, 25)
+        rows = {r.name: r for r in report.results}
+        self.assertEqual(rows["small"].status, "TIMEOUT")
+        self.assertEqual(rows["sanitizers"].status, "not run")
 
 # The runner's side of an attack on the tool's log: the student's code closes stderr, prints the tool's words, and on
 # every descriptor from 5 on tries to read the log away (opening /proc/self/fd/N for reading) and writes lines of
