@@ -237,6 +237,14 @@ def lab_section(stats: LabStats, no_gpu: bool) -> str:
             f"<h3>Why points were lost (most common first)</h3>{reasons_table(stats)}</section>")
 
 
+def cuda_version(value) -> str:
+    """A CUDA version as the runtime reports it (cudaRuntimeGetVersion: 1000 * major + 10 * minor) as people write
+    it: 13000 -> "13.0", 12080 -> "12.8"; anything else as it came."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1000:
+        return f"{value // 1000}.{value % 1000 // 10}"
+    return str(value)
+
+
 def environment_section(students: list, options: dict, calibration: dict) -> str:
     """The GPU graded on and what the benchmarks recorded around them (grader/gpuinfo.py)."""
     devices = collections.Counter()
@@ -254,7 +262,7 @@ def environment_section(students: list, options: dict, calibration: dict) -> str
             runs += 1
             for key in ("driver_version", "cuda_driver", "cuda_runtime"):
                 if env.get(key):
-                    seen[key].add(str(env[key]))
+                    seen[key].add(cuda_version(env[key]) if key != "driver_version" else str(env[key]))
             if charts._finite(env.get("sm_clock_mhz")):
                 clocks.append(float(env["sm_clock_mhz"]))
             for w in env.get("warnings") or []:

@@ -137,6 +137,10 @@ class Numbers(ClassPages):
         (self.out / "similarity.html").write_text("x")
         self.assertIn('href="similarity.html"', self.page())
 
+    def test_cuda_versions_as_people_write_them(self):
+        self.assertEqual([class_report.cuda_version(v) for v in (13000, 12080, "13.0", 0)], ["13.0", "12.8", "13.0",
+                                                                                               "0"])
+
     def test_a_student_whose_labs_never_reached_the_gpu(self):
         report = graded("alice", self.labs, {}, {}, device=None)  # refused by the static checks: nothing ran
         write_results(report, self.out / "students" / "alice" / "results.json")
