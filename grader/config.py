@@ -13,7 +13,8 @@ from grader.patterns import PATTERNS, parse_size, select_labs
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
 # Arguments the grader adds itself (grader/run.py turns --seed into --seed-fd); a group's runs must not set them.
-GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected", "--seed-fd", "--result-fd", "--in-process")
+GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected", "--seed-fd", "--result-fd", "--in-process",
+               "--host-memory-mib")
 # What a lab's benchmark compares against: the kit's baseline kernel (speedup = baseline_ms / student_ms) or CUB
 # (speedup = cub_ms / student_ms, the fraction of CUB's speed).
 YARDSTICKS = ("baseline", "cub")
@@ -125,11 +126,39 @@ class Lab:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """labs.toml's [limits]: the host memory, in MiB, that the runner (the process that runs the student's code)
+    may take: RLIMIT_DATA, past which malloc returns NULL and new throws (harness/checker/sandbox.h). The defaults
+    are the harness's own (`make check` and `make sim` use them too): 8 GiB on a GPU (the largest run, 2^29 + 1
+    elements, peaks at 2.2 GB on an H100), 512 MiB on the simulator (whose sizes stop at 8 MiB of floats, and whose
+    device process gets the same)."""
+
+    host_memory_mib: int = 8192
+    simulator_host_memory_mib: int = 512
+
+    def for_run(self, simulator: bool) -> int:
+        return self.simulator_host_memory_mib if simulator else self.host_memory_mib
+
+
+def _limits(raw, where: str) -> Limits:
+    raw = _table(raw, where)
+    _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib"})
+    values = {}
+    for key in raw:
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 64:
+            raise ConfigError(f"{where}.{key}: expected a whole number of MiB, at least 64, got {value!r}")
+        values[key] = value
+    return Limits(**values)
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     calibration: dict
     labs: tuple
     late: object = None  # grader.late.Policy of [late], None without one (nothing is late)
+    limits: Limits = Limits()  # [limits]: the host memory of a run
     gradescope: tuple = ()  # [gradescope]'s settings as (key, value): output_format, visibility
 
     def select(self, lab_filter: str | None) -> list:
@@ -312,7 +341,7 @@ def _scoring(raw, where: str) -> Scoring:
 def parse_config(data: dict, path: Path) -> Config:
     """Checks the parsed TOML `data` (read from path) and builds a Config; ConfigError on any problem."""
     name = path.name
-    _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring", "late", "gradescope"})
+    _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring", "late", "gradescope", "limits"})
     scoring = _scoring(data["scoring"], f"{name}: scoring") if "scoring" in data else Scoring()
     calibration = _table(data["calibration"], f"{name}: calibration")
     _check_keys(calibration, f"{name}: calibration", {"gpu", "calibrated_on"}, {"bench"})
@@ -380,7 +409,8 @@ def parse_config(data: dict, path: Path) -> Config:
     except late.LateError as e:
         raise ConfigError(str(e)) from None
     return Config(path=path, calibration=dict(calibration), labs=tuple(sorted(labs, key=lambda lab: lab.name)),
-                  late=policy, gradescope=_gradescope(data.get("gradescope", {}), f"{name}: gradescope"))
+                  late=policy, gradescope=_gradescope(data.get("gradescope", {}), f"{name}: gradescope"),
+                  limits=_limits(data.get("limits", {}), f"{name}: limits"))
 
 
 def _due(raw: dict, where: str):

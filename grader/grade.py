@@ -237,8 +237,12 @@ class Grader:
         return score_static_check(lab.name, self.check(built.object, lab.pattern), lab.source)
 
     def _args(self, args) -> list:
-        """A run's arguments with the grader's sandbox demand."""
-        return [*args, "--sandbox", self.sandbox] if self.sandbox != "auto" else list(args)
+        """A run's arguments with the host memory of labs.toml's [limits] and the grader's sandbox demand."""
+        memory = ["--host-memory-mib", str(self.host_memory_mib())]
+        return [*args, *memory, "--sandbox", self.sandbox] if self.sandbox != "auto" else [*args, *memory]
+
+    def host_memory_mib(self) -> int:
+        return self.config.limits.for_run(getattr(self, "simulator", False))
 
     def _seen(self, lab, outcome):
         """What every run's outcome tells the grader: no device, a hang, the sandbox's layers."""
@@ -247,6 +251,11 @@ class Grader:
             self.no_device = True
         elif outcome.status == "timeout":
             self.hung.add(lab.name)
+        elif outcome.status == "crash" or outcome.status == "cuda-error" and any(
+                words in outcome.message.lower() for words in ("out of memory", "memory allocation")):
+            # perhaps out of host memory: say where the limit is
+            outcome.message += (f" (the code of {lab.source} may take at most {self.host_memory_mib()} MiB of host "
+                                f"memory: past it malloc returns NULL and new throws; labs.toml [limits])")
         if getattr(outcome, "sandbox", None):
             self.sandbox_layers.setdefault(lab.name, outcome.sandbox)
         return outcome

@@ -138,6 +138,17 @@ class BadFiles(unittest.TestCase):
         self.assertEqual(config.labs[0].max_score, 60)
         self.assertEqual(config.labs[0].groups[1].runs[1], ("--data", "signs", "--n", "7"))
 
+    def test_limits(self):
+        self.assertEqual(self.load(SMALL_TOML).limits.for_run(simulator=False), 8192)  # the harness's defaults
+        self.assertEqual(self.load(SMALL_TOML).limits.for_run(simulator=True), 512)
+        limits = self.load(SMALL_TOML + "\n[limits]\nhost_memory_mib = 4096\n").limits
+        self.assertEqual((limits.for_run(False), limits.for_run(True)), (4096, 512))
+        self.assertBad(SMALL_TOML + "\n[limits]\nhost_memory_mib = 16\n",
+                       r"limits.host_memory_mib: expected a whole number of MiB, at least 64, got 16")
+        self.assertBad(SMALL_TOML + "\n[limits]\nhost_memory = 4096\n", r"limits: unknown key host_memory")
+        self.assertBad(SMALL_TOML.replace('suite = "s"', 'suite = "s"\nargs = ["--host-memory-mib", "1"]', 1),
+                       r"--host-memory-mib is set by the grader, not in labs.toml")
+
     def test_missing_file(self):
         with self.assertRaisesRegex(ConfigError, "cannot read .*nowhere.toml"):
             load_config(Path(self.tmp.name) / "nowhere.toml")

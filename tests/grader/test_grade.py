@@ -38,6 +38,8 @@ lower = 0.25
 full = 0.5
 """
 
+MEMORY = ["--host-memory-mib", "8192"]  # every run: labs.toml [limits] host_memory_mib (its default)
+
 
 def harness_ok(kit, pattern, timeout=None, harness_build=None):
     return BuildResult(True)
@@ -141,19 +143,20 @@ class RealConfig(GradingRun):
             self.assertTrue(perf[lab].summary.startswith("100.00x of CUB"), perf[lab].summary)
         runs = {lab: [args for name, args in self.calls if name == lab] for lab in REAL_LABS}
         self.assertEqual(runs["06-scan"], [
-            ["--dataset", "datasets/scan/ones/input.raw", "--expected", "datasets/scan/ones/expected.raw"],
-            ["--n", "1,2,31,32,33,511,512,513,1023,1024,1025,4095,4096,4097,65535,65537,1048577", "--seed", "12345"],
-            ["--n", "2^24+3,2^27+5", "--seed", "12345"],
-            ["--bench", "2^26", "--seed", "12345"]])
-        self.assertEqual(runs["07-compact"][0], ["--dataset", "datasets/compact/halves/input.raw"])
+            ["--dataset", "datasets/scan/ones/input.raw", "--expected", "datasets/scan/ones/expected.raw", *MEMORY],
+            ["--n", "1,2,31,32,33,511,512,513,1023,1024,1025,4095,4096,4097,65535,65537,1048577", "--seed", "12345",
+             *MEMORY],
+            ["--n", "2^24+3,2^27+5", "--seed", "12345", *MEMORY],
+            ["--bench", "2^26", "--seed", "12345", *MEMORY]])
+        self.assertEqual(runs["07-compact"][0], ["--dataset", "datasets/compact/halves/input.raw", *MEMORY])
         self.assertEqual(runs["07-compact"][1], ["--n", "1,2,31,32,33,1023,1024,1025,4095,4097,65537,1048577",
-                                                 "--seed", "12345"])
+                                                 "--seed", "12345", *MEMORY])
         self.assertEqual(runs["08-single-pass"], [  # the lab's arguments go to each correctness run, not to --bench
             ["--dataset", "datasets/scan/ones/input.raw", "--expected", "datasets/scan/ones/expected.raw",
-             "--algorithms", "brent-kung"],
-            [*runs["06-scan"][1][:2], "--algorithms", "brent-kung", "--seed", "12345"],
-            [*runs["06-scan"][2][:2], "--algorithms", "brent-kung", "--seed", "12345"],
-            ["--bench", "2^26", "--seed", "12345"]])
+             "--algorithms", "brent-kung", *MEMORY],
+            [*runs["06-scan"][1][:2], "--algorithms", "brent-kung", "--seed", "12345", *MEMORY],
+            [*runs["06-scan"][2][:2], "--algorithms", "brent-kung", "--seed", "12345", *MEMORY],
+            ["--bench", "2^26", "--seed", "12345", *MEMORY]])
         table = format_table(report)
         self.assertRegex(table, r"\n08-single-pass +100 / 100 \(bonus\)\n")
         self.assertIn("Bonus: 08-single-pass is a bonus lab: its score adds to the total, its 100 points are not in "
@@ -167,10 +170,10 @@ class RealConfig(GradingRun):
         self.assertEqual(results["extra_data"]["bonus_max_score"], 100)
         lab1 = runs["01-global-strided"]
         self.assertEqual(lab1[0], ["--dataset", "datasets/reduce/small/input.raw",
-                                   "--expected", "datasets/reduce/small/expected.raw"])
+                                   "--expected", "datasets/reduce/small/expected.raw", *MEMORY])
         self.assertEqual(lab1[1][0], "--dataset")
-        self.assertEqual(lab1[2][-2:], ["--seed", "12345"])  # generated data gets the run's seed
-        self.assertEqual(lab1[-1], ["--bench", "2^26", "--seed", "12345"])
+        self.assertEqual(lab1[2][-4:], ["--seed", "12345", *MEMORY])  # generated data gets the run's seed
+        self.assertEqual(lab1[-1], ["--bench", "2^26", "--seed", "12345", *MEMORY])
         self.assertEqual(len(lab1), 2 + 1 + 1 + 2 + 1)
 
     def test_no_datasets_is_an_error_not_a_pass(self):
@@ -256,6 +259,10 @@ class SmallConfig(GradingRun):
         self.assertEqual(by["02-second: small"].status, "CUDA ERROR")
         self.assertIn("n=1 uniform: CUDA error: an illegal memory access", by["02-second: small"].summary)
         self.assertEqual(by["02-second: exact"].status, "pass")
+        # a crash may be the host memory limit: the message says where it is; an illegal address is not memory's
+        self.assertIn("(the code of reduce.cu may take at most 8192 MiB of host memory: past it malloc returns NULL "
+                      "and new throws; labs.toml [limits])", by["01-first: exact"].detail + by["01-first: exact"].summary)
+        self.assertNotIn("host memory", by["02-second: small"].summary + by["02-second: small"].detail)
 
     def test_performance_partial_credit(self):
         config = self.small_config()
@@ -336,7 +343,7 @@ class SmallConfig(GradingRun):
         self.assertEqual([r.score for r in bonus], [10, 20, 15])
         self.assertIn("0.38x of CUB (full marks at 0.50x of CUB", bonus[-1].summary)
         self.assertEqual(self.calls[-2][1], ["--data", "signs", "--n", "7", "--algorithms", "brent-kung",
-                                             "--seed", "12345"])
+                                             "--seed", "12345", *MEMORY])
         self.assertEqual((report.score, report.max_score, report.bonus_max_score), (165, 120, 60))
         self.assertTrue(report.full_marks)
         table = format_table(report)

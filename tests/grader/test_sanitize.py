@@ -275,7 +275,8 @@ class FakeSanitizer(unittest.TestCase):
         self.assertEqual(tests["01-first: sanitizers"]["status"], "failed")
         self.assertEqual(gradescope_results(report)["extra_data"]["static_check_findings"], {})
         args = next(a for a in map(json.loads, self.checker_log.read_text().splitlines()) if "--runner-wrap" in a)
-        self.assertEqual(args[:7], ["--data", "integer", "--n", "1,33", "--seed", "7", "--result"])
+        self.assertEqual(args[:9], ["--data", "integer", "--n", "1,33", "--seed", "7", "--host-memory-mib", "8192",
+                                    "--result"])
 
     def test_the_grader_without_compute_sanitizer_loses_nothing(self):
         report = self.grade(missing=True)
