@@ -254,8 +254,9 @@ class Grader:
         elif outcome.status == "crash" or outcome.status == "cuda-error" and any(
                 words in outcome.message.lower() for words in ("out of memory", "memory allocation")):
             # perhaps out of host memory: say where the limit is
-            outcome.message += (f" (the code of {lab.source} may take at most {self.host_memory_mib()} MiB of host "
-                                f"memory: past it malloc returns NULL and new throws; labs.toml [limits])")
+            outcome.message += (f" (the process that runs {lab.source} may take at most {self.host_memory_mib()} MiB "
+                                f"of host memory, the CUDA runtime's and the harness's included: past it malloc "
+                                f"returns NULL and new throws; labs.toml [limits])")
         if getattr(outcome, "sandbox", None):
             self.sandbox_layers.setdefault(lab.name, outcome.sandbox)
         return outcome

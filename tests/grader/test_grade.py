@@ -260,8 +260,9 @@ class SmallConfig(GradingRun):
         self.assertIn("n=1 uniform: CUDA error: an illegal memory access", by["02-second: small"].summary)
         self.assertEqual(by["02-second: exact"].status, "pass")
         # a crash may be the host memory limit: the message says where it is; an illegal address is not memory's
-        self.assertIn("(the code of reduce.cu may take at most 8192 MiB of host memory: past it malloc returns NULL "
-                      "and new throws; labs.toml [limits])", by["01-first: exact"].detail + by["01-first: exact"].summary)
+        self.assertIn("(the process that runs reduce.cu may take at most 8192 MiB of host memory, the CUDA runtime's "
+                      "and the harness's included: past it malloc returns NULL and new throws; labs.toml [limits])",
+                      by["01-first: exact"].detail + by["01-first: exact"].summary)
         self.assertNotIn("host memory", by["02-second: small"].summary + by["02-second: small"].detail)
 
     def test_performance_partial_credit(self):
