@@ -142,37 +142,119 @@ def read_elf(path) -> Elf:
         raise ToolError(f"cannot read {path}: {e}") from None
 
 
-def device_images(elf: Elf, path) -> tuple:
-    """(the cubins in the object's fatbin, notes): each ELF image of every fatbin in .nv_fatbin. Compressed images
-    (nvcc -Xfatbin -compress-all, or a toolkit that compresses by default) are extracted by cuobjdump where it is
-    installed; without it they give a note instead."""
-    section = elf.section(".nv_fatbin")
-    if section is None:
+FATBIN_MAGIC, FATBIN_HEADER = 0xBA55ED50, 16
+R_X86_64_64 = 1
+RELOCATION_BYTES = {1: 8, 2: 4, 4: 4, 9: 4, 10: 4, 11: 4, 12: 2, 13: 2, 14: 1, 15: 1, 24: 8, 26: 4, 41: 4, 42: 4}
+
+
+def registered_fatbins(elf: Elf) -> tuple:
+    """(offsets in .nv_fatbin of the fatbins nvcc's registration hands to the CUDA runtime, problems): each wrapper
+    in .nvFatBinSegment (24 bytes: magic, version, the fatbin's address, 0) points at one by an R_X86_64_64
+    relocation. problems says what in .nvFatBinSegment is not a wrapper nvcc makes."""
+    segment = elf.section(".nvFatBinSegment")
+    if segment is None:
         return [], []
-    data, images, compressed, off = elf.contents(section), [], 0, 0
-    while off + 16 <= len(data):
-        magic, _, header_size, fat_size = struct.unpack_from("<IHHQ", data, off)
-        if magic != 0xBA55ED50:
-            off += 8  # fatbins are 8-byte aligned; skip padding
+    index = elf.sections.index(segment)
+    fatbin = elf.section(".nv_fatbin")
+    offsets, problems = [], []
+    for target, offset, sym, addend, rtype in elf.relocation_entries():
+        if target != index:
             continue
-        entry, end = off + header_size, off + header_size + fat_size
-        while entry + 16 <= end:
-            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
+        symbol = elf.symbols[sym]
+        if (rtype != R_X86_64_64 or offset % 24 != 8 or symbol["type"] != 3 or fatbin is None
+                or elf.sections[symbol["shndx"]] is not fatbin):
+            problems.append(f"a relocation at .nvFatBinSegment+{offset:#x} that nvcc's fatbinary wrapper does not have")
+        else:
+            offsets.append(addend)
+    return sorted(offsets), problems
+
+
+def device_images(elf: Elf, path) -> tuple:
+    """(cubins, PTX texts, problems, notes) of the fatbins the object registers: each ELF image (cubin) and each PTX
+    text of every fatbin that nvcc's wrapper points at (registered_fatbins). problems: what makes .nv_fatbin other
+    than nvcc's (bytes outside the registered fatbins, an entry of an unknown kind or running past its fatbin), for
+    the static checks to refuse: the device checks read what the CUDA runtime will load, and only that. Compressed
+    entries are read by cuobjdump (cubins) and zstd (PTX) where they are installed; without them, notes."""
+    section = elf.section(".nv_fatbin")
+    offsets, problems = registered_fatbins(elf)
+    if section is None:
+        return [], [], problems + (["a fatbinary wrapper without a .nv_fatbin section"] if offsets else []), []
+    data = elf.contents(section)
+    images, texts, compressed, unread_ptx, covered = [], [], 0, 0, 0
+    for off in offsets:
+        if off < covered or data[covered:off].strip(b"\0") or off + FATBIN_HEADER > len(data):
+            problems.append(f".nv_fatbin holds bytes before the fatbinary at +{off:#x} that nothing registers")
+            break
+        magic, _, header_size, fat_size = struct.unpack_from("<IHHQ", data, off)
+        end = off + header_size + fat_size
+        if magic != FATBIN_MAGIC or header_size != FATBIN_HEADER or end > len(data):
+            problems.append(f"the fatbinary at .nv_fatbin+{off:#x} has a header nvcc does not write")
+            break
+        entry = off + header_size
+        while entry < end:
+            kind, _, entry_header, payload = struct.unpack_from("<HHIQ", data, entry) if entry + 16 <= end else (0,) * 4
             start = entry + entry_header
-            if kind == 2:  # an ELF (cubin); kind 1 is PTX, compiled from the same source
-                if data[start:start + 4] == b"\x7fELF":
-                    images.append(data[start:start + payload])
+            if kind not in (1, 2) or entry_header < 16 or start + payload > end:
+                problems.append(f"an entry of the fatbinary at .nv_fatbin+{entry:#x} that the CUDA runtime may read "
+                                f"differently from the checks (kind {kind})")
+                break
+            body = data[start:start + payload]
+            if kind == 2 and body[:4] == b"\x7fELF":
+                images.append(body)
+            elif kind == 2:
+                compressed += 1
+            else:  # PTX; compressed, its entry header says the compressed size (padding follows)
+                packed = struct.unpack_from("<I", data, entry + 16)[0] if entry_header >= 20 else 0
+                text = zstd_text(body[:packed] if 0 < packed <= payload else body) \
+                    if body.startswith(ZSTD_MAGIC) else body
+                if text is None:
+                    unread_ptx += 1
                 else:
-                    compressed += 1
+                    texts.append(text)
             entry = start + payload
-        off = end
+        covered = end
+    if data[covered:].strip(b"\0") and not problems:
+        problems.append(f".nv_fatbin holds bytes after the registered fatbinary (from +{covered:#x}) that nothing "
+                        f"registers")
+    notes = [f"{unread_ptx} compressed PTX text{'s' if unread_ptx > 1 else ''} not inspected: the zstd program reads "
+             f"them"] if unread_ptx else []
     if not compressed:
-        return images, []
+        return images, texts, problems, notes
     extracted = extract_with_cuobjdump(path)
     if extracted is not None:
-        return extracted, []
-    return images, [f"{compressed} compressed device image{'s' if compressed > 1 else ''} not inspected: cuobjdump "
-                    f"(from the CUDA toolkit) is needed to read them; only the host code's symbols were checked"]
+        return extracted, texts, problems, notes
+    return images, texts, problems, notes + [
+        f"{compressed} compressed device image{'s' if compressed > 1 else ''} not inspected: cuobjdump (from the CUDA "
+        f"toolkit) is needed to read them; only the host code's symbols were checked"]
+
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def zstd_text(body: bytes) -> bytes | None:
+    """A zstd-compressed PTX entry (nvcc 13 compresses PTX), decompressed by the zstd program; None without it."""
+    zstd = shutil.which("zstd")
+    if not zstd:
+        return None
+    try:
+        done = subprocess.run([zstd, "-dc"], input=body, capture_output=True, timeout=TOOL_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def overlapping_relocations(elf: Elf) -> list:
+    """'section+offset' of each relocation whose field overlaps another's: a compiler never writes two into the same
+    bytes, and an assembler's .reloc directive can, to redirect what the code it follows refers to (GNU ld applies
+    the later one)."""
+    fields = {}
+    for target, offset, _, _, rtype in elf.relocation_entries():
+        fields.setdefault(target, []).append((offset, offset + RELOCATION_BYTES.get(rtype, 8)))
+    found = []
+    for target, spans in fields.items():
+        spans.sort()
+        found += [f"{elf.sections[target]['name']}+{b[0]:#x}" for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
+    return found
 
 
 def extract_with_cuobjdump(path) -> list | None:

@@ -20,8 +20,14 @@ What is looked at:
     in every file that includes it); any .preinit_array is refused;
   - system call instructions: in objdump's listing, and as raw bytes (0f 05, 0f 34, cd 80) at any offset of every
     executable section, which finds one hidden inside another instruction's bytes;
-  - the device code (each cubin in the object's fatbin): kernels or functions of CUB or Thrust (nm), and code
-    inlined from their headers (the line table of -lineinfo names the header folders the code came from).
+  - the device code (each cubin and PTX text of the fatbinary nvcc's wrapper registers): kernels or functions of
+    CUB or Thrust (nm), and code inlined from their headers (the line table of -lineinfo, and PTX's .file
+    directives, name the header folders the code came from); .nv_fatbin must hold that fatbinary and nothing else
+    (no header of the file's own ahead of it, no entry the runtime could read otherwise than the checks);
+  - relocations written over one another (an assembler .reloc on top of the compiler's, which could make nvcc's
+    registration register another fatbinary once linked), and a second call of __cudaRegisterFatBinary or
+    __cudaRegisterFatBinaryEnd (student code inlined into nvcc's registration, through a __device__ variable's
+    operator&, would be inside it);
 The checks see what is linked, not what is computed: a call through a pointer computed from an allowed function's
 address is beyond them (the runner's sandbox stops what such a call could do).
 """
@@ -34,7 +40,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.objfile import Elf, ToolError, device_images, read_elf, read_symbols, require_tools, run_tool
+from grader.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
+                            require_tools, run_tool)
 
 MAX_NAMES = 4  # symbols named per finding; the rest are counted
 CALLS_TABLE = Path(__file__).resolve().with_name("lab_calls.toml")
@@ -112,6 +119,16 @@ DEVICE_SAYS = "has device code from {names}'s headers"
 DEVICE_WHY = ("the lab's code may not use CUB or Thrust (cub::BlockReduce, cub::WarpScan, ...): write the kernels "
               "yourself")
 NOT_LISTED = "not on the list of what a lab file may call ({summary}; grader/lab_calls.toml)"
+FATBIN_SAYS = "has device code that nvcc did not lay out ({names})"
+FATBIN_WHY = ("the device checks read the fatbinary nvcc makes from the file, which is all the CUDA runtime may load: "
+              "no data of the file's own in .nv_fatbin or .nvFatBinSegment")
+RELOC_SAYS = "has relocations written over one another ({names})"
+RELOC_WHY = ("a compiler never writes two relocations into the same bytes; an assembler .reloc directive can, to change "
+             "what nvcc's code refers to once linked: write plain C++")
+REGISTRATION_SAYS = "registers device code more than once ({names})"
+REGISTRATION_WHY = ("nvcc's registration calls __cudaRegisterFatBinary and __cudaRegisterFatBinaryEnd once each, for the "
+                    "fatbinary made from the file; a second call registers device code the checks never saw")
+ONCE = ("__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd")
 LIST_SUMMARY = "kernel launches, device memory, streams and events, printing, math, what {header} declares"
 ONLY_IN_SAYS = "calls {names}"
 
@@ -431,6 +448,23 @@ def check_startup(elf: Elf, symbols) -> list:
     return findings
 
 
+def check_relocations(elf: Elf) -> list:
+    """Relocations written over one another, and a registration call referred to more than once (see ONCE)."""
+    findings = []
+    overlapping = overlapping_relocations(elf)
+    if overlapping:
+        findings.append(_finding("relocations", RELOC_SAYS, RELOC_WHY, overlapping))
+    counts = {name: 0 for name in ONCE}
+    for _, _, index, _, _ in elf.relocation_entries():
+        name = elf.symbols[index]["name"]
+        if name in counts:
+            counts[name] += 1
+    twice = [f"{name} {n} times" for name, n in counts.items() if n > 1]
+    if twice:
+        findings.append(_finding("registration", REGISTRATION_SAYS, REGISTRATION_WHY, twice))
+    return findings
+
+
 def check_types(elf: Elf) -> list:
     """Indirect functions, by symbol type (STT_GNU_IFUNC, however they were written) and relocation type
     (R_X86_64_IRELATIVE)."""
@@ -474,10 +508,12 @@ def check_syscalls(listing: str, elf: Elf) -> list:
 def check_device(nm: str, elf: Elf, path) -> tuple:
     """(device function symbols, findings from the line tables, notes) over the cubins of the object at path."""
     try:
-        images, notes = device_images(elf, path)
+        images, texts, problems, notes = device_images(elf, path)
     except struct.error as e:
-        images, notes = [], [f"the object's fatbin could not be read ({e}): its device code was not inspected"]
+        images, texts, problems, notes = [], [], [f"its fatbinary cannot be read ({e})"], []
     functions, headers = [], set()
+    for text in texts:  # PTX: the line table's .file directives name the headers
+        headers.update(m.group(1).decode() for m in DEVICE_HEADERS.finditer(text))
     with tempfile.TemporaryDirectory(prefix="static-check-") as tmp:
         for k, image in enumerate(images):
             path = Path(tmp) / f"device{k}.cubin"
@@ -498,6 +534,8 @@ def check_device(nm: str, elf: Elf, path) -> tuple:
     if headers:
         names = [{"cub": "CUB", "thrust": "Thrust"}[h] for h in sorted(headers)]
         findings.append(_finding("device-cub", DEVICE_SAYS, DEVICE_WHY, names))
+    if problems:
+        findings.append(_finding("fatbin", FATBIN_SAYS, FATBIN_WHY, problems))
     return functions, findings, notes
 
 
@@ -513,6 +551,7 @@ def check_object(path, pattern: str) -> Verdict:
     findings += check_calls(elf, symbols, pattern, listing=listing)
     findings += device_findings
     findings += check_types(elf)
+    findings += check_relocations(elf)
     findings += check_startup(elf, symbols)
     findings += check_syscalls(listing, elf)
     return Verdict(findings, notes)

@@ -32,6 +32,7 @@ from grader.objfile import Symbol, ToolError, read_symbols
 from grader.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api, listed_name,
                                  load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
+from tests.grader.static_check_attacks import ATTACKS, attack_source
 from tools.author.make_skeletons import derive
 from tools.instructor.variants.wrong import submission
 
@@ -218,71 +219,6 @@ void reduce(float *d_in, float *d_out, size_t n, float *d_work)
     fflush(stdout);
 }
 """, [], {})
-
-# One small file per way out of the allow-list: (the lab's body, a pattern the findings must match). Each is
-# refused with a finding that names what it used, by its name or its ELF type.
-ATTACKS = {
-    "wordexp": ("#include <wordexp.h>\n", "wordexp_t w; wordexp(\"$(id)\", &w, 0);", r"^calls wordexp: "),
-    "dl_iterate_phdr": ("#include <link.h>\nstatic int cb(struct dl_phdr_info *, size_t, void *) { return 0; }\n",
-                        "dl_iterate_phdr(cb, 0);", r"^calls dl_iterate_phdr: "),
-    "setsid": ("#include <unistd.h>\n", "setsid();", r"^calls setsid: "),
-    "setmntent": ("#include <stdio.h>\n#include <mntent.h>\n",
-                  "FILE *f = setmntent(\"/proc/mounts\", \"r\"); int c = fgetc(f); fputs(\"x\", f); (void)c;",
-                  r"^calls setmntent, fgetc: "),
-    "aio_write": ("#include <aio.h>\n", "struct aiocb cb = {}; aio_write(&cb);", r"^calls aio_write: "),
-    "fts_open": ("#include <fts.h>\n", "char *p[] = {(char *)\"/\", 0}; fts_open(p, 0, 0);", r"^calls fts_open: "),
-    "timer_create": ("#include <time.h>\n#include <signal.h>\n", "timer_t t; timer_create(CLOCK_REALTIME, 0, &t);",
-                     r"^calls timer_create: "),
-    "cudaGraphAddMemcpyNode1D": ("", "cudaGraph_t g; cudaGraphNode_t node; static float h; cudaGraphCreate(&g, 0); "
-                                     "cudaGraphAddMemcpyNode1D(&node, g, 0, 0, &h, d_out, 4, cudaMemcpyDeviceToHost);",
-                                 r"^calls cudaGraphCreate, cudaGraphAddMemcpyNode1D: .*no CUDA graphs"),
-    "cudaLaunchHostFunc": ("static void CUDART_CB on_host(void *) {}\n", "cudaLaunchHostFunc(0, on_host, 0);",
-                           r"^calls cudaLaunchHostFunc: .*no CUDA graphs or host callbacks"),
-    "cudaImportExternalMemory": ("", "cudaExternalMemory_t m; cudaExternalMemoryHandleDesc d = {}; "
-                                     "cudaImportExternalMemory(&m, &d);", r"^calls cudaImportExternalMemory: "),
-    "system": ("#include <stdlib.h>\n", "if (system(\"true\")) return;", r"^calls system: "),
-    "fopen": ("#include <stdio.h>\n", "FILE *f = fopen(\"expected.raw\", \"rb\"); if (f) fclose(f);",
-              r"^calls fopen, fclose: "),
-    "ifunc": ("#ifndef __CUDA_ARCH__\n"
-              "asm(\".text\\nfast_impl:\\n  ret\\n.type pick_sum, @gnu_indirect_function\\n"
-              "pick_sum:\\n  lea fast_impl(%rip), %rax\\n  ret\\n\");\n"
-              "void pick_sum(void) asm(\"pick_sum\");\n#endif\n",
-              "\n#ifndef __CUDA_ARCH__\n    pick_sum();\n#endif\n",
-              r"^has an indirect function \(pick_sum\): its resolver would run while the program loads"),
-    "irelative": ("#ifndef __CUDA_ARCH__\n"
-                  "asm(\".text\\nresolve_it:\\n  ret\\n.data\\nslot:\\n  .quad 0\\n"
-                  ".reloc slot, R_X86_64_IRELATIVE, resolve_it\\n.text\\n\");\n#endif\n", "",
-                  r"^has an indirect function \(an R_X86_64_IRELATIVE relocation\)"),
-    "hidden-syscall": ("", "asm volatile(\"cmpq $7, %0\\n\\tjne 1f\\n\\tjmp hidden%=+1\\n\\t"
-                           "hidden%=: movl $0x050f, %%eax\\n\\t1:\\n\\t\" : : \"r\"(n) : \"eax\", \"rcx\", \"r11\");",
-                       r"^contains a system call instruction hidden in its code \(syscall at \.text\+0x[0-9a-f]+\)"),
-    # a fatbinary the file carries as data (CUB's kernels, say), registered by the file's own code
-    "register-fatbinary": ("extern \"C\" void **__cudaRegisterFatBinary(void *);\n"
-                           "static const unsigned long long blob[8] = {0x466243b1ull};\n",
-                           "__cudaRegisterFatBinary((void *)blob);",
-                           r"^calls __cudaRegisterFatBinary in reduce\(\): the lab's code may not register device "
-                           r"code itself"),
-    # the same from a function named after nvcc's callback, which GCC inlines at -O3 so that the name is free
-    "fake-registration-callback": ("extern \"C\" void **__cudaRegisterFatBinary(void *);\n"
-                                   "static void fake(void **) asm(\"_ZL31__nv_cudaEntityRegisterCallbackPPv\");\n"
-                                   "static __attribute__((used, noinline)) void fake(void **h) "
-                                   "{ static int w[4]; h[0] = __cudaRegisterFatBinary(w); }\n",
-                                   "void *h[1]; fake(h);",
-                                   r"^calls __cudaRegisterFatBinary in __nv_cudaEntityRegisterCallback\(\): "),
-    "preinit": ("static void early(int, char **, char **) {}\n"
-                "__attribute__((section(\".preinit_array\"), used)) static void (*run_early)(int, char **, char **) "
-                "= early;\n", "", r"^runs early\(\) before main"),
-    "constructor": ("static volatile int seen;\n__attribute__((constructor)) static void early(void) { seen = 1; }\n",
-                    "",
-                    r"^runs early\(\) before main: a static constructor"),
-}
-
-
-def attack_source(name: str) -> str:
-    head, body, _ = ATTACKS[name]
-    return f"#include \"reduce.h\"\n{head}void reduce(float *d_in, float *d_out, size_t n, float *d_work)\n{{\n" \
-           f"    {body}\n}}\n"
-
 
 # CUB inlined into a kernel, compiled with compressed device code (-Xfatbin -compress-all): cuobjdump, where it is
 # installed, reads it; elsewhere the verdict says what it could not inspect.
