@@ -29,7 +29,8 @@ What is looked at:
     __cudaRegisterFatBinaryEnd (student code inlined into nvcc's registration, through a __device__ variable's
     operator&, would be inside it);
 The checks see what is linked, not what is computed: a call through a pointer computed from an allowed function's
-address is beyond them (the runner's sandbox stops what such a call could do).
+address is beyond them. The runner's sandbox stops what such a call could do to the system, not what it could do
+within the CUDA runtime (register a module the checks never saw, say).
 """
 import fnmatch
 import functools
