@@ -216,8 +216,14 @@ def device_images(elf: Elf, path) -> tuple:
     if data[covered:].strip(b"\0") and not problems:
         problems.append(f".nv_fatbin holds bytes after the registered fatbinary (from +{covered:#x}) that nothing "
                         f"registers")
-    notes = [f"{unread_ptx} compressed PTX text{'s' if unread_ptx > 1 else ''} not inspected: the zstd program reads "
-             f"them"] if unread_ptx else []
+    notes = []
+    if unread_ptx:
+        extracted_ptx = extract_with_cuobjdump(path, "ptx")
+        if extracted_ptx is not None:
+            texts += extracted_ptx
+        else:
+            notes.append(f"{unread_ptx} compressed PTX text{'s' if unread_ptx > 1 else ''} not inspected: the zstd "
+                         f"program or cuobjdump (from the CUDA toolkit) reads them")
     if not compressed:
         return images, texts, problems, notes
     extracted = extract_with_cuobjdump(path)
@@ -257,19 +263,19 @@ def overlapping_relocations(elf: Elf) -> list:
     return found
 
 
-def extract_with_cuobjdump(path) -> list | None:
-    """Every cubin of the object at path, as cuobjdump -xelf all extracts them (decompressed), or None when
-    cuobjdump is not installed or fails."""
+def extract_with_cuobjdump(path, kind: str = "elf") -> list | None:
+    """Every cubin (kind "elf") or PTX text (kind "ptx") of the object at path, as cuobjdump -xelf all (-xptx all)
+    extracts them, decompressed; None when cuobjdump is not installed or fails."""
     cuobjdump = shutil.which("cuobjdump")
     if not cuobjdump:
         return None
     with tempfile.TemporaryDirectory(prefix="static-check-") as tmp:
         try:
-            done = subprocess.run([cuobjdump, "-xelf", "all", str(Path(path).resolve())], cwd=tmp,
+            done = subprocess.run([cuobjdump, f"-x{kind}", "all", str(Path(path).resolve())], cwd=tmp,
                                   capture_output=True, timeout=TOOL_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired):
             return None
-        found = sorted(Path(tmp).glob("*.cubin"))
+        found = sorted(Path(tmp).glob("*.cubin" if kind == "elf" else "*.ptx"))
         if done.returncode != 0 or not found:
             return None
         return [f.read_bytes() for f in found]

@@ -487,6 +487,26 @@ class RealObjects(unittest.TestCase):
         self.assertEqual(sorted(offered - defined), [])
 
 
+@unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed here")
+class PtxOnly(unittest.TestCase):
+    """An object with PTX and no cubin (the simulator's builds): CUB is found in the PTX's .file directives, which
+    nvcc 13 compresses (zstd); without the zstd program or cuobjdump the verdict says what it could not read."""
+
+    def test_cub_in_ptx(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            source, obj = Path(tmp) / "reduce.cu", Path(tmp) / "student.o"
+            source.write_text(COMPRESSED[1])
+            done = run_process(["nvcc", "-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_75,code=compute_75",
+                                f"-I{KIT / 'harness' / 'include'}", "-c", "-o", str(obj), str(source)], timeout=600)
+            self.assertEqual(done.returncode, 0, done.output)
+            verdict = static_check.check_object(obj, "reduce")
+            keys = [f.key for f in verdict.findings]
+            if shutil.which("zstd") or shutil.which("cuobjdump"):
+                self.assertIn("device-cub", keys)
+            else:
+                self.assertIn("compressed PTX text not inspected", " ".join(verdict.notes))
+
+
 @unittest.skipUnless(shutil.which("nvcc") and shutil.which("make"), "nvcc or make is not installed here")
 class GradeWrongSubmissions(unittest.TestCase):
     """The whole grader, real build and static checks, on two wrong submissions at once (no GPU needed: neither
