@@ -65,6 +65,7 @@ class Elf:
 
     def __init__(self, data: bytes, what: str):
         self.data, self.what = data, what
+        self._relocations = None  # relocation_entries(), once read
         if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
             raise ValueError(f"{what} is not a 64-bit little-endian ELF file")
         shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -99,15 +100,18 @@ class Elf:
             return b""
         return self.data[section["offset"]:section["offset"] + section["size"]]
 
-    def relocation_entries(self) -> list:
-        """(target section index, offset, symbol index, addend, type) of every RELA entry of the object."""
-        out = []
-        for s in self.sections:
-            if s["type"] == 4:  # SHT_RELA
-                for off in range(s["offset"], s["offset"] + s["size"], 24):
-                    r_offset, r_info, addend = struct.unpack_from("<QQq", self.data, off)
-                    out.append((s["info"], r_offset, r_info >> 32, addend, r_info & 0xFFFFFFFF))
-        return out
+    def relocation_entries(self) -> tuple:
+        """(target section index, offset, symbol index, addend, type) of every RELA entry of the object, read once:
+        the static checks go over them several times."""
+        if self._relocations is None:
+            out = []
+            for s in self.sections:
+                if s["type"] == 4:  # SHT_RELA
+                    for off in range(s["offset"], s["offset"] + s["size"], 24):
+                        r_offset, r_info, addend = struct.unpack_from("<QQq", self.data, off)
+                        out.append((s["info"], r_offset, r_info >> 32, addend, r_info & 0xFFFFFFFF))
+            self._relocations = tuple(out)
+        return self._relocations
 
     def relocations(self, target_index: int) -> list:
         """(offset, symbol dict, addend) of every RELA entry that applies to section target_index."""
@@ -115,9 +119,8 @@ class Elf:
                        if target == target_index), key=lambda r: r[0])
 
     def function_at(self, section_index: int, offset: int) -> str | None:
-        """The name of the function (STT_FUNC) of section section_index whose body holds offset."""
-        return next((s["name"] for s in self.symbols if s["type"] == 2 and s["shndx"] == section_index
-                     and s["value"] <= offset < s["value"] + max(s["size"], 1)), None)
+        """The name of the (first) function (STT_FUNC) of section section_index whose body holds offset."""
+        return next((s["name"] for s in self.functions_at(section_index, offset)), None)
 
     def functions_at(self, section_index: int, offset: int) -> list:
         """Every function symbol (STT_FUNC) of section section_index whose body holds offset: more than one when

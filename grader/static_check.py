@@ -124,11 +124,11 @@ FATBIN_SAYS = "has device code that nvcc did not lay out ({names})"
 FATBIN_WHY = ("the device checks read the fatbinary nvcc makes from the file, which is all the CUDA runtime may load: "
               "no data of the file's own in .nv_fatbin or .nvFatBinSegment")
 RELOC_SAYS = "has relocations written over one another ({names})"
-RELOC_WHY = ("a compiler never writes two relocations into the same bytes; an assembler .reloc directive can, to change "
-             "what nvcc's code refers to once linked: write plain C++")
+RELOC_WHY = ("a compiler never writes two relocations into the same bytes; an assembler .reloc directive can, to "
+             "change what nvcc's code refers to once linked: write plain C++")
 REGISTRATION_SAYS = "registers device code more than once ({names})"
-REGISTRATION_WHY = ("nvcc's registration calls __cudaRegisterFatBinary and __cudaRegisterFatBinaryEnd once each, for the "
-                    "fatbinary made from the file; a second call registers device code the checks never saw")
+REGISTRATION_WHY = ("nvcc's registration calls __cudaRegisterFatBinary and __cudaRegisterFatBinaryEnd once each, for "
+                    "the fatbinary made from the file; a second call registers device code the checks never saw")
 ONCE = ("__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd")
 LIST_SUMMARY = "kernel launches, device memory, streams and events, printing, math, what {header} declares"
 ONLY_IN_SAYS = "calls {names}"
@@ -323,6 +323,7 @@ def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE, listing: str 
     """Findings for every undefined symbol not on the allow-list of the pattern, and for an only_in symbol referenced
     from anywhere but the code its group names (listing: objdump -d of the object, see registration_functions)."""
     groups = allowed_for(pattern, path)
+    registration = registration_functions(elf, listing)
     refused, misplaced = {}, {}  # advice key -> names; advice key -> "name in function()"
     references = {}  # symbol index -> [(section index, offset)]
     for target, offset, sym, _, _ in elf.relocation_entries():
@@ -337,7 +338,7 @@ def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE, listing: str 
             continue
         for section, offset in references.get(index, []):
             function = elf.function_at(section, offset)
-            if not _inside(elf, section, offset, group.only_in, listing):
+            if not _inside(elf, section, offset, group.only_in, registration):
                 where = (short_name(demangled.get(function, function)) + "()" if function
                          else f"{elf.sections[section]['name']}+{offset:#x}")
                 misplaced.setdefault(advice_for(shown, path).key, []).append(f"{shown} in {where}")
@@ -354,13 +355,14 @@ def check_calls(elf: Elf, symbols, pattern: str, path=CALLS_TABLE, listing: str 
     return findings
 
 
-def _inside(elf: Elf, section: int, offset: int, only_in: str, listing: str) -> bool:
-    """True when the code at (section, offset) belongs to the code only_in names, and to no other function."""
+def _inside(elf: Elf, section: int, offset: int, only_in: str, registration: set) -> bool:
+    """True when the code at (section, offset) belongs to the code only_in names (registration: the functions of
+    nvcc's, registration_functions), and to no other function."""
     functions = elf.functions_at(section, offset)
     if len(functions) != 1:  # outside any function, or in overlapping ones: nobody's code for sure
         return False
     if only_in == "nvcc-registration":
-        return functions[0]["name"] in registration_functions(elf, listing)
+        return functions[0]["name"] in registration
     return _iostream_init(elf, functions[0]["name"])  # "iostream-init"
 
 
@@ -462,7 +464,7 @@ def check_relocations(elf: Elf) -> list:
             counts[name] += 1
     twice = [f"{name} {n} times" for name, n in counts.items() if n > 1]
     if twice:
-        findings.append(_finding("registration", REGISTRATION_SAYS, REGISTRATION_WHY, twice))
+        findings.append(_finding("registers-twice", REGISTRATION_SAYS, REGISTRATION_WHY, twice))
     return findings
 
 
