@@ -212,9 +212,11 @@ class Grader:
                 sanitized = pool.submit(self.grade_sanitizers, lab, built.program, cancel)
                 try:
                     results = [checked, *self.grade_groups(lab, built.program)]
-                finally:
-                    if lab.name in self.hung or sys.exc_info()[0] is not None:
-                        cancel.set()
+                except BaseException:  # an error, or Ctrl-C: nothing will read the row
+                    cancel.set()
+                    raise
+                if lab.name in self.hung:
+                    cancel.set()
                 row = sanitized.result()
             results.append(self._skip(lab, SANITIZERS, lab.sanitizers.points) if lab.name in self.hung
                            else row)

@@ -47,6 +47,7 @@ from grader.no_gpu import shown
 from grader.patterns import KIT, PATTERNS, parse_sizes
 from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
+from grader.score import hazard_places
 from grader.sim_report import demangle, read_report
 from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, finding_owner, kernel_modules, sim_env
 from grader.sim_target import sim_sm, target_note
@@ -211,14 +212,10 @@ def hazard_summary(report_path: Path, source: Path) -> tuple:
     mine = [f for f in report.findings if finding_owner(f, str(source.name), KIT, text, modules) == "student"]
     if not mine:
         return 0, ""
-    places = []
-    for f in mine:
-        where = (str(f.get("where") or "") or "?").rsplit("/", 1)[-1]
-        if where not in places:
-            places.append(where)
+    places = hazard_places([str(f.get("where") or "") for f in mine], most=5)  # as make grade names them
     kinds = sorted({str(f.get("kind")) for f in mine})
     s = "" if len(mine) == 1 else "s"
-    return len(mine), (f"{len(mine)} hazard{s} found ({', '.join(places[:5])}{' ...' if len(places) > 5 else ''}: "
+    return len(mine), (f"{len(mine)} hazard{s} found ({places}: "
                        f"{', '.join(kinds)}; the findings above): make grade takes the correctness points of the "
                        f"groups they touch (labs.toml's hazard_cost), even where the answers came out right")
 
