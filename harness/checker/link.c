@@ -188,10 +188,13 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
         keep[n] = student, child[n++] = hi;
     if (kit >= 0)
         keep[n] = kit, child[n++] = hi + 1;
-    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", "--kit-fd", kit_fd,
-                          student >= 0 ? "--student-fd" : NULL, student_fd, NULL};
-    if (kit < 0) /* no kit objects: every module is the student's */
-        argv[5] = student >= 0 ? "--student-fd" : NULL, argv[6] = student_fd, argv[7] = NULL;
+    const char *argv[10] = {device, "--channel", "3", "--program-fd", "4"};
+    int a = 5;
+    if (kit >= 0) /* without the kit's objects every module is the student's */
+        argv[a++] = "--kit-fd", argv[a++] = kit_fd;
+    if (student >= 0)
+        argv[a++] = "--student-fd", argv[a++] = student_fd;
+    argv[a] = NULL;
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
