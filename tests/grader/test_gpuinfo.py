@@ -180,57 +180,55 @@ class DeviceName(unittest.TestCase):
     def test_no_nvidia_smi(self):
         self.assertIsNone(gpuinfo.device_name({"error": "nvidia-smi not found"}))
 
+
 class Grading(unittest.TestCase):
     """The grader takes a snapshot before and after each benchmark, keeps the record in results.json's extra_data
     and puts the warnings under the table and in the test's output."""
 
-    def test_warnings_reach_the_reports(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            config = load_config(write_file(tmp, "labs.toml", SMALL_TOML))
-            line = {k: v for k, v in BENCH.items() if k != "kind"}
-            line.update(student_ms=0.5, baseline_ms=1.5, speedup=3.0, spread=0.01, throttled=2)
-            program = fake_program(tmp, f"if '--bench' in ARGS: emit(CASES[0], 'pass', 'bench', **{line!r}); "
-                                        f"sys.exit(0)\nall_pass()")
-            submission = make_submission(tmp / "sub", ["01-first"])
-            grader = Grader(config, submission, kit=tmp, build_dir=tmp / "build", seed=1,
-                            build=lambda kit, pattern, source, folder, **kw: BuildResult(True, program, "",
-                                                                                         Path(folder) / "student.o"),
-                            build_harness=lambda *a, **kw: BuildResult(True),
-                            check=lambda obj, pattern: Verdict())
-            snaps = iter([snap(), snap(apps="")])
-            grader.gpu_snapshot = lambda: next(snaps)
-            report = grader.grade(config.select("01"))
-            perf = report.results[-1]
-            self.assertEqual((perf.name, perf.score), ("performance", 30))
-            self.assertIn("warning: another process was using the GPU around the benchmark (pid 412233", perf.detail)
-            self.assertIn("warning: 2 samples were discarded", perf.detail)
-            table = format_table(report)
-            self.assertIn("01-first: warning: another process was using the GPU", table)
-            results = gradescope_results(report)
-            env = results["extra_data"]["performance_environment"]["01-first"]
-            self.assertEqual((env["gpu"], env["throttled"], len(env["other_processes"])), ("NVIDIA H200", 2, 2))
-            self.assertEqual(env["nvidia_smi"]["before"]["power_w"], 612.8)
-            self.assertIn("01-first: warning: 2 samples were discarded", results["output"])
+    def grade(self, body: str, snapshot, apps=None):
+        """The report of lab 01 of SMALL_TOML graded with a fake harness running body, nvidia-smi's view of the GPUs
+        given by snapshot (and apps, for the compute processes, when given)."""
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        tmp = Path(tmp.name)
+        config = load_config(write_file(tmp, "labs.toml", SMALL_TOML))
+        program = fake_program(tmp, body)
+        submission = make_submission(tmp / "sub", ["01-first"])
+        grader = Grader(config, submission, kit=tmp, build_dir=tmp / "build", seed=1,
+                        build=lambda kit, pattern, source, folder, **kw: BuildResult(True, program, "",
+                                                                                     Path(folder) / "student.o"),
+                        build_harness=lambda *a, **kw: BuildResult(True),
+                        check=lambda obj, pattern: Verdict())
+        grader.gpu_snapshot = snapshot
+        if apps is not None:
+            grader.gpu_apps = apps
+        return grader.grade(config.select("01"))
 
+    def test_warnings_reach_the_reports(self):
+        line = {k: v for k, v in BENCH.items() if k != "kind"}
+        line.update(student_ms=0.5, baseline_ms=1.5, speedup=3.0, spread=0.01, throttled=2)
+        snaps = iter([snap(), snap(apps="")])
+        report = self.grade(f"if '--bench' in ARGS: emit(CASES[0], 'pass', 'bench', **{line!r}); sys.exit(0)\n"
+                            f"all_pass()", lambda: next(snaps))
+        perf = report.results[-1]
+        self.assertEqual((perf.name, perf.score), ("performance", 30))
+        self.assertIn("warning: another process was using the GPU around the benchmark (pid 412233", perf.detail)
+        self.assertIn("warning: 2 samples were discarded", perf.detail)
+        table = format_table(report)
+        self.assertIn("01-first: warning: another process was using the GPU", table)
+        results = gradescope_results(report)
+        env = results["extra_data"]["performance_environment"]["01-first"]
+        self.assertEqual((env["gpu"], env["throttled"], len(env["other_processes"])), ("NVIDIA H200", 2, 2))
+        self.assertEqual(env["nvidia_smi"]["before"]["power_w"], 612.8)
+        self.assertIn("01-first: warning: 2 samples were discarded", results["output"])
 
     def test_a_grading_without_a_benchmark_still_names_the_gpu(self):
         """A class report counts the students graded on each GPU: one whose labs all failed ran no benchmark, so the
         name comes from nvidia-smi."""
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            config = load_config(write_file(tmp, "labs.toml", SMALL_TOML))
-            program = fake_program(tmp, "emit(CASES[0], 'fail', message='wrong sum')\nsys.exit(1)")
-            submission = make_submission(tmp / "sub", ["01-first"])
-            grader = Grader(config, submission, kit=tmp, build_dir=tmp / "build", seed=1,
-                            build=lambda kit, pattern, source, folder, **kw: BuildResult(True, program, "",
-                                                                                         Path(folder) / "student.o"),
-                            build_harness=lambda *a, **kw: BuildResult(True),
-                            check=lambda obj, pattern: Verdict())
-            grader.gpu_snapshot = grader.gpu_apps = lambda: snap(apps="")
-            report = grader.grade(config.select("01"))
-            self.assertNotEqual(report.results[-1].status, "pass")
-            self.assertEqual(gradescope_results(report)["extra_data"]["device"], "NVIDIA H200")
+        report = self.grade("emit(CASES[0], 'fail', message='wrong sum')\nsys.exit(1)", lambda: snap(apps=""),
+                            apps=lambda: snap(apps=""))
+        self.assertNotEqual(report.results[-1].status, "pass")
+        self.assertEqual(gradescope_results(report)["extra_data"]["device"], "NVIDIA H200")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ static void find_probe(void)
 }
 
 /* Starts spec with stdout going to a pipe; returns the pipe's read end (-1 when the start failed). */
-static int start(ppl_sandbox_spec *spec, run *r)
+static int start(const ppl_sandbox_spec *spec, run *r)
 {
     int out[2];
     ck_assert_int_eq(pipe(out), 0);
@@ -324,21 +324,28 @@ START_TEST(kept_descriptor_moves)
 }
 END_TEST
 
-/* Runs the probe's mode under AUTO (and the fallback when no_bwrap) and returns its wait status, as the program's. */
-static int probe_status(const char *mode, double cpu_seconds, int no_bwrap)
+/* Runs spec under AUTO (and the fallback when no_bwrap) to its end and returns its wait status, as the program's. */
+static int spec_status(const ppl_sandbox_spec *spec, int no_bwrap)
 {
-    find_probe();
     if (no_bwrap)
         setenv("PPL_SANDBOX_NO_BWRAP", "1", 1);
-    const char *argv[] = {probe, mode, NULL};
-    ppl_sandbox_spec spec = {.argv = argv, .cpu_seconds = cpu_seconds};
     run r;
-    const int fd = start(&spec, &r);
+    const int fd = start(spec, &r);
     ck_assert_msg(fd >= 0, "%s", r.err);
     close(fd);
     int status;
     ck_assert_int_eq(waitpid(r.pid, &status, 0), r.pid);
+    unsetenv("PPL_SANDBOX_NO_BWRAP");
     return ppl_sandbox_wait_status(&r.report, status);
+}
+
+/* The probe's mode under a CPU time limit of cpu_seconds: its wait status (spec_status). */
+static int probe_status(const char *mode, double cpu_seconds, int no_bwrap)
+{
+    find_probe();
+    const char *argv[] = {probe, mode, NULL};
+    const ppl_sandbox_spec spec = {.argv = argv, .cpu_seconds = cpu_seconds};
+    return spec_status(&spec, no_bwrap);
 }
 
 START_TEST(cpu_limit_kills)
@@ -354,18 +361,9 @@ END_TEST
 static int malloc_status(long data_mib, int no_bwrap)
 {
     find_probe();
-    if (no_bwrap)
-        setenv("PPL_SANDBOX_NO_BWRAP", "1", 1);
     const char *argv[] = {probe, "malloc", "256", NULL};
-    ppl_sandbox_spec spec = {.argv = argv, .cpu_seconds = 10, .data_mib = data_mib};
-    run r;
-    const int fd = start(&spec, &r);
-    ck_assert_msg(fd >= 0, "%s", r.err);
-    close(fd);
-    int status;
-    ck_assert_int_eq(waitpid(r.pid, &status, 0), r.pid);
-    unsetenv("PPL_SANDBOX_NO_BWRAP");
-    return ppl_sandbox_wait_status(&r.report, status);
+    const ppl_sandbox_spec spec = {.argv = argv, .cpu_seconds = 10, .data_mib = data_mib};
+    return spec_status(&spec, no_bwrap);
 }
 
 START_TEST(host_memory_limit)

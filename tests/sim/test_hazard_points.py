@@ -104,18 +104,22 @@ class HazardsCostPoints(unittest.TestCase):
 
 
 
+def make_sim(mutation: str, lab: str, sizes: str) -> subprocess.CompletedProcess:
+    """make sim (tools/student/sim.py) of the known-wrong submission `mutation` at the given sizes, no estimate."""
+    with tempfile.TemporaryDirectory(prefix="ppl-sim-hazard-") as tmp:
+        os.chmod(tmp, 0o755)
+        folder = submission(mutation, Path(tmp))
+        return subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", lab, "--submission", str(folder),
+                               "--n", sizes, "--no-estimate"], cwd=KIT, capture_output=True, text=True, timeout=900)
+
+
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class MakeSimAfterAFault(unittest.TestCase):
     def test_the_sizes_after_a_fault_are_named_and_the_error_said_once(self):
         """make sim of a lab 04 that writes past its shared array (a kernel fault at n = 33 and above): the CUDA
         error is printed once (the checker's), and the sizes after the fault are named as not run (issue 11: they
         were dropped silently, and the error printed twice)."""
-        with tempfile.TemporaryDirectory(prefix="ppl-sim-fault-") as tmp:
-            os.chmod(tmp, 0o755)
-            folder = submission("small-shared-array", Path(tmp))
-            proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "04", "--submission",
-                                   str(folder), "--n", "1,1025,4097,65537", "--no-estimate"], cwd=KIT,
-                                  capture_output=True, text=True, timeout=900)
+        proc = make_sim("small-shared-array", "04", "1,1025,4097,65537")
         out = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 3, out)
         self.assertEqual(out.count("CUDA error at "), 1, out)
@@ -130,12 +134,7 @@ class MakeSimSaysTheHazards(unittest.TestCase):
         """make sim of lab 03 with __syncthreads() inside `if (t < stride)`: every sum is right, but the run exits
         1 with a closing line naming the hazards' lines and what make grade does with them; each finding is printed
         once (not after each launch and again at the end), kernels by the names the student wrote."""
-        with tempfile.TemporaryDirectory(prefix="ppl-sim-hazard-") as tmp:
-            os.chmod(tmp, 0o755)
-            folder = submission("barrier-in-branch", Path(tmp))
-            proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "03", "--submission",
-                                   str(folder), "--n", "1,1025", "--no-estimate"], cwd=KIT,
-                                  capture_output=True, text=True, timeout=900)
+        proc = make_sim("barrier-in-branch", "03", "1,1025")
         out = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 1, out)
         self.assertNotIn("FAIL", proc.stdout)
