@@ -19,12 +19,13 @@ Each kernel is as slow as its tightest ceiling, and each launch in a chain costs
     T_atomic = global_atomics / (clock * atomics_per_clock)
 
 with S = min(sms, blocks per launch), the SMs a launch can keep busy. Inputs and units: the simulator's counts per
-kernel (sim/README.md: warp instructions, 32-byte global sectors, "dram_sectors" = the sectors a launch touches
-first, read and written, when the simulator reports them (else every global sector counts as DRAM traffic), shared
+kernel (sim/README.md: warp instructions, 32-byte global sectors, "dram_sectors" = the sectors a launch touches first,
+read and written, when the simulator reports them (else every global sector counts as DRAM traffic), shared
 wavefronts, atomics and of them the global ones, launches, blocks), each GPU's public specifications in
-grader/gpus.toml (SMs, clock in MHz, schedulers, GB/s, bytes per clock) and four global constants there, each measured once on the lent H200 and never
-fitted per lab: issue_efficiency (from the baseline kernel's time), dram_efficiency (a 1 GiB copy), launch_us
-(CUB's time at 2^20) and atomics_per_clock (a published worst case). gpus.toml says where each number comes from.
+grader/gpus.toml (SMs, clock in MHz, schedulers, GB/s, bytes per clock) and four global constants there, each measured
+once on the lent H200 and never fitted per lab: issue_efficiency (from the baseline kernel's time), dram_efficiency (a
+1 GiB copy), launch_us (CUB's time at 2^20) and atomics_per_clock (a published worst case). gpus.toml says where each
+number comes from.
 Atomics: only the global ones meet atomics_per_clock (worst case: one address, one per clock for the whole GPU; the
 simulator does not tell how many addresses they hit). Shared-memory atomics run natively in each SM's shared memory
 (since Maxwell) and are counted in its wavefronts like any shared access, so T_shared holds them. A report without

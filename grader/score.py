@@ -260,12 +260,12 @@ def hazard_places(found: list, most: int = 3) -> str:
 
 
 def apply_hazards(results: list, groups, cost: float) -> list:
-    """The rule of labs.toml's hazard_cost: when the lab's sanitizers row (compute-sanitizer on a GPU, the
-    simulator's own checks without one) holds a hazard against the student's code, every correctness group in
-    `groups` (their names) that earned points keeps only (1 - cost) of them, with status HAZARD and a summary that
-    names the hazards' file:line places and points at the sanitizers row, which alone prints them: a racy kernel that sums right today is still a wrong kernel. Groups that failed, were not
-    run or need a GPU are left as they are; so is everything when the row holds no hazard (it passed, found only the
-    kit's, or was not run). Returns results, changed in place."""
+    """The rule of labs.toml's hazard_cost: when the lab's sanitizers row (compute-sanitizer on a GPU, the simulator's
+    own checks without one) holds a hazard against the student's code, every correctness group in `groups` (their
+    names) that earned points keeps only (1 - cost) of them, with status HAZARD and a summary that names the hazards'
+    file:line places and points at the sanitizers row, which alone prints them: a racy kernel that sums right today is
+    still a wrong kernel. Groups that failed, were not run or need a GPU are left as they are; so is everything when
+    the row holds no hazard (it passed, found only the kit's, or was not run). Returns results, changed in place."""
     row = next((r for r in results if r.name == SANITIZERS), None)
     found = hazards_of(row)
     if not found or cost <= 0:

@@ -306,12 +306,12 @@ def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, sou
     FAIL when the student's code has a hazard: a finding, or a kernel fault of HAZARD_FAULTS, in a kernel of the
     student's (finding_owner); data["hazards"] lists them, each with its file:line, for grader/score.py's
     apply_hazards, which takes labs.toml's hazard_cost of the lab's correctness points. One in the kit's own kernels
-    (only device code found whole in the kit's harness objects is, sim/device_main.c) makes the row "not graded"
-    (0 points: the kit's own code is at fault, the instructors must look; the reference solutions have none), so that
-    passing one's kernel off as the kit's can never earn the row. Otherwise the row says what happened: "not graded" when a kernel
-    could not be simulated; "not run" when no run reached the simulator's checks, or when a run ended before them
-    (a crash, a hang, a CUDA error: its group failed for it), saying which and what the other runs found; "pass"
-    only when every run was checked to its end (a run of a wrong answer is) and nothing of the student's was
+    (only device code found whole in the kit's harness objects is, sim/device_main.c) makes the row "not graded" (0
+    points: the kit's own code is at fault, the instructors must look; the reference solutions have none), so that
+    passing one's kernel off as the kit's can never earn the row. Otherwise the row says what happened: "not graded"
+    when a kernel could not be simulated; "not run" when no run reached the simulator's checks, or when a run ended
+    before them (a crash, a hang, a CUDA error: its group failed for it), saying which and what the other runs found;
+    "pass" only when every run was checked to its end (a run of a wrong answer is) and nothing of the student's was
     found."""
     reports = [r for r in reports if r is not None]
     seen, mine, kits = set(), [], []

@@ -31,8 +31,8 @@ class Finding:
     "Race reported between Write access and Read access", "Barrier error detected. Divergent thread(s) in block");
     severity is "error", or "warning" for racecheck's warnings (hazards between lanes of one warp).
     origin: "student" (a line of it is in the student's file, or no line at all: findings.classify says why), "kit"
-    (every line of it is in the kit: harness/ or the CUDA and CUB headers), "unknown" until classified. count: threads (memcheck, initcheck, synccheck) or
-    hazards (racecheck) reported.
+    (every line of it is in the kit: harness/ or the CUDA and CUB headers), "unknown" until classified. count: threads
+    (memcheck, initcheck, synccheck) or hazards (racecheck) reported.
     """
 
     tool: str

@@ -6,8 +6,8 @@
  * SIGKILL when the checker dies, then executes bubblewrap, which runs the stage in the namespaces: `CHECKER
  * --sandbox-stage runner|tool STRICT CPU DATA_MIB STATUS_FD STDERR_FD KEEP PROTECT -- PROGRAM ARGS...` (the
  * checker's own binary, bound read-only at its path); without bubblewrap the child runs the stage function itself.
- * The stage sets no-new-privs and the rlimits, loads the seccomp filter, writes READY and its layers on the status pipe, and
- * executes the program: the filter is in force before any of the program's code runs, constructors and IFUNC
+ * The stage sets no-new-privs and the rlimits, loads the seccomp filter, writes READY and its layers on the status
+ * pipe, and executes the program: the filter is in force before any of the program's code runs, constructors and IFUNC
  * resolvers included. Under bubblewrap the status pipe is fd 2 until then, so that bubblewrap's complaints reach
  * the checker, which falls back (AUTO) or fails (REQUIRE) with them. There the stage is also pid 1 (--as-pid-1): it
  * forks and stays behind as a minimal init (become_init), because bubblewrap's own init would run without the filter,
