@@ -39,8 +39,7 @@ LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
 
 # The kernels run in the simulator's device process, beside the runner (sim/device_protocol.h): the runner links
 # the client library, which forwards its CUDA calls there (last among its inputs, $^, before LAB_LDLIBS), and the
-# lab program starts the device through the checker, naming the student's object (whose device code the report
-# calls the student's).
+# lab program starts the device through the checker (--sim-device).
 SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
 # The simulator's sizes are small (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may
@@ -49,8 +48,8 @@ SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
 # The kit's harness objects of this pattern, joined in one file: device code found whole there, and only that, is
 # the kit's in the report (sim/device_main.c); the checker opens it for the device (--sim-kit-object).
 SIM_KIT_OBJECTS := $(HARNESS_BUILD)/kit-objects-$(PATTERN).bin
-LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-student-object "$(abspath $(BUILD)/student.o)" \
-                 --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" --host-memory-mib 512
+LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" \
+                 --host-memory-mib 512
 $(RUNNER): $(SIM_CLIENT_LIB)
 $(PROGRAM): $(SIM_DEVICE) $(SIM_KIT_OBJECTS)
 harness: $(SIM_KIT_OBJECTS)

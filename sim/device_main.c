@@ -4,10 +4,10 @@
  * channel (PPL_SIM_REPORT_FD), so that the findings of the student's kernels reach the grader whatever the
  * student's host code does in its own process. sim/device_protocol.h says why and what the calls are.
  *
- *     ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD] [--student-fd FD]
+ *     ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD]
  *
  * The checker starts it (its --sim-device), in a sandbox of its own beside the runner, with the socket's other end
- * at FD and the runner's program and the student's object open for reading. It answers calls until the runner
+ * at FD and the runner's program and the kit's harness objects open for reading. It answers calls until the runner
  * closes the socket (the runner ended), then exits 0, which writes the report's last line (the runtime's exit
  * handler). A malformed request ends it at once (exit status 2, saying so on stderr): the runner's later CUDA calls
  * then fail, which fails the run.
@@ -88,8 +88,8 @@ static unsigned char *read_file(int fd, size_t *len, const char *what)
     return buf;
 }
 
-static unsigned char *program, *student, *kit;
-static size_t program_len, student_len, kit_len;
+static unsigned char *program, *kit;
+static size_t program_len, kit_len;
 
 /* ---- the socket ---- */
 
@@ -180,7 +180,7 @@ static const char *name_of(const char *bulk, uint64_t len, uint32_t call)
 }
 
 /* Registers one fatbinary: it must be a whole container (its header's size is the bulk's) that lies in the
-   runner's program; its module is the student's when it lies in the student's object too. */
+   runner's program; its module is the kit's when it lies whole in the kit's harness objects, else the student's. */
 static void register_fatbin(const unsigned char *bytes, uint64_t len)
 {
     uint32_t magic = 0;
@@ -603,7 +603,7 @@ static int descriptor(const char *text, const char *option)
 
 int main(int argc, char **argv)
 {
-    int program_fd = -1, student_fd = -1, kit_fd = -1;
+    int program_fd = -1, kit_fd = -1;
     for (int k = 1; k < argc; k++) {
         const char *opt = argv[k], *arg = k + 1 < argc ? argv[k + 1] : NULL;
         if (!arg) {
@@ -614,13 +614,11 @@ int main(int argc, char **argv)
             channel = descriptor(arg, opt);
         else if (strcmp(opt, "--program-fd") == 0)
             program_fd = descriptor(arg, opt);
-        else if (strcmp(opt, "--student-fd") == 0)
-            student_fd = descriptor(arg, opt);
         else if (strcmp(opt, "--kit-fd") == 0)
             kit_fd = descriptor(arg, opt);
         else {
             fprintf(stderr,
-                    "usage: ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD] [--student-fd FD]\n"
+                    "usage: ppl_sim_device --channel FD [--program-fd FD] [--kit-fd FD]\n"
                     "the kit's checker starts it (--sim-device); see sim/device_main.c\n");
             return EXIT_USAGE;
         }
@@ -631,7 +629,6 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     program = read_file(program_fd, &program_len, "runner's program");
-    student = read_file(student_fd, &student_len, "student's object");
     kit = read_file(kit_fd, &kit_len, "kit's harness objects");
     rt_init();
     for (;;) {

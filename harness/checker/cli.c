@@ -141,18 +141,13 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         o->ro_paths[o->num_ro++] = arg;
         return 1;
     case PPL_OPT_SIM_DEVICE:
-    case PPL_OPT_SIM_STUDENT:
     case PPL_OPT_SIM_KIT:
         if (arg[0] != '/') {
             fprintf(stderr, "--%s %s: expected an absolute path\n",
-                    code == PPL_OPT_SIM_DEVICE    ? "sim-device"
-                    : code == PPL_OPT_SIM_STUDENT ? "sim-student-object"
-                                                  : "sim-kit-object",
-                    arg);
+                    code == PPL_OPT_SIM_DEVICE ? "sim-device" : "sim-kit-object", arg);
             return -1;
         }
-        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : code == PPL_OPT_SIM_STUDENT ? &o->sim_student : &o->sim_kit) =
-            arg;
+        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : &o->sim_kit) = arg;
         return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)

@@ -52,8 +52,6 @@ typedef struct {
     double cpu_seconds;            /* --cpu-seconds: the runner's CPU time limit (0: none) */
     const char *sim_device;        /* --sim-device: the simulator's device process (sim/device_main.c), started
                                       beside the runner; the --runner-fd descriptors go to it instead */
-    const char *sim_student;       /* --sim-student-object: the student's object, whose device code the report
-                                      calls the student's */
     long host_memory_mib;          /* --host-memory-mib: the host memory the runner (and the simulator's device) may
                                       take, MiB (RLIMIT_DATA; default PPL_SANDBOX_DATA_MIB; 0: none) */
     const char *sim_kit;           /* --sim-kit-object: the kit's harness objects (one file, mk/sim.mk joins them),
@@ -67,7 +65,7 @@ enum {
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
     PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO,
-    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_STUDENT, PPL_OPT_SIM_KIT, PPL_OPT_HOST_MEMORY
+    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_KIT, PPL_OPT_HOST_MEMORY
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -82,7 +80,6 @@ enum {
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
         {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
         {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"sim-device", required_argument, 0, PPL_OPT_SIM_DEVICE}, \
-        {"sim-student-object", required_argument, 0, PPL_OPT_SIM_STUDENT},                                     \
         {"sim-kit-object", required_argument, 0, PPL_OPT_SIM_KIT},                                             \
         {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}
 
@@ -102,9 +99,8 @@ enum {
     "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs).\n"                \
     "The simulator (mk/sim.mk's lab programs pass these): --sim-device PATH starts the simulator's device process\n" \
     "beside the runner, in a sandbox of its own (the runner's CUDA calls go to it; the --runner-fd descriptors,\n"  \
-    "its report channel, go to it and not to the runner), --sim-student-object PATH (whose device code is the\n"   \
-    "student's, in its report), --sim-kit-object PATH (the kit's harness objects: only device code found whole\n" \
-    "there is the kit's in its report; any other is the student's).\n"
+    "its report channel, go to it and not to the runner), --sim-kit-object PATH (the kit's harness objects: only\n" \
+    "device code found whole there is the kit's in its report; any other is the student's).\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

@@ -142,8 +142,8 @@ static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe
  * go to it over a socket, and it alone holds the report channel (o->fds), so that nothing the student's host code
  * does in the runner's process (close, fill or forge a descriptor, write the simulator's memory) can touch what
  * the simulator reports. It runs in the runner's sandbox mode and profile, with the runner's program and the
- * student's object open for reading (the device checks that the code it runs is the program's, and which of it is
- * the student's). The runner gets the socket at RUNNER_DEVICE_FD (or above its --runner-fd ones, when a tool wraps
+ * kit's harness objects open for reading (the device checks that the code it runs is the program's, and which of it
+ * is the kit's). The runner gets the socket at RUNNER_DEVICE_FD (or above its --runner-fd ones, when a tool wraps
  * it and keeps them), protected, named by PPL_SIM_DEVICE_FD. */
 #define RUNNER_DEVICE_FD 5
 #define DEVICE_FD_ENV "PPL_SIM_DEVICE_FD" /* sim/device_protocol.h's PPL_DEV_FD_ENV */
@@ -160,17 +160,13 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
         return -1;
     }
     const int program = open(o->runner, O_RDONLY | O_CLOEXEC);
-    const int student = o->sim_student ? open(o->sim_student, O_RDONLY | O_CLOEXEC) : -1;
     const int kit = o->sim_kit ? open(o->sim_kit, O_RDONLY | O_CLOEXEC) : -1;
-    if (program < 0 || (o->sim_student && student < 0) || (o->sim_kit && kit < 0)) {
+    if (program < 0 || (o->sim_kit && kit < 0)) {
         snprintf(l->message, sizeof l->message, "cannot read %s for the simulator's device: %s",
-                 program < 0 ? o->runner : o->sim_student && student < 0 ? o->sim_student : o->sim_kit,
-                 strerror(errno));
+                 program < 0 ? o->runner : o->sim_kit, strerror(errno));
         close(sv[0]), close(sv[1]);
         if (program >= 0)
             close(program);
-        if (student >= 0)
-            close(student);
         if (kit >= 0)
             close(kit);
         return -1;
@@ -181,20 +177,12 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
         keep[n] = child[n] = o->fds[k];
         hi = o->fds[k] >= hi ? o->fds[k] + 1 : hi;
     }
-    char student_fd[16], kit_fd[16];
-    snprintf(student_fd, sizeof student_fd, "%d", hi);
-    snprintf(kit_fd, sizeof kit_fd, "%d", hi + 1);
-    if (student >= 0)
-        keep[n] = student, child[n++] = hi;
+    char kit_fd[16];
+    snprintf(kit_fd, sizeof kit_fd, "%d", hi);
     if (kit >= 0)
-        keep[n] = kit, child[n++] = hi + 1;
-    const char *argv[10] = {device, "--channel", "3", "--program-fd", "4"};
-    int a = 5;
-    if (kit >= 0) /* without the kit's objects every module is the student's */
-        argv[a++] = "--kit-fd", argv[a++] = kit_fd;
-    if (student >= 0)
-        argv[a++] = "--student-fd", argv[a++] = student_fd;
-    argv[a] = NULL;
+        keep[n] = kit, child[n++] = hi;
+    /* without the kit's objects every module is the student's */
+    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", kit >= 0 ? "--kit-fd" : NULL, kit_fd, NULL};
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
@@ -213,8 +201,6 @@ static int start_device(ppl_link *l, const ppl_link_options *o, const char *devi
     const pid_t pid = ppl_sandbox_start(&spec, &l->device_sandbox, note, sizeof note);
     close(sv[0]);
     close(program);
-    if (student >= 0)
-        close(student);
     if (kit >= 0)
         close(kit);
     if (pid < 0) {

@@ -42,7 +42,6 @@ typedef struct {
     int num_ro;
     const char *sim_device;       /* the simulator's device program, started beside the runner (NULL: none): the
                                      runner's CUDA calls go to it, and so do `fds` (its report channel) */
-    const char *sim_student;      /* the student's object (NULL: none): its device code is "student" in the report */
     long host_memory_mib;         /* the runner's (and the device's) host memory limit, MiB (0: none) */
     const char *sim_kit;          /* the kit's harness objects, joined (NULL: none): only device code found whole
                                      there is "kit" in the report */

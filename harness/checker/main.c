@@ -131,7 +131,7 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
                                  o->rw_paths,     o->num_rw,         o->runner_fds,
                                  o->num_runner_fds, (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds,
                                  o->ro_paths,     o->num_ro,         o->sim_device,
-                                 o->sim_student,  o->host_memory_mib, o->sim_kit};
+                                 o->host_memory_mib, o->sim_kit};
     if (ppl_link_start(link, &lo) != 0) {
         ppl_results_begin_case("sandbox");
         fprintf(stderr, "%s\n", link->message);
