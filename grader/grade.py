@@ -16,6 +16,7 @@ ran got full marks.
 """
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import secrets
@@ -86,9 +87,12 @@ class Grader:
         """Grades each lab in turn and returns the Report; a lab that fails to build scores 0 and grading goes on."""
         start = time.monotonic()
         report = Report(str(self.submission), self.seed)
+        self.report = report
         for pattern in dict.fromkeys(lab.pattern for lab in labs):
             self.log(f"building the {pattern} harness")
-            built = self.build_harness(self.kit, pattern, timeout=self.build_timeout, harness_build=self.harness_build)
+            with self.stage("kit", f"{pattern} harness"):
+                built = self.build_harness(self.kit, pattern, timeout=self.build_timeout,
+                                           harness_build=self.harness_build)
             if not built.ok:
                 report.kit_error = built.message
                 report.notes.append(built.message)
@@ -105,7 +109,8 @@ class Grader:
             mapped = student_path_mapper(copy, mine, self.kit)
             self.log = lambda message: log(mapped(message))  # progress lines name the student's file too
             try:
-                results = self.grade_lab(lab, report)
+                with self.stage(lab.name, "total"):
+                    results = self.grade_lab(lab, report)
             except static_check.ToolError as e:  # no lab can be checked, so none is graded
                 report.kit_error = str(e)
                 report.notes.append(f"The static checks cannot run: {e}")
@@ -118,7 +123,8 @@ class Grader:
                 self.log = log
             student_paths(results, copy, mine, self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
-            self.check_gpu_released(lab, report, before)
+            with self.stage(lab.name, "GPU queries"):
+                self.check_gpu_released(lab, report, before)
         hung = hung_labs(report)
         if hung:
             report.notes.append(hang_note(hung))
@@ -141,6 +147,17 @@ class Grader:
                                 "correctness tests of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
+
+    @contextlib.contextmanager
+    def stage(self, lab: str, name: str):
+        """Adds the wall time of the with-block to report.stage_seconds[lab][name] (seconds; make bench-grader reads
+        them from results.json). Stages that run side by side (correctness and sanitizers) each count their own."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            stages = self.report.stage_seconds.setdefault(lab, {}) if getattr(self, "report", None) else {}
+            stages[name] = round(stages.get(name, 0.0) + time.monotonic() - start, 3)
 
     def _gpu_pids(self) -> set | None:
         """The pids of the compute processes on the GPUs now (nvidia-smi), or None where it cannot say."""
@@ -189,10 +206,12 @@ class Grader:
         their runs side by side), then its performance test, timed alone."""
         source = self.submission / lab.name / lab.source
         self.log(f"{lab.name}: building {source}")
-        built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
-                           harness_build=self.harness_build)
+        with self.stage(lab.name, "build"):
+            built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
+                               harness_build=self.harness_build)
         headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
-        checked = self.static_check(lab, built, headline)
+        with self.stage(lab.name, "static checks"):
+            checked = self.static_check(lab, built, headline)
         if checked.status == FORBIDDEN:
             self.log(f"{lab.name}: static checks: {checked.summary}")
             why = f"not run: the static checks found what {lab.source} may not use (see {STATIC_CHECKS})"
@@ -211,7 +230,8 @@ class Grader:
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 sanitized = pool.submit(self.grade_sanitizers, lab, built.program, cancel)
                 try:
-                    results = [checked, *self.grade_groups(lab, built.program)]
+                    with self.stage(lab.name, "correctness"):
+                        results = [checked, *self.grade_groups(lab, built.program)]
                 except BaseException:  # an error, or Ctrl-C: nothing will read the row
                     cancel.set()
                     raise
@@ -221,7 +241,8 @@ class Grader:
             results.append(self._skip(lab, SANITIZERS, lab.sanitizers.points) if lab.name in self.hung
                            else row)
         else:
-            results = [checked, *self.grade_groups(lab, built.program)]
+            with self.stage(lab.name, "correctness"):
+                results = [checked, *self.grade_groups(lab, built.program)]
             if lab.sanitizers:  # a finding in the student's file stops performance, as a failed group does
                 results.append(self.grade_sanitizers(lab, built.program))
         if lab.sanitizers:  # a hazard in the student's code costs correctness points (labs.toml's hazard_cost)
@@ -371,10 +392,11 @@ class Grader:
             return skipped
         runs = [self._args([*args, *lab.args, "--seed", str(self.seed)]) for args in spec.runs]
         copy = Path(program).parent / lab.source  # grader/build.py builds from a copy beside the program
-        outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
-                                workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
-                                source=lab.source, source_path=copy, kit=self.kit, cancel=cancel,
-                                log=lambda message: self.log(f"{lab.name}: {message}"))
+        with self.stage(lab.name, SANITIZERS):
+            outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
+                                    workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
+                                    source=lab.source, source_path=copy, kit=self.kit, cancel=cancel,
+                                    log=lambda message: self.log(f"{lab.name}: {message}"))
         if outcome.no_device:
             self.no_device = True
         result = score_sanitizers(lab.name, spec, outcome, lab.source, kit=self.kit, source_path=copy)
@@ -390,9 +412,12 @@ class Grader:
         if not correct:
             return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
         args = ["--bench", perf.bench, "--seed", str(self.seed)]
-        before = self.gpu_snapshot()
-        outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
-        after = self.gpu_snapshot()
+        with self.stage(lab.name, "GPU queries"):
+            before = self.gpu_snapshot()
+        with self.stage(lab.name, "benchmark"):
+            outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
+        with self.stage(lab.name, "GPU queries"):
+            after = self.gpu_snapshot()
         result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
         if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/gpuinfo.py)
             result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())

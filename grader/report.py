@@ -28,6 +28,7 @@ class Report:
     device: str = ""
     sandbox: dict = field(default_factory=dict)  # lab -> {"layers": ..., "missing": ...}: what held its runner
     simulator: bool = False  # graded on the kit's CPU simulator (grader/simulator.py), not a GPU
+    stage_seconds: dict = field(default_factory=dict)  # lab (or "kit") -> stage -> wall seconds (Grader.stage)
 
     @property
     def score(self) -> float:
@@ -138,7 +139,7 @@ def gradescope_results(report: Report) -> dict:
                        "no_device": report.no_device, "kit_error": report.kit_error,
                        "static_check_findings": static_check_findings(report), "sandbox": report.sandbox,
                        "performance_environment": performance_environment(report), "labs": lab_numbers(report),
-                       "simulator": report.simulator},
+                       "simulator": report.simulator, "stage_seconds": report.stage_seconds},
     }
     if report.simulator:  # what the simulator left to a GPU is pending, as on Gradescope without one (one rule)
         from grader.gradescope import pending
