@@ -17,7 +17,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm similarity class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm similarity class-uploads calibrate clean
 
 ## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
 ## make help                                           this list (the `## ` line above each rule of this Makefile)
@@ -78,6 +78,10 @@ test-harness test-grader test-classroom test-build test-student test-instructor 
 ## make bench                                           reference ladder vs CUB and copy bandwidth
 bench:
 	$(PYTHON) -m tools.student.bench $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
+
+## make bench-grader [LAB=03,05] [SUBMISSION=solutions]  where a grading's time goes per lab, x the floor measured in the same run (GPU)
+bench-grader:
+	$(PYTHON) -m tools.instructor.bench_grader $(if $(LAB),--lab $(LAB)) $(if $(filter command line,$(origin SUBMISSION)),--submission $(SUBMISSION))
 
 ## make regrade-bench [REGRADES=5] [LAB=03] [NEAR=03,04]  grade the solutions and near-threshold kernels K times: score flips
 regrade-bench:
