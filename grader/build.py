@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.process import run_process
-from grader.sim_target import target_note
+from grader.sim_target import may_need_later_gpu, target_note
 from grader.source_check import check_source
 
 MAX_ERROR_LINES = 30
@@ -78,17 +78,63 @@ def trim_compiler_output(text: str, folder=None, max_lines: int = MAX_ERROR_LINE
     return "\n".join(lines)
 
 
+# What the kit's own parts need from Debian (tools/setup.sh installs them): a header, a library (-lNAME) or a program
+# a failed build names, and the package that brings it.
+KIT_PACKAGES = {
+    "seccomp.h": "libseccomp-dev", "-lseccomp": "libseccomp-dev", "zstd.h": "libzstd-dev", "-lzstd": "libzstd-dev",
+    "check.h": "check", "omp.h": "build-essential", "-lgomp": "build-essential", "stdio.h": "build-essential",
+    "cc": "build-essential", "gcc": "build-essential", "g++": "build-essential", "c++": "build-essential",
+    "ar": "binutils", "objcopy": "binutils", "nm": "binutils", "as": "binutils", "ld": "binutils",
+    "flock": "util-linux", "pkg-config": "pkg-config",
+}
+MISSING = (r"fatal error: (?P<name>[\w./+-]+): No such file or directory",  # a header
+           r"cannot find (?P<name>-l[\w+-]+)",  # a library
+           r"(?:^|[\s/:])(?P<name>[\w+.-]+): (?:[Cc]ommand )?not found",  # a program, as sh and make say it
+           r"(?:^|\s)(?P<name>[\w+.-]+): No such file or directory$",  # a program, as make says it
+           r"failed to execute (?P<name>[\w+.-]+):")  # a program, as nvcc says it
+
+
+def missing_package(output: str) -> tuple:
+    """(what this machine lacks, the command or step that installs it), from the output of a failed build of the
+    kit's own parts: ("libzstd-dev (zstd.h)", "sudo apt-get install libzstd-dev"); ("", "") when it names nothing
+    known to be installable (then it is a kit bug)."""
+    for pattern in MISSING:
+        for found in re.finditer(pattern, output, re.M):
+            name = found.group("name")
+            if name == "nvcc" or name.startswith("cuda"):
+                return f"the CUDA toolkit ({name})", "put its bin/ on PATH, or install it (README.md, Set-up)"
+            if name in KIT_PACKAGES:
+                package = KIT_PACKAGES[name]
+                return f"{package} ({name})", f"sudo apt-get install {package}"
+    return "", ""
+
+
+def kit_failure(what: str, output: str, setup: str = "tools/setup.sh grade") -> str:
+    """The message of a failed build of the kit's own parts (what: "the kit's reduce harness"), never the student's
+    fault: the missing package and the command that installs it where the compiler's output says which (setup: the
+    kit's command that installs all grading needs), else a kit bug; then the output, trimmed."""
+    lacking, remedy = missing_package(output)
+    if lacking:
+        if remedy.startswith("sudo apt-get"):
+            remedy += f" (or {setup}, which installs all grading needs)"
+        head = (f"{what} does not build: this machine lacks {lacking}, a problem of the machine's set-up, not of "
+                f"the submission. To install it: {remedy}")
+    else:
+        head = f"{what} does not build (a kit bug, not the submission's fault)"
+    return head + ":\n" + trim_compiler_output(output)
+
+
 def build_harness(kit, pattern, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harness_build=None,
                   makefile="lab.mk") -> BuildResult:
-    """Compiles the harness objects of pattern (the kit's own sources); on failure the message is the kit's fault."""
+    """Compiles what the kit's lab programs of pattern share: the harness objects and the checker (and, for
+    mk/sim.mk, the simulator). On failure the message is the kit's (kit_failure), never the student's."""
     argv = make_argv(kit, pattern, target="harness", jobs=os.cpu_count() or 1, harness_build=harness_build,
                      makefile=makefile)
     proc = run_process(argv, timeout=timeout, cwd=kit)
     if proc.timed_out:
         return BuildResult(False, message=f"building the {pattern} harness timed out after {timeout:g} s")
     if proc.returncode != 0:
-        return BuildResult(False, message=f"the {pattern} harness does not build (a kit bug):\n"
-                                          + trim_compiler_output(proc.output))
+        return BuildResult(False, message=kit_failure(f"the kit's {pattern} harness", proc.output))
     return BuildResult(True)
 
 
@@ -219,7 +265,7 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     made = folder / "out" / "student.o"
     if proc.returncode != 0 or not made.is_file():
         hint = limit_hint(proc.output, limits)
-        if makefile == "sim.mk":  # which GPU the simulator built for, and how to pick a later one
+        if makefile == "sim.mk" and may_need_later_gpu(proc.output):  # the target, and how to pick a later one
             hint = "\n".join(filter(None, [hint, target_note(command="make grade SIM=1")]))
         result.message = (f"{source.name} does not compile:\n" + trim_compiler_output(proc.output, folder)
                           + (f"\n{hint}" if hint else ""))
@@ -245,4 +291,5 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     return result
 
 
-__all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "make_argv", "trim_compiler_output"]
+__all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "kit_failure", "make_argv", "missing_package",
+           "trim_compiler_output"]

@@ -37,3 +37,14 @@ def target_note(env=None, command: str = "make sim") -> str:
     return (note + ", the kit's default: the oldest GPU it supports). A function or type of a later GPU that nvcc "
             "calls undefined or not available for this architecture needs that GPU's target, as the course's GPU "
             f"has it: {command} SM=80 for compute capability 8.0 (A100), SM=90 for 9.0 (H100).")
+
+
+# How nvcc says that the target lacks a function or type: 'identifier "__reduce_add_sync" is undefined', '... is not
+# available for this architecture', '... not supported on targets below sm_80'. Anything else (a missing header, a
+# typo the compiler words otherwise, a kit part that failed) gets no advice to change the target.
+LATER_GPU_WORDS = re.compile(r"is undefined|not available|not supported|requires (sm|compute)_|below (sm|compute)_")
+
+
+def may_need_later_gpu(output: str) -> bool:
+    """Whether a failed build's compiler output could be cured by a later target (then target_note helps)."""
+    return bool(LATER_GPU_WORDS.search(output))

@@ -5,7 +5,8 @@
 #   - nvcc embeds PTX for compute_$(SM) beside the sm_$(SM) cubin, SM=75 (the kit's floor, Turing) unless SM=NN is
 #     given as for a GPU build (SM=80 for __reduce_add_sync or bf16 __hfma): the simulator runs the PTX and its
 #     device reports that compute capability (sim/README.md, "The device"); the grader's static checks read the
-#     cubin as usual; the fatbinary is left uncompressed when libzstd is missing;
+#     cubin as usual; the fatbinary is left uncompressed (-Xfatbin -compress=false), so that no part of the
+#     kit needs libzstd or the zstd program to read it;
 #   - the runner links build/sim/lib/libpplsim-client.a (sim/Makefile) instead of cudart (-cudart none), and the
 #     lab program starts the simulator's device process (build/sim/lib/ppl_sim_device) beside it, where the
 #     kernels run (sim/device_protocol.h says why);
@@ -17,7 +18,7 @@
 # libraries), SM (the compute capability to simulate, 75 unless given).
 #
 #   make -f mk/sim.mk KIT=$PWD PATTERN=reduce LAB_SRC=$PWD/labs/03-sequential/reduce.cu BUILD=build/sim/03
-#   make -f mk/sim.mk ... harness     the harness objects only
+#   make -f mk/sim.mk ... harness     the kit's parts only: the harness objects, the checker, the simulator
 #
 # The top-level `make sim LAB=NN` builds and runs a lab this way (tools/student/sim.py); `python3 -m grader --simulator`
 # grades on it. sim/README.md describes the simulator and its environment variables.
@@ -31,11 +32,11 @@ SIM_BUILD ?= $(KIT)/build/sim/lib
 include $(KIT)/mk/lab.mk
 
 SIM_LIB := $(SIM_BUILD)/libpplsim.a
-HAVE_ZSTD := $(shell printf '\#include <zstd.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
 SIM_ARCH_FLAGS := -gencode arch=compute_$(SIM_SM),code=sm_$(SIM_SM) -gencode arch=compute_$(SIM_SM),code=compute_$(SIM_SM)
-NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart none \
-             $(if $(HAVE_ZSTD),,-Xfatbin -compress=false)
-LAB_LDLIBS := $(if $(HAVE_ZSTD),-lzstd) -lm
+# PTX as plain text (nvcc 13 compresses it with zstd by default): the simulator then needs no libzstd, and the
+# grader's static checks read it without the zstd program or cuobjdump.
+NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart none -Xfatbin -compress=false
+LAB_LDLIBS := -lm
 
 # The kernels run in the simulator's device process, beside the runner (sim/device_protocol.h): the runner links
 # the client library, which forwards its CUDA calls there (last among its inputs, $^, before LAB_LDLIBS), and the
@@ -52,7 +53,9 @@ LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-kit-object "$(abs
                  --host-memory-mib 512
 $(RUNNER): $(SIM_CLIENT_LIB)
 $(PROGRAM): $(SIM_DEVICE) $(SIM_KIT_OBJECTS)
-harness: $(SIM_KIT_OBJECTS)
+# `harness` is everything of the kit's a lab program needs, the simulator included: grader/build.py builds it before
+# any student's file, so that a failure there is reported as the kit's, not as a student's link error.
+harness: $(SIM_KIT_OBJECTS) $(SIM_CLIENT_LIB) $(SIM_DEVICE)
 $(SIM_KIT_OBJECTS): $(HARNESS_OBJS)
 	cat $^ > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 

@@ -27,7 +27,9 @@ demangle), and a closing line sums up those in the student's code: make grade ta
 
 Exit status: the program's (0 every case passed, 1 a case failed, 2 the simulator cannot run a kernel, 3 a kernel
 fault such as an out-of-bounds access, with the simulator's diagnostic above); 1 when every case passed but the
-simulator found a hazard in the student's code; 2 when the lab does not build.
+simulator found a hazard in the student's code; 2 when the lab does not build, or the kit's own parts (harness,
+checker, simulator) do not: those are built first, and their failure names what this machine lacks and the
+command that installs it (grader/build.py kit_failure), never the student's file.
 """
 import argparse
 import hashlib
@@ -49,8 +51,8 @@ from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
 from grader.score import hazard_places
 from grader.sim_report import demangle, read_report
-from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, finding_owner, kernel_modules, sim_env
-from grader.sim_target import sim_sm, target_note
+from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules, sim_env
+from grader.sim_target import may_need_later_gpu, sim_sm, target_note
 
 EXIT_BUILD = 2
 DEFAULT_TIMEOUT = 300.0
@@ -260,11 +262,19 @@ def main(argv=None) -> int:
           flush=True)
     start = time.monotonic()
     forget_other_source(build, source)
+    kit = build_harness_sim(KIT, pattern)  # the kit's parts first, so that their failure is not blamed on the file
+    if not kit.ok:
+        print(f"sim.py: {kit.message}", file=sys.stderr)
+        return EXIT_BUILD
     make = ["make", "-s", "--no-print-directory", f"-j{os.cpu_count() or 1}", "-f", str(SIM_MAKEFILE), f"KIT={KIT}",
             f"PATTERN={pattern}", f"LAB_SRC={source}", f"BUILD={build}"]
-    if subprocess.run(make, cwd=KIT).returncode != 0:
-        print(f"sim.py: {shown(source)} does not build for the simulator (the errors are above). "
-              f"{target_note(command='make sim')}", file=sys.stderr)
+    done = subprocess.run(make, cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace")
+    sys.stderr.write(done.stdout)
+    if done.returncode != 0:
+        advice = f" {target_note(command='make sim')}" if may_need_later_gpu(done.stdout) else ""
+        print(f"sim.py: {shown(source)} does not build for the simulator (the errors are above).{advice}",
+              file=sys.stderr)
         return EXIT_BUILD
     (build / STAMP).write_text(source_stamp(source), encoding="utf-8")
     program = build / f"{pattern}_lab"
