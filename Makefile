@@ -37,7 +37,7 @@ grade: setup-grade
 
 ## make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line
 ##     [SCHEDULE=random:1234] blocks and warps in another order a GPU may choose (sim/README.md)
-sim:
+sim: setup-grade
 	$(PYTHON) -m tools.student.sim --submission $(SUBMISSION) --lab $(or $(LAB),$(error make sim needs LAB=NN, e.g. make sim LAB=03)) $(if $(N),--n $(N)) $(if $(filter command line,$(origin ARGS)),--args "$(ARGS)") $(if $(filter command line,$(origin GPU)),--gpu $(GPU)) $(if $(SCHEDULE),--schedule $(SCHEDULE))
 
 ## make sim-compare [LAB=01,03] [N=2^20] [JSON=F] [MARKDOWN=F]  the simulator's counts beside Nsight Compute's, per solution
@@ -45,15 +45,15 @@ sim-compare:
 	$(PYTHON) -m tools.author.sim_compare $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS))) $(if $(N),--n $(N)) $(if $(JSON),--json $(JSON)) $(if $(MARKDOWN),--markdown $(MARKDOWN))
 
 ## make check LAB=03 [SUBMISSION=labs|solutions|DIR]    quick check of one lab on small and edge sizes (GPU)
-check:
+check: setup-grade
 	$(PYTHON) -m tools.student.check --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB))
 
 ## make sanitize LAB=04 [SUBMISSION=...] [TOOLS=racecheck] [N=5000]  compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)
-sanitize:
+sanitize: setup-grade
 	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(N),--n $(N))
 
 ## make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's
-profile:
+profile: setup-grade
 	$(PYTHON) -m tools.student.nsight --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
 ## make test                                            every test; GPU tests skip without a GPU
@@ -76,7 +76,7 @@ test-harness test-grader test-classroom test-build test-student test-instructor 
 
 ## make bench LAB=03 [SUBMISSION=...] [SIZES=2^24,2^26]  your kernel beside the reference and the baseline, on the ladder (SVG)
 ## make bench                                           reference ladder vs CUB and copy bandwidth
-bench:
+bench: setup-grade
 	$(PYTHON) -m tools.student.bench $(if $(LAB),--lab $(LAB) --submission $(SUBMISSION)) $(if $(SIZES),--sizes $(SIZES))
 
 ## make bench-grader [LAB=03,05] [SUBMISSION=solutions]  where a grading's time goes per lab, x the floor measured in the same run (GPU)

@@ -71,9 +71,15 @@ $(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.c $(HEADERS) | $(HARNESS_BUILD)
 $(BUILD) $(HARNESS_BUILD):
 	mkdir -p $@
 
-PYTHON ?= python3
+# The Python of the kit's tools: the top Makefile's rule (build/venv's, once tools/setup.sh made it).
+PYTHON ?= $(shell if [ -x '$(KIT)/build/venv/bin/python3' ]; then echo '$(KIT)/build/venv/bin/python3'; else echo python3; fi)
 
-run: $(PROGRAM)
+# The README's commands in a lab's folder first install what they need and the machine lacks (tools/setup.sh grade,
+# as make grade does; a moment once done), so that the first command typed on a fresh machine works: run builds the
+# program afterwards, in a make of its own; the others are the top Makefile's targets, which run it themselves.
+run:
+	@$(KIT)/tools/setup.sh grade
+	@$(MAKE) --no-print-directory $(PROGRAM)
 	@echo ./$(PROGRAM); ./$(PROGRAM) || { status=$$?; if [ $$status -eq 77 ]; then \
 	    PYTHONPATH=$(KIT) $(PYTHON) -m grader.no_gpu run --lab $(notdir $(CURDIR)) --here; fi; exit $$status; }
 

@@ -239,5 +239,41 @@ class Setup(unittest.TestCase):
         self.assertIn("bubblewrap", done.stderr)
 
 
+def readme_commands(section: str) -> list:
+    """The `make ...` lines of README.md's code blocks under the heading section (without their comments)."""
+    text = (KIT / "README.md").read_text()
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [line.split("#")[0].strip() for line in body.splitlines() if line.startswith("    make ")]
+
+
+class FirstCommandSetsUp(unittest.TestCase):
+    """Every command README.md gives a student, typed first on a fresh machine, installs what it needs before it
+    builds or runs anything (tools/setup.sh grade): make -n shows the order, and recursive makes run under it."""
+
+    def order(self, folder: Path, command: str) -> str:
+        done = subprocess.run(["make", "-n", *command.split()[1:]], cwd=folder, capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        setup = next((k for k, line in enumerate(lines) if "tools/setup.sh grade" in line), None)
+        self.assertIsNotNone(setup, f"{command} in {folder.name} runs no set-up:\n{done.stdout}")
+        work = [line for line in lines[:setup] if any(tool in line for tool in ("nvcc", "python", " cc "))]
+        self.assertEqual(work, [], f"{command} in {folder.name} builds or runs before its set-up")
+        return done.stdout
+
+    def test_in_a_lab_folder(self):
+        commands = readme_commands("Students and self-learners")
+        self.assertIn("make sim", commands)
+        folder = sorted((KIT / "labs").glob("[0-9][0-9]-*"))[0]
+        for command in commands:
+            with self.subTest(command=command):
+                self.order(folder, command)
+
+    def test_at_the_top(self):
+        for command in ("make grade", "make grade SIM=1", "make sim LAB=03"):  # README.md, Set-up
+            with self.subTest(command=command):
+                self.order(KIT, command)
+
+
 if __name__ == "__main__":
     unittest.main()
