@@ -118,6 +118,7 @@ class Lab:
     bonus: bool = False  # a bonus lab: its points add to the total, its maximum does not
     sanitizers: Sanitizers | None = None  # the compute-sanitizer row, from its suite (or the lab's own table)
     due: object = None  # the lab's own due date (an aware datetime; grader/late.py), over [late]'s
+    lms_name: str = ""  # the assignment's name in the course's grade systems (canvas.csv, gradescope.csv's column)
 
     @property
     def max_score(self) -> float:
@@ -158,6 +159,7 @@ class Config:
     calibration: dict
     labs: tuple
     late: object = None  # grader.late.Policy of [late], None without one (nothing is late)
+    course: Path | None = None  # the course's labs.toml laid over this one (course_file), None without one
     limits: Limits = Limits()  # [limits]: the host memory of a run
     gradescope: tuple = ()  # [gradescope]'s settings as (key, value): output_format, visibility
 
@@ -376,7 +378,8 @@ def parse_config(data: dict, path: Path) -> Config:
         if not LAB_NAME.match(lab_name):
             raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
         raw = _table(raw, where)
-        _check_keys(raw, where, {"pattern", "source", "suite"}, {"performance", "args", "bonus", SANITIZERS, "due"})
+        _check_keys(raw, where, {"pattern", "source", "suite"},
+                    {"performance", "args", "bonus", SANITIZERS, "due", "lms_name"})
         source = _string(raw, "source", where)
         if "/" in source or source.startswith("."):
             raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
@@ -402,7 +405,8 @@ def parse_config(data: dict, path: Path) -> Config:
                                      f"{where}.{SANITIZERS}" if own else f"{name}: suites.{suite}.{SANITIZERS}")
         labs.append(Lab(name=lab_name, pattern=pattern, source=source,
                         groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False),
-                        sanitizers=sanitizers, due=_due(raw, where)))
+                        sanitizers=sanitizers, due=_due(raw, where),
+                        lms_name=_string(raw, "lms_name", where) if "lms_name" in raw else ""))
     try:
         policy = late.parse_policy(data["late"], f"{name}: late", {lab.name: lab.due for lab in labs if lab.due}) \
             if "late" in data else None
@@ -514,18 +518,67 @@ def merge_thresholds(data: dict, folder: Path) -> dict:
     return data
 
 
-def load_config(path=DEFAULT_PATH) -> Config:
-    """Reads and checks labs.toml at path, with the thresholds `make calibrate` wrote into thresholds.d/ beside it
-    (merge_thresholds); ConfigError if it is missing, not valid TOML or inconsistent."""
-    path = Path(path)
+# ---- the course's own labs file ----
+#
+# A course keeps what is its own in the kit's course/ folder (course/README.md): its datasets, hidden tests and
+# overrides. course/labs.toml, when there is one, is laid over the kit's grader/labs.toml whenever that is the file
+# graded with (make grade, make grade-class, the Gradescope autograder): its tables merge into the kit's key by key,
+# its [[suites.NAME.groups]] come after the kit's groups of that suite (a hidden group: `visibility =
+# "after_due_date"`, `datasets = "course/datasets/NAME"`), and any other value replaces the kit's. The result is
+# checked as labs.toml is.
+
+COURSE_FOLDER = "course"  # beside grader/: the course's own files, never in the student release (make dist)
+
+
+def course_file(path) -> Path | None:
+    """The course's labs.toml laid over the labs file at path: KIT/course/labs.toml for the kit's own
+    KIT/grader/labs.toml, when it exists; None otherwise (a labs file given elsewhere is taken as it is)."""
+    path = Path(path).resolve()
+    if path.name != "labs.toml" or path.parent.name != "grader":
+        return None
+    overlay = path.parent.parent / COURSE_FOLDER / "labs.toml"
+    return overlay if overlay.is_file() else None
+
+
+def lay_over(base: dict, top: dict) -> dict:
+    """base with top laid over it: tables merged key by key, lists of tables (TOML's [[...]]) appended, any other
+    value of top in place of base's."""
+    out = dict(base)
+    for key, value in top.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            out[key] = lay_over(old, value)
+        elif isinstance(old, list) and isinstance(value, list) and all(isinstance(v, dict) for v in old + value):
+            out[key] = old + value
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            return tomllib.load(f)
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
-    return parse_config(merge_thresholds(data, path.parent / THRESHOLDS_FOLDER), path)
+
+
+def load_config(path=DEFAULT_PATH) -> Config:
+    """Reads and checks labs.toml at path, with the thresholds `make calibrate` wrote into thresholds.d/ beside it
+    (merge_thresholds) and, for the kit's own labs.toml, the course's course/labs.toml laid over (course_file);
+    ConfigError if either is missing, not valid TOML or the result inconsistent."""
+    path = Path(path)
+    data = merge_thresholds(_read_toml(path), path.parent / THRESHOLDS_FOLDER)
+    overlay = course_file(path)
+    if overlay is not None:
+        try:
+            data = lay_over(data, _read_toml(overlay))
+            return replace(parse_config(data, path), course=overlay)
+        except ConfigError as e:
+            raise ConfigError(f"{e} (with {COURSE_FOLDER}/labs.toml laid over {path.name})") from None
+    return parse_config(data, path)
 
 
 def lab_of(folder, config: Config | None = None) -> Lab:

@@ -74,6 +74,7 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
         labs = labs_of(options)
         entries = list_students(args.submissions, out, args.strip_prefix, log)
         chosen, others = only(entries, args.only)
+        options = closing.choose_overrides(options, log)
         closing.load_overrides(options, labs, entries)
         if options.canvas_roster:
             lms.read_roster(options.canvas_roster)
@@ -138,7 +139,8 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--force", action="store_true",
                    help="grade every student of this run again, whether their files changed or not (a regrade)")
     p.add_argument("--overrides", help="the course staff's overrides, a CSV file: student,lab,points,reason (see "
-                                       "grader/classroom/overrides.py; default: OUT/overrides.csv if there is one)")
+                                       "grader/classroom/overrides.py; default: the file the last run of OUT "
+                                       "applied, else OUT/overrides.csv if there is one; none: no file)")
     p.add_argument("--canvas-roster", help="Canvas's gradebook export, whose students canvas.csv is matched to "
                                            "(grader/classroom/lms.py)")
     p.add_argument("--no-similarity", action="store_true", help="skip the similarity report (similarity.html)")

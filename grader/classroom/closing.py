@@ -6,21 +6,33 @@ Every step after the gradebook is a convenience for people: one that fails says 
 grades stand (the exit status is the gradebook's). The overrides are different: a file that cannot be used stops
 the run before anything is graded (load_overrides, called first).
 """
+import dataclasses
 from pathlib import Path
 
 from grader.classroom import class_report, lms, overrides, similarity
 from grader.classroom.gradebook import summarize, write_gradebook
-from grader.classroom.records import GRADEBOOK, Options, STUDENTS
+from grader.classroom.records import CLASS_FILE, GRADEBOOK, Options, STUDENTS, read_json
 from grader.classroom.student import config_of
 
 
+def choose_overrides(options: Options, log) -> Options:
+    """options with the run's overrides file settled (overrides.choose: the one named, else the one the class
+    folder's last run applied, else OUT/overrides.csv; overrides.NONE for none), said on log when it is worth a
+    line; overrides.OverrideError when the last run's file is gone and none is named."""
+    last = ((read_json(Path(options.out) / CLASS_FILE) or {}).get("options") or {}).get("overrides") or ""
+    chosen, line = overrides.choose(options.out, options.overrides, "" if last == overrides.NONE else last)
+    if line:
+        log(line)
+    return dataclasses.replace(options, overrides=chosen or overrides.NONE)
+
+
 def load_overrides(options: Options, labs, entries) -> dict:
-    """{student: [Override]} from the run's overrides file (none: {}); overrides.OverrideError when it cannot be
-    used."""
+    """{student id: [Override]} from the run's overrides file (none: {}), whose lines name students by id, email or
+    sid (entries: the class's intake.Entry's); overrides.OverrideError when it cannot be used."""
     path = overrides.default_path(options.out, options.overrides)
     if path is None:
         return {}
-    return overrides.load(path, labs, [e.student for e in entries])
+    return overrides.load(path, labs, entries)
 
 
 def final_row(row: dict, table: dict, labs) -> dict:

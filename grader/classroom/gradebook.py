@@ -6,7 +6,8 @@ import math
 import os
 from pathlib import Path
 
-from grader.classroom.records import EXIT_NO_DEVICE, EXIT_OK, EXIT_UNGRADED, GRADEBOOK, Options, UNGRADED
+from grader.classroom.records import (EXIT_NO_DEVICE, EXIT_OK, EXIT_UNGRADED, GRADEBOOK, NOT_SCORED, Options,
+                                      UNGRADED)
 
 
 # ---- the gradebook ----
@@ -21,11 +22,31 @@ def text_cell(value) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
+def members(row: dict) -> list:
+    """The row once per person who submitted the upload (a group upload lists several in Gradescope's metadata), each
+    with that person's name, sid and email; the row itself when the metadata names one person or none."""
+    people = row.get("people") or []
+    if len(people) < 2:
+        return [row]
+    return [{**row, "name": p.get("name", ""), "sid": p.get("sid", ""), "email": p.get("email", "")} for p in people]
+
+
+def scored(row: dict) -> bool:
+    """Whether the row's points are a grade (records.NOT_SCORED: static only, no GPU, kit error, not graded...)."""
+    return row.get("status") not in NOT_SCORED
+
+
+def score_cell(row: dict, value) -> str:
+    """A score in an export: its points, or "" for a row that was not graded (never a 0 over an old grade)."""
+    return points_cell(value) if scored(row) else ""
+
+
 def write_gradebook(path, rows, labs) -> None:
-    """gradebook.csv: one row per student, sorted by id; points per lab in labs' order, then for each lab with a
-    performance test the speedup its benchmark measured ("LAB speedup": x baseline, or the fraction of CUB's
-    speed) and the kernel's time ("LAB ms"), empty where none was measured. Written atomically. Text cells go
-    through text_cell; the points and measurements are the grader's own numbers and stay numbers."""
+    """gradebook.csv: one row per person (a group upload's members each get its row: members), sorted by id; points
+    per lab in labs' order (empty, as the total, where the row is not a grade: score_cell), then for each lab with a
+    performance test the speedup its benchmark measured ("LAB speedup": x baseline, or the fraction of CUB's speed)
+    and the kernel's time ("LAB ms"), empty where none was measured. Written atomically. Text cells go through
+    text_cell; the points and measurements are the grader's own numbers and stay numbers."""
     path = Path(path)
     lab_names = [lab.name for lab in labs]
     timed = [lab.name for lab in labs if lab.performance is not None]
@@ -34,14 +55,14 @@ def write_gradebook(path, rows, labs) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
-    for row in sorted(rows, key=lambda r: r["student"]):
-        points = [points_cell(row["labs"].get(name, 0.0)) for name in lab_names]
+    for row in (m for r in sorted(rows, key=lambda r: r["student"]) for m in members(r)):
+        points = [score_cell(row, row["labs"].get(name, 0.0)) for name in lab_names]
         notes = "; ".join(n for n in (row.get("id_note", ""), row["notes"]) if n)
         who = [text_cell(row.get(k, "")) for k in ("student", "name", "sid", "email")]
         numbers = row.get("numbers") or {}
         measured = [number_cell((numbers.get(name) or {}).get(key)) for name in timed
                     for key in ("speedup", "student_ms")]
-        writer.writerow([*who, points_cell(row["total"]), points_cell(row["max_score"]), *points,
+        writer.writerow([*who, score_cell(row, row["total"]), points_cell(row["max_score"]), *points,
                          text_cell(row["status"]), text_cell(notes), text_cell(row.get("upload", "")), *measured])
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

@@ -53,6 +53,7 @@ class Entry:
     metadata: str = ""  # the export's submission_metadata.yml that knows this upload ("" none), and its key there
     metadata_key: str = ""
     submitted: str = ""  # when it was submitted (ISO 8601, from that file; "" unknown): late work depends on it
+    people: tuple = ()  # each submitter's (name, sid, email): several for a group upload, which gets a row each
 
 
 @dataclass
@@ -126,7 +127,9 @@ def read_gradescope_metadata(path, notes=None) -> dict:
             notes.append(f"names, sids and emails not read: {e}")
         return {}
     return {key: {"name": sub.name, "sid": sub.sid, "email": sub.email, "key": key,
-                  "submitted": sub.created_at.isoformat() if sub.created_at else ""} for key, sub in found.items()}
+                  "submitted": sub.created_at.isoformat() if sub.created_at else "",
+                  "people": tuple((p.name, p.sid, p.email) for p in sub.people)}
+            for key, sub in found.items()}
 
 
 def find_entries(folder, strip_prefix: str = "") -> tuple:
@@ -157,7 +160,7 @@ def find_entries(folder, strip_prefix: str = "") -> tuple:
         meta = metadata.get(path.name) or metadata.get(student_id(path.name)) or {}
         entries.append(Entry(sid, str(path), kind, meta.get("name", ""), meta.get("sid", ""), meta.get("email", ""),
                              note, str(folder / GRADESCOPE_METADATA) if meta else "", meta.get("key", ""),
-                             meta.get("submitted", "")))
+                             meta.get("submitted", ""), meta.get("people", ())))
     return sorted(entries, key=lambda e: e.student), notes
 
 

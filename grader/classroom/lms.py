@@ -1,18 +1,21 @@
 """The gradebook as the course's grade systems import it, written beside gradebook.csv by `make grade-class`:
 
   canvas.csv      Canvas's Gradebook import ("Import" in the Gradebook's actions): the columns of Canvas's own
-                  gradebook export, Student, ID, SIS User ID, SIS Login ID, Section, then one column per lab (an
-                  assignment of that name, created on import where the course has none) and a Points Possible row.
-                  Canvas finds each student by ID, SIS User ID or SIS Login ID. Without a roster, SIS User ID is
-                  Gradescope's SID and SIS Login ID the email; give Canvas's own export as the roster
-                  (CANVAS_ROSTER=FILE, --canvas-roster) and those columns are copied from it, matched by SID, email
-                  or name, and students it lacks are left out and named on stderr.
+                  gradebook export, Student, ID, SIS User ID, SIS Login ID, Section, then one column per lab and a
+                  Points Possible row. A lab's column is its `lms_name` in labs.toml (else the lab's name); Canvas
+                  creates an assignment of that name on import where the course has none. Give Canvas's own export as
+                  the roster (CANVAS_ROSTER=FILE, --canvas-roster) and its identity columns are copied from it,
+                  matched by SID, email or name, and a lab's column takes the export's header of the assignment
+                  named so ("Lab 3 (12345)": Canvas then updates that assignment); the students of either side that
+                  the other lacks are listed on stderr by id, and those it lacks are left out. Without a roster, SIS
+                  User ID is Gradescope's SID and SIS Login ID the email.
   gradescope.csv  a score per student for Gradescope: Name, SID, Email (Gradescope's roster columns, which its
-                  imports match on), Total Score, Max Points, then the points of each lab.
+                  imports match on), Total Score, Max Points, then the points of each lab (its lms_name).
 
-Points are the gradebook's, overrides included. A student who was not graded (status not graded, error, kit error)
-gets empty score cells, so that an import does not write 0 over a grade: grade them, then import. Text cells that a
-spreadsheet would take for a formula start with ' (as in the gradebook).
+Points are the gradebook's, overrides included. A group upload (Gradescope's metadata lists several submitters)
+gets a row per member. A row whose points are not a grade (records.NOT_SCORED: not graded, error, kit error, static
+only, no GPU) gets empty score cells, so that an import does not write 0 over a grade: grade them, then import.
+Text cells that a spreadsheet would take for a formula start with ' (as in the gradebook).
 """
 import csv
 import io
@@ -20,12 +23,11 @@ import os
 import sys
 from pathlib import Path
 
-from grader.classroom.gradebook import points_cell, text_cell
+from grader.classroom.gradebook import members, points_cell, score_cell, text_cell
 
 CANVAS, GRADESCOPE = "canvas.csv", "gradescope.csv"
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # the first cell of the second row of Canvas's export
-NOT_GRADED = ("not graded", "error", "kit error")
 
 
 class RosterError(Exception):
@@ -34,7 +36,7 @@ class RosterError(Exception):
 
 def read_roster(path) -> list:
     """The students of a Canvas gradebook export (dicts of CANVAS_IDENTITY), its Points Possible row and test
-    student left out; RosterError if it lacks those columns."""
+    student left out; RosterError if it lacks those columns. roster_columns(path) gives its other headers."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
@@ -47,6 +49,21 @@ def read_roster(path) -> list:
     return [{c: (r.get(c) or "").strip() for c in CANVAS_IDENTITY} for r in reader
             if (r.get("Student") or "").strip() and "Points Possible" not in (r.get("Student") or "")
             and (r.get("Student") or "").strip() != "Student, Test"]
+
+
+def roster_columns(path) -> list:
+    """The headers of a Canvas gradebook export after its identity columns: its assignments, "Name (ID)"."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        header = next(csv.reader(f), [])
+    return [h for h in header if h not in CANVAS_IDENTITY]
+
+
+def column_name(lab, columns=()) -> str:
+    """The lab's column: the header of columns (a Canvas export's) that is its lms_name with Canvas's id after it
+    ("Lab 3 (12345)"), else its lms_name, else its name."""
+    name = getattr(lab, "lms_name", "") or lab.name
+    found = [c for c in columns if c == name or (c.startswith(name + " (") and c.endswith(")"))]
+    return found[0] if len(found) == 1 else name
 
 
 def _key(text) -> str:
@@ -74,43 +91,60 @@ def match(row: dict, roster: list) -> dict | None:
     return None
 
 
-def _score(row: dict, value) -> str:
-    return "" if row.get("status") in NOT_GRADED else points_cell(value)
+def people(rows) -> list:
+    """The rows once per person (gradebook.members), sorted by id."""
+    return [m for r in sorted(rows, key=lambda r: r["student"]) for m in members(r)]
 
 
-def canvas_text(rows, labs, roster=None, warn=None) -> str:
-    """canvas.csv's text for rows (gradebook rows); with roster (read_roster), its identity columns."""
+def canvas_text(rows, labs, roster=None, warn=None, columns=()) -> str:
+    """canvas.csv's text for rows (gradebook rows); with roster (read_roster), its identity columns, and a line to
+    warn for each side's students the other lacks; columns: the roster's assignment headers (roster_columns)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*CANVAS_IDENTITY, *(lab.name for lab in labs)])
+    writer.writerow([*CANVAS_IDENTITY, *(column_name(lab, columns) for lab in labs)])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", *(points_cell(lab.max_score) for lab in labs)])
-    for row in sorted(rows, key=lambda r: r["student"]):
+    absent, matched = [], []
+    for row in people(rows):
         if roster is not None:
             entry = match(row, roster)
             if entry is None:
-                if warn:
-                    who = (f"{row.get('name') or 'no name'}, sid {row.get('sid') or '-'}, "
-                           f"{row.get('email') or 'no email'}")
-                    warn(f"canvas.csv: {row['student']} ({who}) is not in the Canvas roster: left out")
+                absent.append(f"{row['student']} ({row.get('name') or 'no name'}, sid {row.get('sid') or '-'}, "
+                              f"{row.get('email') or 'no email'})")
                 continue
+            matched.append(id(entry))
             who = [entry[c] for c in CANVAS_IDENTITY]
         else:
             who = [row.get("name") or row["student"], "", row.get("sid", ""), row.get("email", ""), ""]
         writer.writerow([*(text_cell(x) for x in who),
-                         *(_score(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
+                         *(score_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
+    if roster is not None and warn:
+        report_mismatches(absent, [e for e in roster if id(e) not in matched], warn)
     return buf.getvalue()
+
+
+def report_mismatches(absent: list, unmatched: list, warn) -> None:
+    """Says which graded students the Canvas roster lacks (left out of canvas.csv) and which of the roster's
+    students no upload matched (their cells stay as Canvas has them), each by id."""
+    if absent:
+        warn(f"canvas.csv: {len(absent)} graded student{'s' if len(absent) != 1 else ''} not in the Canvas roster, "
+             f"left out (match them by SID or email in Gradescope's roster, or enter them by hand): "
+             + "; ".join(absent))
+    if unmatched:
+        warn(f"canvas.csv: {len(unmatched)} student{'s' if len(unmatched) != 1 else ''} of the Canvas roster "
+             f"without an upload in this class: "
+             + "; ".join(f"{e['Student']} (ID {e['ID'] or '-'}, SIS {e['SIS User ID'] or '-'})" for e in unmatched))
 
 
 def gradescope_text(rows, labs) -> str:
     """gradescope.csv's text for rows (gradebook rows)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["Name", "SID", "Email", "Total Score", "Max Points", *(lab.name for lab in labs)])
-    for row in sorted(rows, key=lambda r: r["student"]):
+    writer.writerow(["Name", "SID", "Email", "Total Score", "Max Points", *(column_name(lab) for lab in labs)])
+    for row in people(rows):
         who = [row.get("name") or row["student"], row.get("sid", ""), row.get("email", "")]
-        writer.writerow([*(text_cell(x) for x in who), _score(row, row.get("total", 0.0)),
+        writer.writerow([*(text_cell(x) for x in who), score_cell(row, row.get("total", 0.0)),
                          points_cell(row.get("max_score", 0.0)),
-                         *(_score(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
+                         *(score_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
     return buf.getvalue()
 
 
@@ -124,9 +158,10 @@ def write(out, rows, labs, roster_path=None, warn=None) -> list:
     """Writes OUT/canvas.csv and OUT/gradescope.csv; returns their paths. RosterError for an unusable roster."""
     warn = warn or (lambda m: print(m, file=sys.stderr, flush=True))
     roster = read_roster(roster_path) if roster_path else None
+    columns = roster_columns(roster_path) if roster_path else ()
     rows = list(rows)
     out = Path(out)
     paths = [out / CANVAS, out / GRADESCOPE]
-    _write(paths[0], canvas_text(rows, labs, roster, warn))
+    _write(paths[0], canvas_text(rows, labs, roster, warn, columns))
     _write(paths[1], gradescope_text(rows, labs))
     return paths

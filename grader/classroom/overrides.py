@@ -1,12 +1,16 @@
 """Grade overrides by course staff: a CSV file a TA edits (in a spreadsheet or a text editor), given to
-`make grade-class OVERRIDES=FILE` (or `--overrides FILE`; OUT/overrides.csv when there is one and none is given).
+`make grade-class OVERRIDES=FILE` (or `--overrides FILE`). The class folder remembers it (OUT/class.json): a rerun
+without OVERRIDES= applies the same file again, and says so; one that names another file, or OVERRIDES=none, says
+what it replaces (choose). Without either, OUT/overrides.csv when there is one.
 
     student,lab,points,reason
-    alice,03-sequential,45,regrade request 12: rerun on an idle GPU
-    bob,05,+5,the late-day waiver of 2026-11-02
+    ada@example.edu,03-sequential,45,regrade request 12: rerun on an idle GPU
+    S12345,05,+5,the late-day waiver of 2026-11-02
     carol,total,-10,academic integrity case 2026-3
 
-student: the gradebook's id. lab: a lab's name or number (03), or `total` for an adjustment of the whole. points:
+student: who the student is, as the class knows them: an email or sid from Gradescope's submission_metadata.yml
+(these stay the same when the submissions are exported again), else the gradebook's id (the upload's folder name).
+An override of one member of a group upload applies to the group's upload. lab: a lab's name or number (03), or `total` for an adjustment of the whole. points:
 a plain number sets the lab's points to it (0 up to the lab's maximum); +N or -N adds or takes away (the lab's
 points stay within 0 and its maximum, the total at 0 or above); `total` takes +N or -N only. reason: required; the
 student reads it. Lines whose first cell starts with # are comments; at most one line per student and lab.
@@ -65,9 +69,28 @@ def _lab_name(text: str, labs) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def identities(students) -> dict:
+    """{key: student id} of the ways the file may name a student: each id, and for entries (intake.Entry) each
+    submitter's email (any case) and sid; a key two uploads share maps to None (ambiguous). students: ids or
+    entries."""
+    keys = {}
+    for s in students:
+        sid = s if isinstance(s, str) else s.student
+        own = {sid} | ({k for p in getattr(s, "people", ()) for k in (_key(p[1]), _key(p[2])) if k}
+                       | {_key(k) for k in (getattr(s, "sid", ""), getattr(s, "email", "")) if k and ";" not in k})
+        for key in own:
+            keys[key] = sid if keys.get(key, sid) == sid else None
+    return keys
+
+
+def _key(text: str) -> str:
+    text = str(text or "").strip()
+    return text.casefold() if "@" in text else text
+
+
 def load(path, labs, students) -> dict:
-    """{student: [Override, ...]} from the CSV file at path, checked against labs and the class's student ids;
-    OverrideError listing every problem."""
+    """{student id: [Override, ...]} from the CSV file at path, checked against labs and the class (students: ids,
+    or intake.Entry's, whose emails and sids name them too: identities); OverrideError listing every problem."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -82,15 +105,18 @@ def load(path, labs, students) -> dict:
     if tuple(header[:4]) != COLUMNS:
         raise OverrideError(f"{path}:{rows[0][0]}: the first line must be the header {','.join(COLUMNS)} (got "
                             f"{','.join(rows[0][1])})")
-    known, problems, found, seen = set(students), [], {}, {}
+    known, problems, found, seen = identities(students), [], {}, {}
     maxima = {lab.name: lab.max_score for lab in labs}
     for n, cells in rows[1:]:
         cells = [c.strip() for c in cells] + [""] * 4
-        student, lab_text, points_text, reason = cells[:4]
+        who, lab_text, points_text, reason = cells[:4]
         where = f"{path}:{n}"
         lab = _lab_name(lab_text, labs)
-        if student not in known:
-            problems.append(f"{where}: no student {student!r} in this class (the gradebook's student column)")
+        student = known.get(who, known.get(_key(who)))
+        if student is None:
+            problems.append(f"{where}: no student {who!r} in this class (an email or sid from Gradescope's metadata, "
+                            f"or the gradebook's student column)" if _key(who) not in known else
+                            f"{where}: {who!r} names more than one upload: use the gradebook's student id")
         if lab is None:
             problems.append(f"{where}: no lab {lab_text!r} (the labs: {', '.join(maxima)}, or total)")
         if not reason:
@@ -105,22 +131,43 @@ def load(path, labs, students) -> dict:
             problems.append(f"{where}: total takes an adjustment (+N or -N), not {points_text}")
         elif lab in maxima and not relative and not 0 <= points <= maxima[lab]:
             problems.append(f"{where}: {lab} is worth 0 to {_points(maxima[lab])} points, not {points_text}")
-        if (student, lab) in seen:
+        if student is not None and (student, lab) in seen:
             problems.append(f"{where}: {student} {lab} is overridden on line {seen[(student, lab)]} already")
         seen[(student, lab)] = n
-        if student in known and lab is not None and reason:
+        if student is not None and lab is not None and reason:
             found.setdefault(student, []).append(Override(student, lab, points, relative, reason, n))
     if problems:
         raise OverrideError("\n".join(problems))
     return found
 
 
+NONE = "none"  # OVERRIDES=none: this run applies no overrides file, though the last one did
+
+
 def default_path(out, given=None) -> Path | None:
-    """The overrides file of a run: the one given, else OUT/overrides.csv when it exists."""
+    """The overrides file of a run: the one given (None for NONE), else OUT/overrides.csv when it exists."""
     if given:
-        return Path(given)
+        return None if given == NONE else Path(given)
     path = Path(out) / FILE_NAME
     return path if path.is_file() else None
+
+
+def choose(out, given: str, last: str) -> tuple:
+    """(the overrides file of a run as a string, "" for none; a line saying so, "" when there is nothing to say).
+    given: the file named for this run ("" none named, NONE none wanted); last: the one the class folder's last run
+    applied ("" none). A rerun that names no file applies last's again; one that names another, or NONE, replaces
+    it, and the line says which. OverrideError when last is applied again but is gone."""
+    chosen = default_path(out, given or last or None)
+    chosen = str(chosen.resolve()) if chosen is not None else ""
+    if not given and last:
+        if not Path(last).is_file():
+            raise OverrideError(f"the last run of this class applied the overrides in {last}, which is gone: give "
+                                f"OVERRIDES=FILE (--overrides FILE) to apply another, or OVERRIDES=none to apply none")
+        return chosen, f"overrides: {last}, as the last run of this class (OVERRIDES=FILE for another, none for none)"
+    if last and chosen != last:
+        now = chosen or "none"
+        return chosen, f"overrides: {now}, in place of {last}, which the last run of this class applied"
+    return chosen, f"overrides: {chosen}" if chosen else ""
 
 
 def apply_row(row: dict, overrides: list, labs) -> dict:

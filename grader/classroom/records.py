@@ -26,6 +26,9 @@ STATIC_ONLY_MESSAGE = "not run: this grading ran the static checks only (--stati
 # (the upload held no lab file), unreadable (the upload could not be unpacked), kit error, error (the grader failed
 # on this student: a bug to report), not graded (no record: interrupted, or a Slurm task that did not finish).
 UNGRADED = ("error", "kit error", "not graded")
+# Rows whose points are no grade (the run-time tests did not run, or nothing was graded): their score cells stay empty
+# in gradebook.csv, canvas.csv and gradescope.csv, so that no import writes a 0 over a grade.
+NOT_SCORED = (*UNGRADED, "static only", "no GPU")
 NUMBER_KEYS = ("speedup", "yardstick", "student_ms", "baseline_ms")  # what a row keeps of a lab's numbers
 NUDGE_SECONDS = 1.0  # how often the workers are sent SIGCONT while the class is graded
 EXPORT_LIMITS = intake.Limits(max_members=500000, max_file_bytes=1 << 30, max_total_bytes=16 << 30,
@@ -178,7 +181,8 @@ def final_record(folder, key: str, options: Options) -> dict | None:
 def identity(entry: intake.Entry) -> dict:
     """The fields of a row that say who it is (refreshed from the class's entries when a record is reused)."""
     return {"student": entry.student, "name": entry.name, "sid": entry.sid, "email": entry.email,
-            "upload": Path(entry.path).name, "id_note": entry.note}
+            "upload": Path(entry.path).name, "id_note": entry.note,
+            "people": [dict(zip(("name", "sid", "email"), p)) for p in entry.people]}
 
 
 def blank_row(entry: intake.Entry, labs, status: str, notes: str) -> dict:
@@ -253,7 +257,8 @@ def read_class_file(out) -> tuple:
         raise ValueError(f"{Path(out) / CLASS_FILE}: missing or unreadable (made by `grader.classroom grade` or "
                          f"`grader.classroom slurm`)")
     options = Options.from_json(data["options"])
-    return options, [intake.Entry(**e) for e in data["students"]], int(data.get("batch", 1))
+    entries = [intake.Entry(**{**e, "people": tuple(tuple(p) for p in e.get("people", ()))}) for e in data["students"]]
+    return options, entries, int(data.get("batch", 1))
 
 
 def resolve_submissions(submissions: Path, out: Path, log) -> Path:

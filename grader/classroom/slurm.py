@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.classroom import closing, intake
-from grader.classroom.overrides import OverrideError
+from grader.classroom.overrides import NONE, OverrideError
 from grader.classroom.pool import Progress, build_harnesses, visible_gpus
 from grader.classroom.records import (EXIT_BROKEN, EXIT_OK, GRADEBOOK, Hooks, Options, context_key, list_students,
                                       read_class_file, recorded_row, write_class_file)
@@ -36,7 +36,8 @@ def run_options(args) -> dict:
     """The Options of a run that the command line sets besides the grading itself (grader/classroom/closing.py):
     --force, --overrides, --canvas-roster, --no-similarity; files as absolute paths (Slurm's jobs run elsewhere)."""
     absolute = lambda path: str(Path(path).resolve()) if path else ""  # noqa: E731
-    return {"force": args.force, "overrides": absolute(args.overrides),
+    overrides = args.overrides if args.overrides == NONE else absolute(args.overrides)
+    return {"force": args.force, "overrides": overrides,
             "canvas_roster": absolute(args.canvas_roster), "similarity": not args.no_similarity}
 
 
@@ -206,9 +207,11 @@ def run_slurm(args) -> int:
                       keep_builds=args.keep_builds, harness_build=str(harness),
                       mode="static" if args.static_only else "gpu", **run_options(args))
     try:
-        labs_of(options)
+        labs = labs_of(options)
         entries = list_students(args.submissions, out, args.strip_prefix, log)
-    except (ConfigError, ValueError, intake.IntakeError) as e:
+        options = closing.choose_overrides(options, log)
+        closing.load_overrides(options, labs, entries)
+    except (ConfigError, ValueError, intake.IntakeError, OverrideError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
     settings = Settings(python=args.python, kit=str(KIT), gpu=not args.static_only,
