@@ -308,7 +308,7 @@ class Autograder(GradescopeFormat):
             (stubs / tool).chmod(0o755)
         done = run(["bash", str(source / "setup.sh")], source, env={
             "PATH": f"{stubs}:{os.environ['PATH']}", "HARNESS_BUILD": str(shared_harness_build())})
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertEqual(done.returncode, 0 if have_nvcc() else 1, done.stdout + done.stderr)
         self.assertIn("install -y -qq --no-install-recommends python3 make build-essential",
                       (stubs / "apt.log").read_text())
         self.assertRegex((source / "setup.env").read_text(), r"^PYTHON=python3(\.1[1-9])?\nCUDA_BIN=\n$")
@@ -317,7 +317,7 @@ class Autograder(GradescopeFormat):
             self.assertIn("the reduce harness for the simulator: built", done.stdout)
             self.assertIn("the simulator's library: built", done.stdout)
         else:
-            self.assertIn("no nvcc: CUDA 12-8 could not be installed", done.stderr)
+            self.assertIn("FAILED: no nvcc: CUDA 12-8 could not be installed", done.stderr)
 
     def test_setup_sh_installs_cuda(self):
         """Without nvcc in the image, setup.sh installs NVIDIA's packages of the version autograder.env names
@@ -335,8 +335,28 @@ class Autograder(GradescopeFormat):
                                 r"\w+/(x86_64|sbsa)/cuda-keyring_1\.1-1_all\.deb")
         self.assertRegex(calls, r"apt-get install [^\n]*cuda-nvcc-12-8 cuda-cudart-dev-12-8 cuda-cccl-12-8")
         self.assertIn("CUDA_BIN=/usr/local/cuda-12.8/bin\n", (source / "setup.env").read_text())
-        self.assertIn("no nvcc: CUDA 12-8 could not be installed", done.stderr)  # the stubs installed nothing
-        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        # the stubs installed nothing: the image's build fails, saying why, rather than every submission after it
+        self.assertIn("FAILED: no nvcc: CUDA 12-8 could not be installed", done.stderr)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+
+    def test_setup_sh_fails_when_the_shared_build_fails(self):
+        """A kit part that does not build on the image (here: a C compiler that finds no zstd.h for the
+        simulator's fatbin.c) fails the image's build, with the package it lacks in the output."""
+        if not have_nvcc():
+            self.skipTest("nvcc not found: the shared build needs it")
+        source = self.copy_of_source()
+        stubs = source.parent / "stubs"
+        stubs.mkdir()
+        (stubs / "apt-get").write_text("#!/bin/sh\nexit 0\n")
+        (stubs / "cc").write_text("#!/bin/sh\nfor a; do case \"$a\" in *fatbin.c) echo \"$a:11:10: fatal error: zstd.h: "
+                                  "No such file or directory\" >&2; exit 1 ;; esac; done\nexec /usr/bin/cc \"$@\"\n")
+        for stub in stubs.iterdir():
+            stub.chmod(0o755)
+        done = run(["bash", str(source / "setup.sh")], source, env={
+            "PATH": f"{stubs}:{os.environ['PATH']}", "HARNESS_BUILD": str(shared_harness_build())})
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("lacks libzstd-dev (zstd.h)", done.stdout)
+        self.assertIn("FAILED: the kit's shared parts do not build", done.stderr)
 
     def test_a_nested_zip_bomb(self):
         """The upload held a zip bomb, which Gradescope unpacked one level: the autograder stops at the cap, says

@@ -17,6 +17,9 @@
 #
 # Then it compiles once what every submission shares (the simulator's library and harness and, with SM set in
 # autograder.env, the harness for that GPU), so that each submission compiles only the student's file.
+#
+# Exit status: 0 ready; 1 the image cannot grade (no CUDA toolkit, or the kit's shared parts do not build: the
+# message says which), so that Gradescope's image build fails where it can be seen, not every submission after it.
 set -euo pipefail
 cd "$(dirname "$0")"
 export DEBIAN_FRONTEND=noninteractive
@@ -58,10 +61,16 @@ if ! command -v "${NVCC:-nvcc}" >/dev/null; then
 fi
 printf 'PYTHON=%s\nCUDA_BIN=%s\n' "$PYTHON" "$CUDA_BIN" > setup.env
 
+# Both failures below fail the image's build (Gradescope shows this output), rather than leave an image on which
+# every submission scores 0 for the kit's sake.
 if ! command -v "${NVCC:-nvcc}" >/dev/null; then
-    echo "setup.sh: WARNING: no nvcc: CUDA $CUDA could not be installed (see above). Until the image has the CUDA" >&2
-    echo "setup.sh: toolkit 12 or 13, every submission's results say that the autograder has no CUDA toolkit." >&2
-    exit 0
+    echo "setup.sh: FAILED: no nvcc: CUDA $CUDA could not be installed from NVIDIA's repository (its messages are" >&2
+    echo "setup.sh: above). Every lab needs the CUDA toolkit's compiler, on the simulator too. Choose another base" >&2
+    echo "setup.sh: image (Ubuntu 22.04) or CUDA version (make gradescope CUDA=12-8), or one with the toolkit." >&2
+    exit 1
 fi
-"$PYTHON" -m grader.gradescope --prebuild ||
-    echo "setup.sh: some of the shared build did not prebuild; each run builds what it needs" >&2
+if ! "$PYTHON" -m grader.gradescope --prebuild; then
+    echo "setup.sh: FAILED: the kit's shared parts do not build on this image (the messages above say what it" >&2
+    echo "setup.sh: lacks); every submission would fail for the kit's sake." >&2
+    exit 1
+fi
