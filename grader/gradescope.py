@@ -224,21 +224,47 @@ def on_simulator() -> bool:
     return not nvidia_smi()[0]
 
 
+def _extra(test: dict) -> dict:
+    return test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+
+
+def _blocked(tests: list, lab: str) -> str:
+    """The first test of lab that the simulator graded and that lost points ("" when none): after it, the lab's
+    performance can no longer come (the GPU times a lab only when every other test of it passed)."""
+    from grader.simulator import NEEDS_GPU, NOT_GRADED
+    for test in tests:
+        extra = _extra(test)
+        if extra.get("lab") != lab or extra.get("test") in ("performance", "late penalty"):
+            continue
+        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED) and test.get("status") != "passed":
+            return str(extra.get("test") or test.get("name"))
+    return ""
+
+
 def pending(data: dict) -> tuple:
-    """data with every test the simulator cannot grade (the performance test, groups of sizes too large for it, a
-    kernel it cannot run) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
-    counts, its estimate) kept in the output; a test marked already is left as it is (and counted). Returns (data,
-    the points pending)."""
+    """data with every test the simulator cannot grade (groups of sizes too large for it, a kernel it cannot run,
+    the performance test) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
+    counts, its estimate) kept in the output; a test marked already is left as it is (and counted). Only points
+    that can still come pend: a lab's performance does not once another of its tests lost points on the simulator
+    (the course's GPU times a lab only when every other test passed): it scores 0 of its points, saying why.
+    Returns (data, the points pending, bonus labs' left out)."""
     from grader.simulator import NEEDS_GPU, NOT_GRADED  # the status words of what the simulator leaves to a GPU
     waiting = 0.0
-    for test in data.get("tests") or []:
-        extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+    tests = data.get("tests") or []
+    for test in tests:
+        extra = _extra(test)
         if extra.get("status") not in (NEEDS_GPU, NOT_GRADED):
             continue
         if extra.get("pending"):  # marked already (grader/report.py's results.json of a simulator run)
             waiting += 0 if extra.get("bonus") else float(extra.get("points") or 0)
             continue
         points = float(test.get("max_score") or 0)
+        failed = _blocked(tests, extra.get("lab")) if extra.get("test") == "performance" else ""
+        if failed:
+            test.update(score=0, status="failed", extra_data={**extra, "status": "not run"})
+            test["output"] = (f"not run: every other test of this lab must pass first ({failed} did not), so these "
+                              f"{points:g} points cannot come on the course's GPU either")
+            continue
         waiting += 0 if extra.get("bonus") else points
         test.pop("status", None)  # neither passed nor failed: Gradescope shows no verdict
         test.update(score=0, max_score=0, extra_data={**extra, "pending": True, "points": points})
@@ -247,19 +273,30 @@ def pending(data: dict) -> tuple:
     return data, round(waiting, 2)
 
 
-def simulator_banner(data: dict, waiting: float) -> list:
-    """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU."""
-    tests = data.get("tests") or []
-    extra = [t.get("extra_data") if isinstance(t.get("extra_data"), dict) else {} for t in tests]
+def simulator_banner(data: dict) -> list:
+    """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU,
+    counting only the tests a student sees now (grader/report.py's shown_now: the others would tell on themselves)."""
+    from grader.report import shown_now
+    tests = [t for t in data.get("tests") or [] if shown_now(t) and _extra(t).get("test") != "late penalty"]
+    extra = [_extra(t) for t in tests]
     now = sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if not x.get("bonus"))
     bonus = sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if x.get("bonus"))
     of = sum(float(t.get("max_score") or 0) for t, x in zip(tests, extra) if not x.get("bonus"))
+    waiting = sum(float(x.get("points") or 0) for x in extra if x.get("pending") and not x.get("bonus"))
     groups = any(x.get("pending") and x.get("test") != "performance" for x in extra)
     what = "Performance and the tests the simulator cannot run" if groups else "Performance"
-    return [f"No GPU on this autograder, so your labs ran on the kit's simulator: correctness and the hazard checks "
-            f"are graded now ({now:g} of {of:g} points{f', and {bonus:g} bonus points' if bonus else ''}). {what} "
-            f"({waiting:g} points) are pending: they are graded on the course's GPU and added to your score later.",
-            ""]
+    later = len(data.get("tests") or []) - len(tests) - sum(_extra(t).get("test") == "late penalty"
+                                                             for t in data.get("tests") or [])
+    shown = f" of the tests shown now" if later else ""
+    lines = [f"No GPU on this autograder, so your labs ran on the kit's simulator: correctness and the hazard checks "
+             f"are graded now ({now:g} of {of:g} points{shown}{f', and {bonus:g} bonus points' if bonus else ''})."]
+    if waiting:
+        lines[0] += (f" {what} ({waiting:g} points{shown}) are pending: they are graded on the course's GPU and "
+                     f"added to your score later.")
+    if later:
+        lines.append(f"{later} more test{'s are' if later != 1 else ' is'} shown later (after the due date, or when "
+                     f"the grades are published), with the total.")
+    return [*lines, ""]
 
 
 def settings(config) -> dict:
@@ -286,13 +323,65 @@ def late_work(data: dict, config, labs, root: Path) -> dict:
     return late.apply(data, [late.lateness(config.late, lab.name, submission) for lab in labs])
 
 
-def finish(data: dict, config, labs, root: Path) -> dict:
-    """The results as Gradescope gets them: late work, each test's visibility, the output format of labs.toml."""
+def finish(data: dict, config, labs, root: Path, head=()) -> dict:
+    """The results as Gradescope gets them: each test's visibility, late work, the whole result's output (the late
+    work's lines, head: lines for its top, then the grader's) told only from the tests shown now, the output format
+    of labs.toml."""
     from grader.report import set_output_format, set_visibility
     chosen = settings(config)
-    data = late_work(data, config, labs, root)
     data = set_visibility(data, labs, chosen["visibility"])
+    data = late_work(data, config, labs, root)
+    data = withhold(data)
+    output = str(data.get("output", "")).split("\n")
+    late = next((k for k, line in enumerate(output) if not line.startswith("Late work: ")), len(output))
+    banner = simulator_banner(data) if (data.get("extra_data") or {}).get("simulator") else []
+    data["output"] = "\n".join([*output[:late], *([""] if late else []), *banner, *head,
+                                *([""] if head else []), *output[late:]]).strip("\n")
     return set_output_format(data, chosen["output_format"])
+
+
+def withhold(data: dict) -> dict:
+    """data with its whole output and leaderboard saying nothing of the tests a student does not see yet: the total
+    line counts the tests shown now, and the lines about a lab with a test not shown now (its hang, its warnings)
+    and its leaderboard entry are left out until the grades are. Returns data, changed in place."""
+    from grader.report import shown_now, total_line
+    from grader.score import hang_note
+    tests = data.get("tests") or []
+    if all(shown_now(t) for t in tests):
+        return data
+    withheld = {_extra(t).get("lab") for t in tests if not shown_now(t)}
+    hung = list(dict.fromkeys(_extra(t).get("lab") for t in tests if shown_now(t) and _extra(t).get("status") ==
+                              "TIMEOUT"))
+    kept = []
+    for line in str(data.get("output", "")).split("\n"):
+        if line.startswith("Total "):
+            line = (total_line(data, [t for t in tests if shown_now(t)]) + " for the tests shown now; the others, "
+                    "and the total, are shown after the due date or when the grades are published")
+        elif line.startswith("Hung: "):
+            line = hang_note(hung) if hung else None
+        elif any(line.startswith(f"{lab}: ") for lab in withheld):
+            line = None
+        if line is not None:
+            kept.append(line)
+    data["output"] = "\n".join(kept)
+    if data.get("leaderboard"):
+        data["leaderboard"] = [e for e in data["leaderboard"] if str(e.get("name", "")).split(":")[0] not in withheld]
+    return data
+
+
+def student_paths(data: dict, submission: Path) -> dict:
+    """data with the autograder's copy of the submission (work/submission) named as in the student's own copy of
+    the kit: labs/LAB/FILE, and reproduction lines without SUBMISSION=, so that they run from the kit's root there.
+    Returns data, changed in place."""
+    import shlex
+    folder = str(submission.resolve())
+    def mapped(text):
+        text = text.replace(f" SUBMISSION={shlex.quote(folder)}", "").replace(f"SUBMISSION={shlex.quote(folder)} ", "")
+        return text.replace(folder + "/", "labs/")
+    data["output"] = mapped(str(data.get("output", "")))
+    for test in data.get("tests") or []:
+        test["output"] = mapped(str(test.get("output", "")))
+    return data
 
 
 def grade_once(argv, results: Path, limit) -> tuple:
@@ -309,6 +398,7 @@ def grade_once(argv, results: Path, limit) -> tuple:
 
 def grade(root: Path, lab_filter: str) -> dict:
     """Grades root/submission and returns the results to write."""
+    from grader.report import retotal
     try:
         config = load_kit_config()
         labs = config.select(lab_filter or None)
@@ -346,17 +436,17 @@ def grade(root: Path, lab_filter: str) -> dict:
     if data is None:
         return fallback_results(f"The grader stopped without results (exit status {status}). {STAFF}", labs,
                                 [*notes, "", tail])
-    banner = []
+    head = [*notes]
     if simulate:
         data, waiting = pending(data)
-        banner = simulator_banner(data, waiting)
         data["output"] = "\n".join(line for line in str(data.get("output", "")).splitlines()
                                    if not line.startswith(SIM_NOTE))  # it tells a student at a terminal what to do
         data.setdefault("extra_data", {})["pending_points"] = waiting
+        data["extra_data"]["simulator"] = True
+        retotal(data)  # the pending tests' maxima are 0 now, as Gradescope counts them
     if status == EXIT_BROKEN:
-        banner += ["The autograder's kit is broken, so some tests could not run. " + STAFF, ""]
-    data["output"] = "\n".join([*banner, *notes, "", str(data.get("output", ""))])
-    return finish(data, config, labs, root)
+        head = ["The autograder's kit is broken, so some tests could not run. " + STAFF, "", *head]
+    return finish(student_paths(data, submission), config, labs, root, head)
 
 
 def prebuild(lab_filter: str) -> int:

@@ -208,11 +208,33 @@ def lab_scores(results: dict) -> dict:
     return scores
 
 
+def _shares(tests: list, item: Lateness, lost: float) -> list:
+    """(visibility, points lost) of a late lab, one per visibility its tests have (grader/report.py set them, or
+    "visible"), "visible" first: each visibility's Lateness.deduction of the points its tests scored, the last
+    taking what rounding left, so that the shares sum to lost exactly and a row shown now tells nothing of the
+    tests shown later."""
+    scored = {"visible": 0.0}
+    for test in tests:
+        if test_lab(test) == item.lab and (test.get("extra_data") or {}).get("test") != PENALTY_ROW:
+            key = str(test.get("visibility") or "visible")
+            scored[key] = scored.get(key, 0.0) + float(test.get("score") or 0)
+    shares, left = [], lost
+    for k, (visibility, points) in enumerate(scored.items()):
+        share = left if k == len(scored) - 1 else item.deduction(points)
+        shares.append((visibility, round(share, 2)))
+        left = round(left - share, 2)
+    return shares
+
+
 def apply(results: dict, latenesses) -> dict:
     """results (a results.json dict) with each late lab's penalty: a row "LAB: late penalty" (negative points,
-    max_score 0) after the lab's last test, the score lowered by as much, a line per lab at the top of the output,
-    and extra_data.late = {lab: Lateness.to_json() and "points_lost"}. Labs on time get their line too, when any lab
-    has a due date, so that a student sees the due date that applied."""
+    max_score 0) after the lab's last test, a row per visibility of the lab's tests (each costing the points of
+    those tests: grader/report.py's set_visibility, applied first, decides who sees what when), the score lowered by
+    as much, a line per lab at the top of the output (the points lost of the tests shown now alone, when the lab has
+    tests shown later), its total line made the new score's, and extra_data.late = {lab: Lateness.to_json() and
+    "points_lost"}. Labs on time get their line too, when any lab has a due date, so that a student sees the due
+    date that applied."""
+    from grader.report import retotal
     scores = lab_scores(results)
     lines, late_data, total = [], {}, 0.0
     tests = list(results.get("tests") or [])
@@ -221,16 +243,22 @@ def apply(results: dict, latenesses) -> dict:
             continue
         points = scores.get(item.lab, 0.0)
         lost = item.deduction(points) if item.late else 0.0
-        lines.append("Late work: " + item.text(points if item.late else None))
         late_data[item.lab] = {**item.to_json(), "points_lost": lost}
         if not item.late:
+            lines.append("Late work: " + item.text())
             continue
         total += lost
-        row = {"name": f"{item.lab}: {PENALTY_ROW}", "score": -lost, "max_score": 0, "status": "failed",
-               "output": item.text(points), "visibility": "visible",
-               "extra_data": {"lab": item.lab, "test": PENALTY_ROW, "status": "late"}}
+        shares = _shares(tests, item, lost)
+        shown = sum(float(t.get("score") or 0) for t in tests if test_lab(t) == item.lab and
+                    (t.get("visibility") or "visible") == "visible")
+        lines.append("Late work: " + (item.text(round(shown, 2)) + " (of the tests shown now)" if len(shares) > 1
+                                      else item.text(points)))
         last = max((k for k, t in enumerate(tests) if test_lab(t) == item.lab), default=len(tests) - 1)
-        tests.insert(last + 1, row)
+        rows = [{"name": f"{item.lab}: {PENALTY_ROW}", "score": -share if share else 0, "max_score": 0, "status": "failed",
+                 "output": item.text(), "visibility": visibility,
+                 "extra_data": {"lab": item.lab, "test": PENALTY_ROW, "status": "late"}}
+                for visibility, share in shares]
+        tests[last + 1:last + 1] = rows
     if not late_data:
         return results
     results = dict(results)
@@ -238,4 +266,4 @@ def apply(results: dict, latenesses) -> dict:
     results["score"] = round(float(results.get("score") or 0) - total, 2)
     results["output"] = "\n".join([*lines, "", str(results.get("output", ""))]).strip("\n")
     results["extra_data"] = {**(results.get("extra_data") or {}), "late": late_data}
-    return results
+    return retotal(results)

@@ -145,6 +145,7 @@ def gradescope_results(report: Report) -> dict:
         from grader.gradescope import pending
         data, waiting = pending(data)
         data["extra_data"]["pending_points"] = waiting
+        retotal(data)  # the pending tests' maxima are 0 now, as Gradescope counts them
     return data
 
 
@@ -206,29 +207,127 @@ def _finite(value) -> bool:
 
 # ---- Gradescope's own settings (grader/gradescope.py applies them to the results.json it hands Gradescope) ----
 
-def row_visibility(test: dict, labs) -> str:
-    """The visibility labs.toml gives a results.json test (its group's, its sanitizers' or performance table's), by
-    the extra_data gradescope_results writes; "visible" for the rest (static checks, late penalty, a test of a lab
-    not in labs)."""
+# Who sees a row, from the soonest to the latest: a row that depends on others is shown no sooner than the latest
+# of them. after_published is taken as later than after_due_date (grades are published after the due date).
+VISIBILITY_ORDER = ("visible", "after_due_date", "after_published", "hidden")
+
+
+def _later(*visibilities: str) -> str:
+    return max(visibilities, key=lambda v: VISIBILITY_ORDER.index(v) if v in VISIBILITY_ORDER else 0)
+
+
+def own_visibilities(lab) -> dict:
+    """{row name: the visibility labs.toml gives it} of a lab's rows (the static checks are always visible)."""
+    own = {g.name: g.visibility for g in lab.groups}
+    if lab.sanitizers:
+        own["sanitizers"] = lab.sanitizers.visibility
+    if lab.performance:
+        own["performance"] = lab.performance.visibility
+    return own
+
+
+def row_dependencies(lab, simulator: bool) -> dict:
+    """{row name: the rows whose results its own result shows}, by the grader's rules: a run that hangs skips every
+    later test of its lab (so a group shows the groups before it, and the sanitizers row every group); a hazard
+    takes the points of every correctness group (so each shows the sanitizers row, when hazard_cost > 0);
+    performance runs only after every other test passed; on the simulator the sanitizers row is scored from every
+    group's runs. simulator: kept for that last rule, which the hang rule already covers."""
+    names = [g.name for g in lab.groups]
+    hazard = bool(lab.sanitizers) and lab.sanitizers.hazard_cost > 0
+    deps = {name: set(names[:k]) | ({"sanitizers"} if hazard else set()) for k, name in enumerate(names)}
+    if lab.sanitizers:
+        deps["sanitizers"] = set(names)
+    if lab.performance:
+        deps["performance"] = set(names) | ({"sanitizers"} if lab.sanitizers else set())
+    return deps
+
+
+def effective_visibilities(lab, simulator: bool = False) -> dict:
+    """{row name: when a student may see it}: its own visibility, made as late as that of every row whose result
+    it shows (row_dependencies, followed through), so that no row shown now reveals a row not yet shown."""
+    seen = own_visibilities(lab)
+    deps = row_dependencies(lab, simulator)
+    changed = True
+    while changed:
+        changed = False
+        for name, needs in deps.items():
+            latest = _later(seen[name], *(seen[d] for d in needs if d in seen))
+            if latest != seen[name]:
+                seen[name], changed = latest, True
+    return seen
+
+
+def row_visibility(test: dict, labs, simulator: bool = False) -> str:
+    """The visibility of a results.json test (by the extra_data gradescope_results writes): effective_visibilities'
+    for a lab's group, sanitizers or performance row; "visible" for the rest (static checks, a test of a lab not in
+    labs). A late penalty row keeps the visibility grader/late.py gave it."""
     extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
     lab = next((lab for lab in labs if lab.name == extra.get("lab")), None)
-    name = extra.get("test")
-    if lab is None:
-        return "visible"
-    if name == "performance" and lab.performance:
-        return lab.performance.visibility
-    if lab.sanitizers and name == "sanitizers":
-        return lab.sanitizers.visibility
-    return next((g.visibility for g in lab.groups if g.name == name), "visible")
+    if lab is None or extra.get("test") not in own_visibilities(lab):
+        return str(test.get("visibility") or "visible")
+    return effective_visibilities(lab, simulator)[extra["test"]]
 
 
 def set_visibility(results: dict, labs, default: str = "visible") -> dict:
-    """results with each test's visibility from labs.toml and the whole result's from [gradescope] (default).
-    Gradescope: a test's own setting overrides the whole result's, and while tests are hidden (after_due_date,
-    after_published) a student does not see the total either; "hidden" is meant for tests of no points."""
+    """results with each test's visibility (row_visibility) and the whole result's from [gradescope] (default).
+    Gradescope: a test's own setting overrides the whole result's; while any test is hidden (after_due_date,
+    after_published, hidden) a student does not see the total, and the grader's printed output (stdout, the whole
+    table) is shown no sooner than the latest test."""
+    simulator = bool((results.get("extra_data") or {}).get("simulator"))
     for test in results.get("tests") or []:
-        test["visibility"] = row_visibility(test, labs)
+        test["visibility"] = row_visibility(test, labs, simulator)
     results["visibility"] = default
+    results["stdout_visibility"] = _later("visible", *(t["visibility"] for t in results.get("tests") or []))
+    return results
+
+
+def shown_now(test: dict) -> bool:
+    """Whether a student sees a results.json test as soon as it is graded."""
+    return test.get("visibility", "visible") == "visible"
+
+
+def student_view(results: dict) -> dict:
+    """What a student sees of results (a results.json dict) before the due date: the whole result's output, and
+    name, score, maximum, status and output of each test shown now; the total only while every test is shown, the
+    printed output (stdout) only when it is. Tests compare two students' views with it."""
+    tests = results.get("tests") or []
+    return {"output": results.get("output", ""),
+            "score": results.get("score") if all(shown_now(t) for t in tests) else None,
+            "stdout": results.get("stdout_visibility", "hidden") == "visible",
+            "tests": [{k: t.get(k) for k in ("name", "score", "max_score", "status", "output")}
+                      for t in tests if shown_now(t)]}
+
+
+def total_line(results: dict, tests=None) -> str:
+    """The total line of a results.json dict, as recorded: its score (bonus and penalty rows included) over the
+    maximum of its tests outside the bonus labs: "Total 36 / 40", with "(N of them bonus points)" and "(after a late
+    penalty of N)" where they apply. With tests (some of its tests), the same over those alone."""
+    scored = results.get("score") if tests is None else None
+    tests = results.get("tests") or [] if tests is None else tests
+    extra = [t.get("extra_data") if isinstance(t.get("extra_data"), dict) else {} for t in tests]
+    score = round(float(scored) if scored is not None else sum(float(t.get("score") or 0) for t in tests), 2)
+    most = round(sum(float(t.get("max_score") or 0) for t, x in zip(tests, extra) if not x.get("bonus")), 2)
+    bonus = round(sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if x.get("bonus")), 2)
+    bonus_most = round(sum(float(t.get("max_score") or 0) for t, x in zip(tests, extra) if x.get("bonus")), 2)
+    late = round(-sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if x.get("test") == "late penalty"), 2)
+    line = f"Total {_points(score)} / {_points(most)}"
+    if bonus or (bonus_most and not most):
+        line += f" ({_points(bonus)} of them bonus points"
+        line += (f", of {_points(bonus_most)}: a bonus lab's points are outside the total's maximum)" if not most
+                 else ")")
+    if late:
+        line += f" (after a late penalty of {_points(late)})"
+    return line
+
+
+def retotal(results: dict) -> dict:
+    """results with its output's total line (the first line that starts with "Total ") made total_line's: what a
+    student reads is what is recorded. Returns results, changed in place."""
+    lines = str(results.get("output", "")).split("\n")
+    at = next((k for k, line in enumerate(lines) if line.startswith("Total ")), None)
+    if at is not None:
+        lines[at] = total_line(results)
+        results["output"] = "\n".join(lines)
     return results
 
 

@@ -117,6 +117,8 @@ class SimReport:
         if len(kept) < MAX_KEPT:
             self._seen[key] = item
             kept.append(item)
+            if what == "finding":
+                self.findings[:] = barrier_first(self.findings)
 
     def limitation(self) -> dict | None:
         """The first "cannot-simulate" error: a kernel (or device code) the simulator cannot run."""
@@ -132,13 +134,56 @@ class SimReport:
     @classmethod
     def from_json(cls, data: dict) -> "SimReport":
         report = cls(as_count(data.get("lines")), as_count(data.get("garbage")))
-        report.findings = [f for f in data.get("findings") or [] if isinstance(f, dict)]
+        report.findings = barrier_first([f for f in data.get("findings") or [] if isinstance(f, dict)])
         report.errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
         report.kernels = [k for k in data.get("kernels") or [] if isinstance(k, dict)]
         report.launches = as_count(data.get("launches"))
         run = data.get("run")
         report.run = {k: run[k] for k in ("status", "message", "args") if k in run} if isinstance(run, dict) else {}
         return report
+
+
+WARP_RACE, BLOCK_RACE = "-race-intra-warp", "-race-inter-warp"  # the ends of the kinds (sim/report.c)
+BOTH_RACES = (" (this line races between warps too: the __syncthreads() that race needs orders these lanes as well, "
+              "where a __syncwarp() would fix this one alone)")
+
+
+def _race_key(f: dict):
+    """(memory space, kernel, the two places) of a race finding, else None."""
+    kind = as_text(f.get("kind"))
+    for end in (WARP_RACE, BLOCK_RACE):
+        if kind.endswith(end):
+            places = frozenset((as_text(f.get("where")), as_text(f.get("other_where"))))
+            return kind.removesuffix(end), as_text(f.get("kernel")), places
+    return None
+
+
+def barrier_first(findings: list) -> list:
+    """findings with the advice that fixes the most first: where the same lines race within a warp and between
+    warps (one missing __syncthreads() makes both), the race between warps takes the place of the first of them and
+    the race within a warp follows it, its message saying that the barrier fixes it too, so that the first thing a
+    student reads is not a __syncwarp() that would leave the race between warps. Findings are the report's dicts
+    (kind, kernel, where, other_where, message); the order is otherwise kept. Returns a new list (the messages of
+    the races within a warp are changed in place)."""
+    between = {}
+    for f in findings:
+        if as_text(f.get("kind")).endswith(BLOCK_RACE):
+            between.setdefault(_race_key(f), []).append(f)
+    ordered, placed = [], set()
+    for f in findings:
+        key = _race_key(f)
+        if key not in between:
+            ordered.append(f)
+            continue
+        if key in placed:
+            continue
+        placed.add(key)  # the pair's place is that of its first finding, the race between warps first
+        within = [g for g in findings if _race_key(g) == key and as_text(g.get("kind")).endswith(WARP_RACE)]
+        for g in within:
+            if not as_text(g.get("message")).endswith(BOTH_RACES):
+                g["message"] = as_text(g.get("message")) + BOTH_RACES
+        ordered += [*between[key], *within]
+    return ordered
 
 
 def read_report(data: bytes) -> SimReport:

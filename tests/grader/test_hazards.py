@@ -128,6 +128,22 @@ class SimulatorRow(unittest.TestCase):
         self.assertIn("reduce.cu:29 and reduce.cu:34", row.data["hazards"][0])
         self.assertIn("out-of-bounds shared access", row.data["hazards"][1])
 
+    def test_a_missing_barrier_is_advised_before_a_syncwarp(self):
+        """One line racing within a warp and across warps (a tree step without its __syncthreads()): the first
+        advice is the barrier that fixes both, whichever race the simulator met first."""
+        within = dict(RACE, message="read after write race ... of the same warp with no __syncwarp() between")
+        across = dict(RACE, kind="shared-race-inter-warp",
+                      message="read after write race ... of different warps with no __syncthreads() between")
+        other = dict(RACE, where="reduce.cu:40", other_where="reduce.cu:41")
+        row = simulator.score_hazards("02", 0, "reduce.cu", [report([within, other, across], run=PASSED)],
+                                      source_text="__global__ void k(float *v) {}")
+        self.assertIn("no __syncthreads() between", row.summary)
+        self.assertIn("[shared-race-intra-warp]", row.data["hazards"][1])
+        self.assertIn("the __syncthreads() that race needs orders these lanes as well", row.data["hazards"][1])
+        self.assertIn("reduce.cu:40", row.data["hazards"][2])
+        alone = simulator.score_hazards("02", 0, "reduce.cu", [report([within], run=PASSED)])
+        self.assertNotIn("__syncthreads", alone.summary)  # a race within a warp alone: __syncwarp() is the fix
+
     def test_the_module_decides_whose_kernel_it_is(self):
         """The device names each module by the build: a #line naming the kit's harness does not make a kernel of
         the student's object the kit's, and a kit module's finding is a kit bug whatever its file: the row is then
