@@ -17,7 +17,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm similarity class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm rescore similarity class-uploads calibrate clean
 
 ## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
 ## make help                                           this list (the `## ` line above each rule of this Makefile)
@@ -90,20 +90,26 @@ regrade-bench:
 # A whole class (python3 -m grader.classroom --help). OUT counts only from the command line: one in the environment is not
 # meant as the class's folder.
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
-CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) \
+CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) $(if $(SIM),--simulator) \
 	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX)) $(if $(FORCE),--force) $(if $(OVERRIDES),--overrides $(OVERRIDES)) \
 	$(if $(CANVAS_ROSTER),--canvas-roster $(CANVAS_ROSTER)) $(if $(NO_SIMILARITY),--no-similarity)
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 ## make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)
-##     and OUT/report.html, similarity.html, canvas.csv; [ONLY=id,id] [FORCE=1] regrade, [OVERRIDES=FILE.csv]
-##     [CANVAS_ROSTER=export.csv]. make exits 2 on any failure: its "Error N" is the grader's status (README)
+##     and OUT/report.html, similarity.html, canvas.csv; [ONLY=id,id] [FORCE=1] regrade, [OVERRIDES=FILE.csv|none]
+##     [CANVAS_ROSTER=export.csv], [SIM=1] on the CPU simulator. make exits 2 on any failure: its "Error N" is the
+##     grader's status (README)
 grade-class: setup-grade
 	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(ONLY),--only $(ONLY))
 
 ## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1] [GPU_TYPE=a100] [CONSTRAINT=...]  as a Slurm job array
 grade-class-slurm:
 	$(PYTHON) -m grader.classroom slurm $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(PARTITION),--partition $(PARTITION)) $(if $(GPU_TYPE),--gpu-type $(GPU_TYPE)) $(if $(CONSTRAINT),--constraint '$(CONSTRAINT)') $(if $(SUBMIT),--submit)
+
+## make rescore [OUT=DIR]                              score a graded class again under labs.toml as it is now, from
+##     what its grading measured: nothing built or timed (grader/classroom/rescore.py)
+rescore:
+	$(PYTHON) -m grader.classroom rescore --out $(CLASS_OUT)
 
 ## make similarity [SUBMISSIONS=DIR] [LAB=03] [OUT=DIR]  shared code between students: OUT/similarity.html (without
 ##     SUBMISSIONS: the files make grade-class graded in OUT)

@@ -328,7 +328,7 @@ def page(students: list, labs, *, options: dict | None = None, calibration: dict
     """The whole page as text. links: (file name in OUT, what it is) shown at the top where the file exists."""
     options = options or {}
     statuses = collections.Counter(s.row.get("status", "") for s in students)
-    no_gpu = options.get("mode") in ("no-gpu", "static")
+    no_gpu = options.get("mode") in ("no-gpu", "static", "simulator")
     summary = f"{len(students)} students: " + ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
     files = "".join(f"<li><a href=\"{esc(quote(name))}\">{esc(name)}</a>: {esc(what)}</li>" for name, what in links)
     sections = "".join(lab_section(lab_stats(lab, students), no_gpu) for lab in labs)

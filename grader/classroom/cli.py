@@ -5,6 +5,7 @@ export them), every lab graded as grader/grade.py grades it, into one gradebook.
                                       [--only ID,ID] [--force] [--overrides FILE.csv] [--canvas-roster FILE.csv]
     python3 -m grader.classroom slurm SUBMISSIONS [--out DIR] [--submit] ...   a Slurm job array instead (see --help)
     python3 -m grader.classroom merge --out DIR                                the gradebook from what is graded
+    python3 -m grader.classroom rescore --out DIR      labs.toml's points and thresholds now, over what was measured
 
 What it writes under OUT:
   gradebook.csv                    one row per student: id, name, sid, email (from Gradescope's
@@ -19,6 +20,7 @@ What it writes under OUT:
   students/STUDENT/report.html     the student's own page (grader/report_html.py)
   students/STUDENT/submission/     the files graded, shaped like labs/
   students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
+  students/STUDENT/measurements.json  every test as graded, with its benchmark's result line: what rescore scores
   class.json                       the students and the options: what `merge` and the Slurm tasks read
 STUDENT is the upload's name cleaned to a safe folder name (letters, digits and ._@+-), with -2, -3 when two uploads
 clean to the same (the gradebook's notes say so): students/ holds nothing else, so no upload can reach the
@@ -38,6 +40,10 @@ does that on purpose.
 
 --only grades the students named and keeps the others' rows; --force grades them again though nothing changed.
 
+--simulator (make grade-class SIM=1) grades every student on the kit's CPU simulator, as `make grade SIM=1` does:
+their rows say "simulator" and count the correctness groups of small sizes only. A student whose unchanged files
+were graded on a GPU before keeps that grading (so does a run without a GPU, or with --static-only).
+
 Exit status: 0 every student graded; 1 some could not be graded (status "error", "kit error" or "not graded" in the
 gradebook); 2 bad usage, a broken kit or an unusable overrides file or roster (nothing graded); 77 no GPU: run-time
 tests not run; 130 interrupted (run it again to go on). make shows any of them as its own 2 ("Error N")."""
@@ -51,6 +57,7 @@ from pathlib import Path
 
 from grader import build as build_mod
 from grader.classroom import closing, intake, lms
+from grader.classroom import rescore as rescore_mod
 from grader.classroom.overrides import OverrideError
 from grader.classroom.pool import build_harnesses, grade_class, stop_workers, visible_gpus
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
@@ -64,9 +71,14 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     """`grader.classroom grade`: the whole class on this machine."""
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     out = Path(args.out).resolve()
-    static_only = args.static_only or args.gpus == 0  # no GPU asked for: none is used, not even by accident
+    if args.simulator and args.static_only:
+        print("grader.classroom: --simulator and --static-only: give one (SIM=1 runs the correctness tests on the "
+              "simulator; STATIC_ONLY=1 runs none)", file=sys.stderr)
+        return EXIT_BROKEN
+    static_only = args.static_only or (args.gpus == 0 and not args.simulator)  # no GPU asked for: none is used
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
+                      simulator=args.simulator,
                       keep_builds=args.keep_builds,
                       harness_build=str(Path(args.harness_build).resolve()) if args.harness_build else None,
                       hooks=hooks, **run_options(args))
@@ -81,15 +93,17 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     except (ConfigError, ValueError, intake.IntakeError, OverrideError, lms.RosterError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
-    gpu_ids, models = ([], []) if static_only else visible_gpus()
+    gpu_ids, models = ([], []) if static_only or args.simulator else visible_gpus()
     if args.gpus is not None:
         gpu_ids = gpu_ids[:args.gpus]
-    mode = "static" if static_only else "gpu" if gpu_ids else "no-gpu"
+    mode = "static" if static_only else "simulator" if args.simulator else "gpu" if gpu_ids else "no-gpu"
     options = dataclasses.replace(options, mode=mode, gpu_models=", ".join(models) if gpu_ids else "")
     write_class_file(options, entries, args.submissions)
     jobs = args.jobs or os.cpu_count() or 1
     where = (f"{len(gpu_ids)} GPU{'s' if len(gpu_ids) != 1 else ''} ({options.gpu_models})" if gpu_ids
-             else "no GPU: run-time tests not run" if mode == "no-gpu" else "static checks only")
+             else "no GPU: run-time tests not run" if mode == "no-gpu" else
+             "on the kit's CPU simulator: correctness of small sizes, no performance" if mode == "simulator"
+             else "static checks only")
     which = f"{len(chosen)} of {len(entries)} students" if others else f"{len(entries)} students"
     again = ", graded again whether changed or not" if options.force else ""
     log(f"grading {which}{again}, labs {', '.join(lab.name for lab in labs)}: {jobs} build processes, {where}; "
@@ -129,6 +143,9 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--seed", type=int, help="one data seed for every student (default: a fresh one each)")
     p.add_argument("--static-only", action="store_true",
                    help="build and statically check only; report the run-time tests as not run")
+    p.add_argument("--simulator", action="store_true",
+                   help="grade on the kit's CPU simulator, no GPU (python3 -m grader --simulator): the correctness "
+                        "groups of small sizes and the hazard checks; performance and larger sizes are not graded")
     p.add_argument("--keep-builds", action="store_true", help="keep the built programs (default: removed once a "
                                                               "student is graded; logs and results stay)")
     p.add_argument("--strip-prefix", default="", help="remove this from the start of each upload's name to get "
@@ -190,6 +207,10 @@ def parse_args(argv):
     harness.add_argument("--out", required=True)
     merge = sub.add_parser("merge", help="write OUT/gradebook.csv from the students graded so far")
     merge.add_argument("--out", required=True)
+    rescore = sub.add_parser("rescore", help="score the class in OUT again under labs.toml as it is now, from what "
+                                             "its grading measured (nothing is built or run)",
+                             description=rescore_mod.__doc__.split("\n\n")[0])
+    rescore.add_argument("--out", default="build/class", help="the class folder (default: build/class)")
     return parser.parse_args(argv)
 
 
@@ -198,7 +219,8 @@ def main(argv=None, hooks: Hooks = Hooks()) -> int:
     args = parse_args(argv)
     commands = {"grade": lambda: run_grade(args, hooks), "slurm": lambda: run_slurm(args),
                 "task": lambda: run_task(args, hooks), "harness": lambda: run_harness_build(args, hooks),
-                "merge": lambda: run_merge(args)}
+                "merge": lambda: run_merge(args),
+                "rescore": lambda: rescore_mod.run_rescore(args, lambda m: print(m, file=sys.stderr, flush=True))}
     main_thread = threading.current_thread() is threading.main_thread()
     previous = ((signal.getsignal(signal.SIGINT), signal.signal(signal.SIGTERM, raise_interrupt)) if main_thread
                 else None)

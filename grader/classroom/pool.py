@@ -17,7 +17,7 @@ from grader.classroom import closing
 from grader.classroom.gradebook import points_cell, write_gradebook
 from grader.classroom.overrides import OverrideError
 from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
-                                      context_key, recorded_row)
+                                      context_key, hooks_of, recorded_row)
 from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
 
 
@@ -235,8 +235,8 @@ def build_harnesses(options: Options, log) -> str:
     """Builds the harness of every graded pattern once, before any student; returns the error, or ""."""
     for pattern in dict.fromkeys(lab.pattern for lab in labs_of(options)):
         log(f"building the {pattern} harness")
-        built = options.hooks.build_harness(Path(options.kit), pattern, timeout=options.build_timeout,
-                                            harness_build=options.harness_build)
+        built = hooks_of(options).build_harness(Path(options.kit), pattern, timeout=options.build_timeout,
+                                                harness_build=options.harness_build)
         if not built.ok:
             return built.message
     return ""

@@ -22,7 +22,8 @@ CLASS_FILE, GRADEBOOK, RECORD = "class.json", "gradebook.csv", "record.json"
 STUDENTS = "students"  # OUT/students/ID: one folder per student, apart from the grader's own files in OUT
 EXIT_OK, EXIT_UNGRADED, EXIT_BROKEN, EXIT_NO_DEVICE, EXIT_INTERRUPTED = 0, 1, 2, 77, 130
 STATIC_ONLY_MESSAGE = "not run: this grading ran the static checks only (--static-only)"
-# Row statuses: graded (every test ran), no GPU (run-time tests not run: no CUDA device), static only, no files
+# Row statuses: graded (every test ran), simulator (graded on the kit's CPU simulator: correctness of small sizes,
+# no performance), no GPU (run-time tests not run: no CUDA device), static only, no files
 # (the upload held no lab file), unreadable (the upload could not be unpacked), kit error, error (the grader failed
 # on this student: a bug to report), not graded (no record: interrupted, or a Slurm task that did not finish).
 UNGRADED = ("error", "kit error", "not graded")
@@ -62,7 +63,9 @@ class Options:
     limits: intake.Limits = intake.Limits()
     hooks: Hooks = Hooks()
     kit: str = str(KIT)
-    mode: str = "gpu"  # gpu, no-gpu or static: part of each student's key (a no-GPU grading is redone on a GPU)
+    simulator: bool = False  # grade on the kit's CPU simulator (grader/simulator.py): correctness, no GPU (SIM=1)
+    mode: str = "gpu"  # gpu, no-gpu, static or simulator: part of each student's key (a no-GPU grading is redone on
+    # a GPU)
     gpu_models: str = ""  # the GPU models graded on: their thresholds differ, so they are part of the key too
     # What this run does besides grading; none of it is part of a student's key (grader/classroom/closing.py):
     force: bool = False  # grade again every student of this run, changed or not (--force)
@@ -91,6 +94,7 @@ class Prepared:
     row: dict | None = None
     unchanged: bool = False
     key: str = ""
+    files: str = ""  # the student's part of key: the files graded and when they were submitted
     got: intake.Intake | None = None  # the intake: the labs/-shaped folder and the notes on it
     builds: dict = field(default_factory=dict)  # lab -> BuildResult
     verdicts: dict = field(default_factory=dict)  # lab -> static_check.Verdict, or the ToolError's message
@@ -99,7 +103,21 @@ class Prepared:
 
 # ---- the key of a grading: what must not change for a rerun to skip a student ----
 
-KIT_PARTS = ("harness", "mk", "datasets", "grader")
+KIT_PARTS = ("harness", "mk", "datasets", "grader", "course")  # course/: the course's own datasets and tests
+
+
+def hooks_of(options: Options) -> Hooks:
+    """The grading steps of a run: options.hooks, with the simulator's build, harness build and run in place of the
+    GPU's where options.simulator asks for it (a test's own steps are kept)."""
+    hooks = options.hooks
+    if not options.simulator:
+        return hooks
+    from grader import simulator
+    swap = {build_mod.build_lab: simulator.build_lab_sim, build_mod.build_harness: simulator.build_harness_sim,
+            run_harness: simulator.run_harness_sim}
+    return dataclasses.replace(hooks, build=swap.get(hooks.build, hooks.build),
+                               build_harness=swap.get(hooks.build_harness, hooks.build_harness),
+                               run=swap.get(hooks.run, hooks.run))
 
 
 def kit_version(kit=KIT, config=DEFAULT_PATH) -> str:
@@ -165,11 +183,17 @@ def write_json(path, data) -> None:
     os.replace(tmp, path)
 
 
-def final_record(folder, key: str, options: Options) -> dict | None:
+def final_record(folder, key: str, options: Options, files: str = "") -> dict | None:
     """The student's record if it was made under key, its outputs are there, and it is final: a grading without a
-    GPU is redone when the run-time tests can run now."""
+    GPU is redone when the run-time tests can run now. A run that cannot time anything (no GPU, static checks only,
+    the simulator) also keeps a GPU grading of the same files (files: the student's part of key) made under another
+    key, rather than put a lesser grading in its place."""
     record = read_json(Path(folder) / RECORD)
-    if options.force or not record or record.get("key") != key or not isinstance(record.get("row"), dict):
+    if options.force or not record or not isinstance(record.get("row"), dict):
+        return None
+    kept_gpu = (options.mode != "gpu" and files and record.get("files") == files
+                and record["row"].get("status") == "graded")
+    if record.get("key") != key and not kept_gpu:
         return None
     if not (Path(folder) / "results.json").is_file():
         return None
@@ -213,7 +237,7 @@ def lab_notes(report) -> list:
             notes.append(f"{lab}: {first.status}")
             continue
         bad = [f"{r.status} {r.name}" for r in rows if r.status in ("FAIL", "TIMEOUT", "CRASH", "CUDA ERROR",
-                                                                     "ERROR", "slow")]
+                                                                     "ERROR", "slow", "not graded")]
         if bad:
             notes.append(f"{lab}: " + ", ".join(bad))
     return notes
@@ -237,6 +261,8 @@ def row_of(entry: intake.Entry, report, got: intake.Intake, options: Options) ->
         row["status"] = "static only"
     elif report.no_device:
         row["status"] = "no GPU"
+    elif report.simulator:
+        row["status"] = "simulator"
     notes = ([report.kit_error] if report.kit_error else []) + got.problems + lab_notes(report)
     row["notes"] = "; ".join(n.replace("\n", " ") for n in notes)
     return row

@@ -135,6 +135,11 @@ def write_scripts(out, tasks: int, settings: Settings) -> Path:
 
 # ---- Slurm: the tasks and the merge ----
 
+def run_mode(options: Options) -> str:
+    """The mode of a Slurm run's students (records.Options.mode): static, simulator or gpu."""
+    return "static" if options.static_only else "simulator" if options.simulator else "gpu"
+
+
 def run_task(args, hooks: Hooks = Hooks()) -> int:
     """`grader.classroom task`: one Slurm array task grades its batch of students, one after another."""
     try:
@@ -147,9 +152,8 @@ def run_task(args, hooks: Hooks = Hooks()) -> int:
         print(f"grader.classroom: task {args.task}: no students (the class has {len(entries)}, {batch} a task)",
               file=sys.stderr)
         return EXIT_BROKEN
-    ids, models = ([], []) if options.static_only else visible_gpus()
-    options = dataclasses.replace(options, hooks=hooks, mode="static" if options.static_only else "gpu",
-                                  gpu_models=", ".join(models))
+    ids, models = ([], []) if options.static_only or options.simulator else visible_gpus()
+    options = dataclasses.replace(options, hooks=hooks, mode=run_mode(options), gpu_models=", ".join(models))
     labs = labs_of(options)
     context = context_key(options, labs)
     progress = Progress(len(mine), sys.stdout)
@@ -204,8 +208,9 @@ def run_slurm(args) -> int:
     harness = Path(args.harness_build).resolve() if args.harness_build else out / "_harness"
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=args.static_only,
-                      keep_builds=args.keep_builds, harness_build=str(harness),
-                      mode="static" if args.static_only else "gpu", **run_options(args))
+                      keep_builds=args.keep_builds, harness_build=str(harness), simulator=args.simulator,
+                      **run_options(args))
+    options = dataclasses.replace(options, mode=run_mode(options))
     try:
         labs = labs_of(options)
         entries = list_students(args.submissions, out, args.strip_prefix, log)
@@ -214,7 +219,7 @@ def run_slurm(args) -> int:
     except (ConfigError, ValueError, intake.IntakeError, OverrideError) as e:
         print(f"grader.classroom: {e}", file=sys.stderr)
         return EXIT_BROKEN
-    settings = Settings(python=args.python, kit=str(KIT), gpu=not args.static_only,
+    settings = Settings(python=args.python, kit=str(KIT), gpu=options.mode == "gpu",
                         sm=args.sm or os.environ.get("SM", ""), partition=args.partition, account=args.account,
                         time=args.time, cpus=args.cpus, max_running=args.max_running,
                         extra=tuple(args.sbatch or ()), gpu_type=args.gpu_type or "",

@@ -12,8 +12,9 @@ from pathlib import Path
 from grader import late, report_html, static_check
 from grader.build import BuildResult
 from grader.classroom import intake
+from grader.classroom.measurements import save as save_measurements
 from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
-                                      identity, raw_hash, row_of, student_key, write_json)
+                                      hooks_of, identity, raw_hash, row_of, student_key, write_json)
 from grader.config import load_config
 from grader.gradescope import fallback_results
 from grader.metadata import MetadataError, read_export
@@ -94,14 +95,14 @@ def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
             if record:
                 return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
             return Prepared(entry.student, row=write_unreadable(options, entry, labs, folder, key, str(e)))
-        key = student_key(context, Path(entry.path).name,
-                          intake.files_hash(got.submission, labs) + f":submitted {entry.submitted}")
-        record = final_record(folder, key, options)
+        files = intake.files_hash(got.submission, labs) + f":submitted {entry.submitted}"
+        key = student_key(context, Path(entry.path).name, files)
+        record = final_record(folder, key, options, files)
         if record:
             return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
         (folder / RECORD).unlink(missing_ok=True)
-        prepared = Prepared(entry.student, key=key, got=got)
-        hooks = options.hooks
+        prepared = Prepared(entry.student, key=key, got=got, files=files)
+        hooks = hooks_of(options)
         for lab in labs:
             built = hooks.build(Path(options.kit), lab.pattern, got.submission / lab.name / lab.source,
                                 folder / "build" / lab.name, timeout=options.build_timeout,
@@ -138,17 +139,22 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
                 raise static_check.ToolError(verdict)
             return verdict
 
-        run = _static_only_run if options.static_only else options.hooks.run
-        grader = Grader(config_of(options), prepared.got.submission, kit=options.kit,
+        run = _static_only_run if options.static_only else hooks_of(options).run
+        grader_class = Grader
+        if options.simulator:
+            from grader.simulator import make_sim_grader
+            grader_class = make_sim_grader(Grader)
+        grader = grader_class(config_of(options), prepared.got.submission, kit=options.kit,
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
                         seed=options.seed, harness_build=options.harness_build, build=build,
                         build_harness=lambda *a, **k: BuildResult(True), run=run, check=check)
         report = grader.grade(labs)
         report.seconds += prepared.seconds
         tidy(report, folder, options)
+        save_measurements(folder, report, prepared.got, labs, str(options.kit))  # what make rescore scores again
         row = row_of(entry, report, prepared.got, options)
         write_outputs(options, entry, folder, report, prepared.got, row, prepared.key,
-                      prepared.seconds + time.monotonic() - start)
+                      prepared.seconds + time.monotonic() - start, prepared.files)
         if not options.keep_builds:
             for lab in labs:
                 for program in (folder / "build" / lab.name).glob("*_lab"):
@@ -222,7 +228,7 @@ def late_work(options, entry, folder, row) -> list:
     return [line for line in marked.get("output", "").split("\n") if line.startswith("Late work: ")]
 
 
-def write_outputs(options, entry, folder, report, got, row, key, seconds) -> None:
+def write_outputs(options, entry, folder, report, got, row, key, seconds, files="") -> None:
     """results.json (late work applied), feedback.txt, then the record (last: it marks the student as done)."""
     config = config_of(options)
     report.notes.append(f"Performance thresholds: {config.calibration['calibrated_on']} "
@@ -234,7 +240,7 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds) -> Non
     lateness = late_work(options, entry, folder, row)
     text = "\n".join([header(entry), *got.notes, *lateness, "", format_table(report), ""])
     (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
-    write_json(folder / RECORD, {"student": entry.student, "key": key, "row": row,
+    write_json(folder / RECORD, {"student": entry.student, "key": key, "files": files, "row": row,
                                  "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
 
 
