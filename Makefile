@@ -145,8 +145,9 @@ dist:
 	$(PYTHON) -m tools.instructor.dist release --out $(DIST)
 
 ## make gradescope [SM=75] [LAB=03] [CUDA=12-8]         the Gradescope autograder zip (build/gradescope/)
+##     [CLASS=OUT]: it answers the submissions make grade-class graded in OUT with the course GPU's results
 gradescope:
-	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB)) $(if $(filter command line,$(origin CUDA)),--cuda $(CUDA))
+	$(PYTHON) -m tools.instructor.dist gradescope --out $(GRADESCOPE_ZIP) $(if $(SM),--sm $(SM)) $(if $(LAB),--lab $(LAB)) $(if $(filter command line,$(origin CUDA)),--cuda $(CUDA)) $(if $(CLASS),--class $(CLASS))
 
 ## make clean                                           remove build/ and the labs' build folders
 clean:

@@ -66,6 +66,8 @@ LEAVE_OUT = {
     "tests/sim/": "the simulator's own tests (their kernels include the labs' answers); they grade the reference "
                   "solutions and the known-wrong submissions on the simulator",
     ".ci/": "the kit's CI, which runs every suite, the solutions' included",
+    "course/": "the course's own datasets, hidden tests and overrides (course/README.md): the Gradescope autograder "
+               "carries them, the students never",
 }
 # The test suites of tests/run.py that the release ships, for its `make test`.
 RELEASE_SUITES = ("harness", "build")
@@ -99,6 +101,7 @@ UNAVAILABLE = {
     "grade-class-slurm": "grading a whole class is the course staff's; grade your own work with make grade",
     "class-uploads": "it makes a synthetic class from the reference solutions, which stay with the course staff",
     "similarity": "comparing a class's files is the course staff's; grade your own work with make grade",
+    "rescore": "scoring a class again is the course staff's; grade your own work with make grade",
     "calibrate": "it times the reference solutions, which stay with the course staff",
     "sim-compare": "it compares the simulator with Nsight Compute on the reference solutions, which stay with "
                    "the course staff; make sim LAB=NN shows the simulator's counts of your own lab",
@@ -428,6 +431,7 @@ def release_contents(kit=KIT) -> tuple:
     contents = {p: derived[p] if p in derived else (kit / p).read_bytes() for p in kept}
     contents["Makefile"] = release_makefile(contents["Makefile"].decode()).encode()
     contents["README.md"] = release_readme(contents["README.md"].decode(), commit).encode()
+    contents.update(classroom_files(contents, kit))
     shipped = [p for p in contents if matches(p, LEAVE_OUT)]
     if shipped:
         raise DistError(f"refusing to ship files that are left out: {', '.join(shipped)}")
@@ -437,6 +441,17 @@ def release_contents(kit=KIT) -> tuple:
         raise DistError("the release's Makefile runs files the release lacks: " + "; ".join(missing)
                         + ". Ship them (RELEASE) or add the target to UNAVAILABLE in tools/instructor/dist.py")
     return contents, {p: files.get(p, False) for p in contents}, commit, when
+
+
+def classroom_files(contents: dict, kit=KIT) -> dict:
+    """GitHub Classroom's workflow, .github/workflows/classroom.yml, and its pin, .github/classroom/grader.sha256:
+    the checksums of the release's grader files (contents, as shipped), whose own checksum the workflow holds
+    (tools/student/classroom/)."""
+    from grader.config import load_config
+    from tools.student import classroom
+    pin = classroom.manifest(contents, load_config(Path(kit) / "grader" / "labs.toml"))
+    flow = classroom.workflow(contents[classroom.WORKFLOW_TEMPLATE].decode(), pin)
+    return {classroom.MANIFEST: pin, classroom.WORKFLOW: flow.encode()}
 
 
 def check_leaks(contents: dict, kit=KIT) -> None:
@@ -486,10 +501,23 @@ def make_release(out: Path, kit=KIT) -> str:
             f"{len(left)} files ({', '.join(sorted({r for p in left for r in [matches(p, LEAVE_OUT)]}))})")
 
 
-def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT, cuda: str = DEFAULT_CUDA) -> str:
+def course_files(kit=KIT) -> dict:
+    """{course/...: bytes}: every regular file of the kit's course/ folder as it is in the working tree, tracked or
+    not (git ignores a course's data: course/README.md), links and build folders left out."""
+    folder = Path(kit) / "course"
+    if not folder.is_dir():
+        return {}
+    return {p.relative_to(kit).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.is_symlink() and "build" not in p.relative_to(folder).parts
+            and "__pycache__" not in p.parts}
+
+
+def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT, cuda: str = DEFAULT_CUDA,
+                    class_out=None) -> str:
     """The Gradescope autograder zip: setup.sh and run_autograder at its root, the kit files grade.py needs (the
-    simulator's too), and autograder.env with the build settings (SM, LAB, CUDA: the toolkit setup.sh installs
-    when the image has none)."""
+    simulator's too), the course's own folder (course/), and autograder.env with the build settings (SM, LAB,
+    CUDA: the toolkit setup.sh installs when the image has none). class_out: a class graded on the course's GPU,
+    whose results the zip answers its submissions with (grader/classroom/roundtrip.py)."""
     if sm and not re.fullmatch(r"[1-9][0-9]", sm):
         raise DistError(f"SM={sm}: expected a compute capability like 75 (T4), 80 (A100), 86, 89 or 90 (H100)")
     if not re.fullmatch(r"1[2-9]-[0-9]", cuda):
@@ -506,6 +534,16 @@ def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT, cuda: str =
     for path, is_executable in tracked_files(kit).items():  # the autograder's own scripts, left out of the release
         if path.startswith("tools/instructor/gradescope/"):
             contents[path], executable[path] = (kit / path).read_bytes(), is_executable
+    contents.update(course_files(kit))
+    answered = ""
+    if class_out:
+        from grader.classroom import roundtrip
+        try:
+            results = roundtrip.bundle(class_out)
+        except roundtrip.RoundTripError as e:
+            raise DistError(str(e)) from None
+        contents.update(results)
+        answered = f"; answers {len(results)} graded submissions with the course GPU's results from {class_out}"
     for script in AUTOGRADER_SCRIPTS:
         if script not in contents:
             raise DistError(f"{script} is missing")
@@ -520,7 +558,7 @@ def make_autograder(out: Path, sm: str = "", lab: str = "", kit=KIT, cuda: str =
     write_zip(out, contents, executable, when)
     what = f"lab {lab}" if lab else "every lab"
     arch = f"sm_{sm}" if sm else "the runner's GPU (-arch=native)"
-    return f"wrote {out}: {len(contents)} files from commit {commit}; grades {what}, builds for {arch}"
+    return f"wrote {out}: {len(contents)} files from commit {commit}; grades {what}, builds for {arch}{answered}"
 
 
 def main(argv=None) -> int:
@@ -536,13 +574,16 @@ def main(argv=None) -> int:
     gs.add_argument("--lab", default="", help="grade only the labs whose name starts with this (default: all)")
     gs.add_argument("--cuda", default=DEFAULT_CUDA, help="the CUDA toolkit setup.sh installs when the image has "
                                                          "none, as NVIDIA's packages name it (default %(default)s)")
+    gs.add_argument("--class", dest="class_out", help="a class folder graded by make grade-class on the course's "
+                                                      "GPU: the zip answers its submissions with those results "
+                                                      "(grader/classroom/roundtrip.py)")
     sub.add_parser("list", help="which tracked files the release holds and which it leaves out")
     args = parser.parse_args(argv)
     try:
         if args.command == "release":
             print(make_release(args.out))
         elif args.command == "gradescope":
-            print(make_autograder(args.out, args.sm, args.lab, cuda=args.cuda))
+            print(make_autograder(args.out, args.sm, args.lab, cuda=args.cuda, class_out=args.class_out))
         else:
             kept, left = classify(tracked_files())
             for path in kept:

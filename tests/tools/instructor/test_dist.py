@@ -21,8 +21,21 @@ class Rules(unittest.TestCase):
     def test_every_tracked_file_is_in_or_out(self):
         kept, left = dist.classify(dist.tracked_files())
         self.assertIn("grader/labs.toml", kept)
-        self.assertTrue(all(p.startswith(("solutions/", "tests/", "tools/", ".ci/")) for p in left), left)
+        self.assertTrue(all(p.startswith(("solutions/", "tests/", "tools/", ".ci/", "course/")) for p in left), left)
         self.assertIn("sim/runtime.c", kept)  # the simulator ships; only its own tests stay behind
+
+    def test_the_course_folder_goes_to_gradescope_never_to_students(self):
+        kept, left = dist.classify({"README.md": False, "course/labs.toml": False, "course/datasets/r/x.raw": False})
+        self.assertEqual(kept, ["README.md"])
+        self.assertIn("hidden tests", left["course/labs.toml"])
+        with tempfile.TemporaryDirectory() as tmp:
+            kit = Path(tmp)
+            (kit / "course" / "datasets" / "reduce" / "a").mkdir(parents=True)
+            (kit / "course" / "labs.toml").write_text("[labs]\n")
+            (kit / "course" / "datasets" / "reduce" / "a" / "input.raw").write_bytes(b"\0\1")
+            (kit / "course" / "link").symlink_to("/etc/passwd")
+            self.assertEqual(sorted(dist.course_files(kit)), ["course/datasets/reduce/a/input.raw",
+                                                              "course/labs.toml"])  # links left out
 
     def test_a_new_file_is_a_decision(self):
         with self.assertRaisesRegex(dist.DistError, r"tools/new_tool\.py.*RELEASE or LEAVE_OUT"):
