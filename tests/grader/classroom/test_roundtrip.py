@@ -66,6 +66,11 @@ class RoundTrip(ClassRun):
         perf = next(t for t in got["tests"] if t["name"].endswith(": performance"))
         self.assertGreater(perf["score"], 0)  # the points the simulator could only promise
         self.assertIn("Graded on the course's GPU", got["output"])
+        first = self.submit(source, 1001, {f"{LAB}.cu": "ok"})
+        self.assertEqual(first["score"], json.loads((self.folder("submission_1001") / "results.json").read_text())[
+            "score"])
+        later = self.submit(source, 1003, {f"{LAB}.cu": "NO BUILD"})  # after the export: not answered from it
+        self.assertNotIn("Graded on the course's GPU", later["output"])
         self.assertEqual(oct((source / "course").stat().st_mode & 0o777), oct(0o700))
         self.assertEqual(oct((source / roundtrip.FOLDER / "1002.json").stat().st_mode & 0o777), oct(0o600))
 
