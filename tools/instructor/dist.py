@@ -292,6 +292,7 @@ GPU than the one in this machine with `SM=NN` (e.g. `make grade SM=75` for a T4)
 RELEASE_LAYOUT = {
     "`labs/`": "the skeletons you fill in",
     "`solutions/`": None,
+    "`course/`": None,
     "`tests/`": "Check tests of the harness; `tests/run.py` runs them and builds every lab (`make test`)",
     "`mk/`, `tools/`": "make fragments; `make check`, `make profile`, the figures, `make handouts` and the dataset "
                        "generator",
