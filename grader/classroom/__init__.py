@@ -9,6 +9,8 @@ as `python3 -m grader` grades it, into one gradebook.
     closing.py    after the grading: overrides laid over the rows, the gradebook, exports, similarity, class report
     overrides.py  the course staff's overrides file (student,lab,points,reason)
     lms.py        canvas.csv (Canvas's gradebook import) and gradescope.csv
+    measurements.py, rescore.py   what each grading measured, and `make rescore`: the class scored again under labs.toml
+    roundtrip.py  the course GPU's results in the Gradescope autograder (make gradescope CLASS=OUT)
     similarity.py shared code between students, lab by lab (copydetect): similarity.html (make similarity)
     class_report.py, class_charts.py   report.html: the class's page for a TA, and its matplotlib charts
     slurm.py      the same as a Slurm job array: the job scripts, the tasks and the merge
