@@ -1,0 +1,5 @@
+import sys
+
+from tools.student.classroom import main
+
+sys.exit(main())
