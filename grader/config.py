@@ -91,6 +91,7 @@ class GpuThresholds:
     lower: float
     full: float
     measured: float | None
+    run_seconds: tuple = ()  # (group name, the reference solution's slowest run of that group there, seconds)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,14 @@ class Lab:
         return (sum(g.points for g in self.groups) + (self.performance.points if self.performance else 0)
                 + (self.sanitizers.points if self.sanitizers else 0))
 
+    def reference_run_seconds(self, device: str, group: str) -> float | None:
+        """The wall seconds of the reference solution's slowest run of group on the GPU named device, as `make
+        calibrate` measured it (performance.gpus."GPU".run_seconds); None where that was not measured."""
+        for name, t in self.performance.gpus if self.performance else ():
+            if name == device:
+                return dict(t.run_seconds).get(group)
+        return None
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -136,20 +145,35 @@ class Limits:
 
     host_memory_mib: int = 8192
     simulator_host_memory_mib: int = 512
+    run_floor_seconds: float | None = None  # see run_limit
+    run_reference_factor: float | None = None
 
     def for_run(self, simulator: bool) -> int:
         return self.simulator_host_memory_mib if simulator else self.host_memory_mib
 
+    def run_limit(self, reference_seconds: float | None) -> float | None:
+        """The time limit of one run on a GPU whose reference solution's slowest run of the same group took
+        reference_seconds: run_reference_factor times that, at least run_floor_seconds; None (the grader's --timeout
+        then) where the GPU or the group was not calibrated or labs.toml sets no such limit."""
+        if reference_seconds is None or self.run_floor_seconds is None or self.run_reference_factor is None:
+            return None
+        return round(max(self.run_floor_seconds, self.run_reference_factor * reference_seconds), 1)
+
 
 def _limits(raw, where: str) -> Limits:
     raw = _table(raw, where)
-    _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib"})
+    _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib", "run_floor_seconds",
+                                    "run_reference_factor"})
     values = {}
     for key in raw:
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 64:
+        if key.startswith("run_"):
+            _positive(raw, key, where)
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 64:
             raise ConfigError(f"{where}.{key}: expected a whole number of MiB, at least 64, got {value!r}")
         values[key] = value
+    if ("run_floor_seconds" in values) != ("run_reference_factor" in values):
+        raise ConfigError(f"{where}: run_floor_seconds and run_reference_factor come together")
     return Limits(**values)
 
 
@@ -284,9 +308,12 @@ def _performance(raw, where: str) -> Performance:
     for gpu, t in _table(raw.get("gpus", {}), f"{where}.gpus").items():
         w = f"{where}.gpus.{gpu!r}"
         t = _table(t, w)
-        _check_keys(t, w, {"lower", "full"}, {"measured"})
+        _check_keys(t, w, {"lower", "full"}, {"measured", "run_seconds"})
+        runs = _table(t.get("run_seconds", {}), f"{w}.run_seconds")
+        for group in runs:
+            _positive(runs, group, f"{w}.run_seconds")
         g = GpuThresholds(_number(t, "lower", w, positive=True), _number(t, "full", w, positive=True),
-                          _number(t, "measured", w, positive=True))
+                          _number(t, "measured", w, positive=True), tuple(runs.items()))
         if g.lower > g.full:
             raise ConfigError(f"{w}: lower ({g.lower:g}) must not exceed full ({g.full:g})")
         gpus.append((gpu, g))
@@ -403,6 +430,11 @@ def parse_config(data: dict, path: Path) -> Config:
             own = _table(raw.get(SANITIZERS, {}), f"{where}.{SANITIZERS}")
             sanitizers = _sanitizers({**suite_sanitizers.get(suite, {}), **own},
                                      f"{where}.{SANITIZERS}" if own else f"{name}: suites.{suite}.{SANITIZERS}")
+        for gpu, t in perf.gpus if perf else ():
+            unknown = sorted(set(dict(t.run_seconds)) - {g.name for g in suites[suite]})
+            if unknown:
+                raise ConfigError(f"{where}.performance.gpus.{gpu!r}.run_seconds: no such group in suites.{suite}: "
+                                  f"{', '.join(unknown)}")
         labs.append(Lab(name=lab_name, pattern=pattern, source=source,
                         groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False),
                         sanitizers=sanitizers, due=_due(raw, where),
@@ -477,10 +509,12 @@ def read_thresholds(path: Path) -> dict:
             raise ConfigError(f"{at}: expected only performance.gpus.\"GPU\" tables")
         for gpu, t in table["performance"]["gpus"].items():
             w = f"{at}.performance.gpus.{gpu!r}"
-            if not isinstance(t, dict) or not {"lower", "full"} <= t.keys() <= {"lower", "full", "measured"}:
-                raise ConfigError(f"{w}: expected lower, full and measured")
+            if not isinstance(t, dict) or not {"lower", "full"} <= t.keys() <= {"lower", "full", "measured",
+                                                                                  "run_seconds"}:
+                raise ConfigError(f"{w}: expected lower, full and measured (and run_seconds, optional)")
             for key in t:
-                _positive(t, key, w)
+                if key != "run_seconds":
+                    _positive(t, key, w)
     return data
 
 

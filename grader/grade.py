@@ -65,14 +65,18 @@ class Grader:
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
-    def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=DEFAULT_TIMEOUT,
+    def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=None,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
                  build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
                  run_many=None, check=static_check.check_object, sandbox="auto"):
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
         self.build_dir = Path(build_dir).resolve()
-        self.timeout, self.build_timeout = timeout, build_timeout
+        # timeout None: each correctness run's limit comes from labs.toml's [limits] where this GPU was calibrated
+        # (run_timeout), else DEFAULT_TIMEOUT; a number (--timeout, make grade-class TIMEOUT=) applies as it is
+        self.explicit_timeout = timeout is not None
+        self.timeout, self.build_timeout = (timeout or DEFAULT_TIMEOUT), build_timeout
+        self.device_name = ""  # this machine's GPU as nvidia-smi names it (a kit process), for run_timeout
         self.seed = secrets.randbits(63) if seed is None else seed
         self.harness_build = harness_build
         self.log = log or (lambda message: None)
@@ -164,6 +168,8 @@ class Grader:
         if getattr(self, "simulator", False):
             return None
         snap = self.gpu_apps()
+        self.device_name = gpuinfo.device_name(snap, os.environ.get("CUDA_VISIBLE_DEVICES"),
+                                               os.environ.get("CUDA_DEVICE_ORDER")) or ""
         if "error" in snap and not snap.get("apps"):
             return None
         return {app.get("pid") for app in snap.get("apps", [])}
@@ -304,7 +310,7 @@ class Grader:
                 continue
             plans.append((group, (len(flat), len(flat) + len(runs)), None))
             flat += [self._args(args) for args in runs]
-            timeouts += [max(group.timeout or 0, self.timeout)] * len(runs)
+            timeouts += [self.run_timeout(lab, group)] * len(runs)
         outcomes = []
         if flat and not self._skip(lab, "", 0):
             outcomes = self.run_many(program, flat, timeouts=timeouts, workdir=self.build_dir / lab.name / "runs" /
@@ -325,6 +331,7 @@ class Grader:
             for args, outcome in zip(flat[span[0]:span[1]], mine):
                 done.append((args, outcome))
                 if not outcome.passed:
+                    outcome.message += self.limit_note(lab, group) if outcome.status == "timeout" else ""
                     break
             result = score_group(lab.name, group, done, program=Path(program).name)
             self.log(f"{lab.name}: {group.name}: {result.summary}")
@@ -371,7 +378,7 @@ class Grader:
             runs = self.group_runs(group, lab.args)
         except ValueError as e:
             return TestResult(lab.name, group.name, group.points, 0.0, "ERROR", str(e))
-        timeout = max(group.timeout or 0, self.timeout)
+        timeout = self.run_timeout(lab, group)
         done = []
         for k, args in enumerate(runs):
             outcome = self._run(lab, f"{index}-{k}", program, args, timeout)
@@ -381,6 +388,30 @@ class Grader:
         result = score_group(lab.name, group, done, program=Path(program).name)
         self.log(f"{lab.name}: {group.name}: {result.summary}")
         return result
+
+    def _reference_limit(self, lab, group):
+        """(the limit labs.toml's [limits] rule gives a run of group here, the reference's seconds), or (None, None)."""
+        if self.explicit_timeout or getattr(self, "simulator", False):
+            return None, None
+        reference = lab.reference_run_seconds(self.device_name, group.name)
+        return self.config.limits.run_limit(reference), reference
+
+    def run_timeout(self, lab, group) -> float:
+        """The time limit of one correctness run of group: the grader's --timeout where one was given; else, on a
+        GPU model calibrated for this group, labs.toml's [limits] rule (run_reference_factor times the reference
+        solution's slowest run there, at least run_floor_seconds: a hung kernel is known within seconds); else the
+        larger of the group's own timeout and DEFAULT_TIMEOUT."""
+        limit, _ = self._reference_limit(lab, group)
+        return limit if limit is not None else max(group.timeout or 0, self.timeout)
+
+    def limit_note(self, lab, group) -> str:
+        """Why a run's limit was what it was, for a timeout's message, where labs.toml's rule set it; else ""."""
+        limit, reference = self._reference_limit(lab, group)
+        if limit is None:
+            return ""
+        return (f"; the limit is {self.config.limits.run_reference_factor:g}x the reference solution's slowest run of "
+                f"this group on this GPU ({reference:g} s), at least {self.config.limits.run_floor_seconds:g} s "
+                f"(grader/labs.toml [limits])")
 
     def grade_sanitizers(self, lab, program, cancel=None) -> TestResult:
         """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize/) and
@@ -439,8 +470,9 @@ def parse_args(argv):
     p.add_argument("--lab", help="grade only the labs whose name starts with this (03, 03-sequential)")
     p.add_argument("--results", help="where to write Gradescope's results.json (default: BUILD_DIR/results.json)")
     p.add_argument("--build-dir", default="build/grade", help="where the labs are built (default: build/grade)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                   help=f"seconds per harness run, unless labs.toml gives a group more (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--timeout", type=float,
+                   help=f"seconds per harness run, unless labs.toml gives a group more (default: labs.toml's [limits] "
+                        f"rule on a calibrated GPU, else {DEFAULT_TIMEOUT:g})")
     p.add_argument("--build-timeout", type=float, default=build_mod.DEFAULT_BUILD_TIMEOUT,
                    help="seconds per build (default %(default)g)")
     p.add_argument("--seed", type=int, help="the data seed, to rerun a grading (default: a fresh random seed)")

@@ -344,12 +344,19 @@ def withhold(data: dict) -> dict:
     """data with its whole output and leaderboard saying nothing of the tests a student does not see yet: the total
     line counts the tests shown now, and the lines about a lab with a test not shown now (its hang, its warnings)
     and its leaderboard entry are left out until the grades are. Returns data, changed in place."""
-    from grader.report import shown_now, total_line
+    from grader.report import latest, shown_now, total_line
     from grader.score import hang_note
     tests = data.get("tests") or []
     if all(shown_now(t) for t in tests):
         return data
     withheld = {_extra(t).get("lab") for t in tests if not shown_now(t)}
+    unsplit = {lab for lab in withheld if not any(  # late work applied before visibility (a class's results.json)
+        _extra(t).get("lab") == lab and _extra(t).get("test") == "late penalty" and not shown_now(t) for t in tests)}
+    for lab in unsplit:  # its one penalty row costs rows not shown yet: it waits for the latest of them
+        rows = [t for t in tests if _extra(t).get("lab") == lab]
+        for t in rows:
+            if _extra(t).get("test") == "late penalty":
+                t["visibility"] = latest(*(r.get("visibility") or "visible" for r in rows))
     hung = list(dict.fromkeys(_extra(t).get("lab") for t in tests if shown_now(t) and _extra(t).get("status") ==
                               "TIMEOUT"))
     kept = []
@@ -359,7 +366,8 @@ def withhold(data: dict) -> dict:
                     "and the total, are shown after the due date or when the grades are published")
         elif line.startswith("Hung: "):
             line = hang_note(hung) if hung else None
-        elif any(line.startswith(f"{lab}: ") for lab in withheld):
+        elif any(line.startswith((f"{lab}: ", f"Late work: {lab}: ")) for lab in withheld) and (
+                not line.startswith("Late work: ") or "(of the tests shown now)" not in line):
             line = None
         if line is not None:
             kept.append(line)
@@ -413,7 +421,7 @@ def grade(root: Path, lab_filter: str) -> dict:
     from grader.classroom.roundtrip import recorded  # the course GPU's results, where make gradescope CLASS= put them
     answered = recorded(SOURCE, root, submission, labs, config)
     if answered is not None:
-        return answered
+        return withhold(answered)  # its rows wait as a simulator grading's would (its late rows too)
     if nvcc_missing():
         return fallback_results("The autograder has no CUDA toolkit (nvcc), so nothing was compiled. " + STAFF
                                 + " (Course staff: setup.sh installs it from NVIDIA's package repository; see its "

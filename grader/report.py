@@ -139,7 +139,8 @@ def gradescope_results(report: Report) -> dict:
                        "no_device": report.no_device, "kit_error": report.kit_error,
                        "static_check_findings": static_check_findings(report), "sandbox": report.sandbox,
                        "performance_environment": performance_environment(report), "labs": lab_numbers(report),
-                       "simulator": report.simulator, "stage_seconds": report.stage_seconds},
+                       "simulator": report.simulator, "stage_seconds": report.stage_seconds,
+                       "run_seconds": run_seconds(report)},
     }
     if report.simulator:  # what the simulator left to a GPU is pending, as on Gradescope without one (one rule)
         from grader.gradescope import pending
@@ -166,6 +167,16 @@ def static_check_findings(report: Report) -> dict:
     """{lab: [{"rule": ..., "message": ...}, ...]} for each lab whose static checks found something, for scripts
     that go through a class's results (the table and each test's output say the same to people)."""
     return {r.lab: r.data["findings"] for r in report.results if r.data.get("findings")}
+
+
+def run_seconds(report: Report) -> dict:
+    """lab -> group -> the wall seconds of the group's slowest run, for groups that passed (make calibrate: the time
+    limits of grader/labs.toml's [limits] come from the reference solution's)."""
+    found = {}
+    for r in report.results:
+        if "run_seconds" in r.data:
+            found.setdefault(r.lab, {})[r.name] = r.data["run_seconds"]
+    return found
 
 
 def performance_environment(report: Report) -> dict:
@@ -212,7 +223,8 @@ def _finite(value) -> bool:
 VISIBILITY_ORDER = ("visible", "after_due_date", "after_published", "hidden")
 
 
-def _later(*visibilities: str) -> str:
+def latest(*visibilities: str) -> str:
+    """The latest of visibilities, by VISIBILITY_ORDER."""
     return max(visibilities, key=lambda v: VISIBILITY_ORDER.index(v) if v in VISIBILITY_ORDER else 0)
 
 
@@ -251,9 +263,9 @@ def effective_visibilities(lab, simulator: bool = False) -> dict:
     while changed:
         changed = False
         for name, needs in deps.items():
-            latest = _later(seen[name], *(seen[d] for d in needs if d in seen))
-            if latest != seen[name]:
-                seen[name], changed = latest, True
+            when = latest(seen[name], *(seen[d] for d in needs if d in seen))
+            if when != seen[name]:
+                seen[name], changed = when, True
     return seen
 
 
@@ -277,7 +289,7 @@ def set_visibility(results: dict, labs, default: str = "visible") -> dict:
     for test in results.get("tests") or []:
         test["visibility"] = row_visibility(test, labs, simulator)
     results["visibility"] = default
-    results["stdout_visibility"] = _later("visible", *(t["visibility"] for t in results.get("tests") or []))
+    results["stdout_visibility"] = latest("visible", *(t["visibility"] for t in results.get("tests") or []))
     return results
 
 

@@ -229,17 +229,46 @@ class LineReader(threading.Thread):
 
 
 class Drain(threading.Thread):
-    """Copies what arrives on a pipe into a file as it comes, so a run that is killed leaves its lines behind."""
+    """Copies what arrives on a pipe into a file as it comes, so a run that is killed leaves its lines behind.
+    arrivals: (bytes received so far, time.monotonic()) after each read, to tell when a line came (run_seconds)."""
 
     def __init__(self, fd: int, path: Path):
         super().__init__(daemon=True)
         self.fd, self.path = fd, path
+        self.arrivals = []
 
     def run(self):
+        received = 0
         with open(self.fd, "rb", buffering=0) as source, open(self.path, "wb") as sink:
             while chunk := source.read(65536):
+                received += len(chunk)
+                self.arrivals.append((received, time.monotonic()))
                 sink.write(chunk)
                 sink.flush()
+
+
+def run_seconds(path, arrivals: list, start: float) -> dict:
+    """Run index -> the wall seconds of that run of a --runs-fd program: from the previous run's run-end line (the
+    program's start for the first) to its own, as the grader received them (Drain.arrivals). Measured by the
+    grader on the checker's lines, never reported by the lab's code."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return {}
+    seconds, offset, previous = {}, 0, start
+    for raw in data.split(b"\n"):
+        offset += len(raw) + 1
+        if b'"run-end"' not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        came = next((t for received, t in arrivals if received >= offset - 1), None)
+        if came is not None and isinstance(line, dict) and isinstance(line.get("run"), int):
+            seconds[line["run"]] = round(came - previous, 3)
+            previous = came
+    return seconds
 
 
 def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file") -> Outcome:
@@ -332,6 +361,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     drain = Drain(result_read, result)
     drain.start()
     total = sum(timeouts) + slack
+    start = time.monotonic()
     try:
         proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
     finally:
@@ -342,6 +372,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
         drain.join(timeout=30)
         feed.join(timeout=5)
     lines = read_result_lines(result)
+    took = run_seconds(result, drain.arrivals, start)
     common = [ln for ln in lines if "run" not in ln]
     outcomes, stopped = [], None
     for k, limit in enumerate(timeouts):
@@ -356,7 +387,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
             rc = EXIT_NO_DEVICE
         else:
             rc = proc.returncode if proc.returncode is not None else None  # the program died or hung in this run
-        outcome = interpret(Process(rc, proc.output, proc.seconds), common + mine, limit, source)
+        outcome = interpret(Process(rc, proc.output, took.get(k, proc.seconds)), common + mine, limit, source)
         outcomes.append(outcome)
         if outcome.status in ("timeout", "no-device") or end is None:
             stopped = ("not run: an earlier run of this lab timed out (a hung kernel would hang again; fix it first)"

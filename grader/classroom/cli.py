@@ -136,8 +136,9 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--out", default="build/class", help="where the gradebook and each student's results go "
                                                       "(default: build/class)")
     p.add_argument("--lab", help="grade only the labs whose name starts with this (03, 03-sequential)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                   help=f"seconds per harness run, as python3 -m grader's --timeout (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--timeout", type=float,
+                   help=f"seconds per harness run, as python3 -m grader's --timeout (default: labs.toml's [limits] "
+                        f"rule on a calibrated GPU, else {DEFAULT_TIMEOUT:g})")
     p.add_argument("--build-timeout", type=float, default=build_mod.DEFAULT_BUILD_TIMEOUT,
                    help="seconds per build (default %(default)g)")
     p.add_argument("--seed", type=int, help="one data seed for every student (default: a fresh one each)")

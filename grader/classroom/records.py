@@ -12,7 +12,6 @@ from grader import build as build_mod
 from grader import static_check
 from grader.classroom import intake
 from grader.config import DEFAULT_PATH
-from grader.grade import DEFAULT_TIMEOUT
 from grader.patterns import KIT
 from grader.report import lab_numbers
 from grader.run import run_harness
@@ -54,7 +53,7 @@ class Options:
     out: str
     config: str = str(DEFAULT_PATH)
     lab: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = None  # None: python3 -m grader's own limits (labs.toml [limits], else DEFAULT_TIMEOUT)
     build_timeout: float = build_mod.DEFAULT_BUILD_TIMEOUT
     seed: int | None = None
     static_only: bool = False

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from grader.build import BuildResult, build_lab
 from grader.config import load_config
-from grader.grade import Grader, main
+from grader.grade import DEFAULT_TIMEOUT, Grader, main
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
 from grader.sanitize.runs import Outcome as SanitizeOutcome
@@ -524,3 +524,68 @@ class SaysWhereTheResultsAre(GradingRun):
                  check=self.check_hook)
         last = out.getvalue().strip().splitlines()[-1]
         self.assertEqual(last, f"Results: {results}; the same with a chart, for a browser: {results.parent}/report.html")
+
+
+class RunLimits(GradingRun):
+    """A correctness run's time limit: labs.toml's [limits] rule from the reference solution's run of the same group
+    on this GPU (a hung kernel is known in seconds), the grader's --timeout where given, else the default."""
+
+    TOML = SMALL_TOML.replace("[labs.01-first]", """[limits]
+run_floor_seconds = 5
+run_reference_factor = 3
+
+[labs.01-first]""").replace("""[labs.01-first.performance]
+points = 30
+bench = "2^10"
+lower = 1.0
+full = 3.0
+""", """[labs.01-first.performance]
+points = 30
+bench = "2^10"
+lower = 1.0
+full = 3.0
+
+[labs.01-first.performance.gpus."NVIDIA H200"]
+lower = 1.0
+full = 3.0
+run_seconds = {small = 0.4, exact = 2.5}
+""")
+
+    def limits(self, device="NVIDIA H200", status="pass", **kw):
+        from grader.run import Outcome as RunOutcome
+        config = load_config(write_file(self.dir, "labs.toml", self.TOML))
+        seen = {}
+
+        def run_many(program, runs, timeouts, workdir, cwd, source):
+            seen["timeouts"] = list(timeouts)
+            return [RunOutcome(status, "timed out after 5 s" if status == "timeout" else "") for _ in runs]
+
+        grader = self.grader(config, {"01-first": self.fake(PASS)}, labs=["01-first"], run_many=run_many, **kw)
+        grader.gpu_snapshot = lambda: {}
+        grader.gpu_apps = lambda: {"gpus": [{"name": device, "index": "0"}], "apps": []}
+        report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+        return seen["timeouts"], rows(report, "01-first")
+
+    def test_a_calibrated_gpu_gets_the_rule(self):
+        timeouts, _ = self.limits()
+        self.assertEqual(timeouts, [5.0, 7.5, 7.5])  # small: the floor; exact: 3 x 2.5 s, for each of its runs
+
+    def test_another_gpu_gets_the_default(self):
+        timeouts, _ = self.limits(device="Tesla T4")
+        self.assertEqual(timeouts, [DEFAULT_TIMEOUT] * 3)
+
+    def test_an_explicit_timeout_applies_as_it_is(self):
+        timeouts, _ = self.limits(timeout=30.0)
+        self.assertEqual(timeouts, [30.0] * 3)
+
+    def test_a_timeout_says_where_its_limit_came_from(self):
+        _, got = self.limits(status="timeout")
+        small = next(r for r in got if r.name == "small")
+        self.assertIn("3x the reference solution's slowest run of this group on this GPU (0.4 s), at least 5 s",
+                      small.summary + small.detail)
+
+    def test_groups_that_labs_toml_lacks_are_refused(self):
+        from grader.config import ConfigError
+        bad = self.TOML.replace("exact = 2.5", "exakt = 2.5")
+        with self.assertRaisesRegex(ConfigError, "run_seconds: no such group in suites.s: exakt"):
+            load_config(write_file(self.dir, "labs.toml", bad))

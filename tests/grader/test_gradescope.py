@@ -246,6 +246,22 @@ class HiddenGroups(unittest.TestCase):
                 failing = student_view(on_gradescope(failing_hidden(how), cfg, LATE_METADATA))
                 self.assertEqual(failing, passing)
 
+    def test_late_work_applied_before_the_visibility_waits_too(self):
+        """A class's results.json (make grade-class) carries one penalty row per lab, made before any visibility:
+        when it comes back to Gradescope (make gradescope CLASS=), that row waits with the rows it costs."""
+        import datetime as dt
+        from grader import late
+        from grader.report import set_visibility
+        cfg = config(LATE, hidden)
+        due = dt.datetime(2026, 12, 1, 23, 59, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
+        item = late.Lateness("03-sequential", due + dt.timedelta(hours=10), due, 1, 0.1, source="labs.toml")
+        views = []
+        for report in (sim_report(), failing_hidden("wrong")):
+            data = set_visibility(late.apply(gradescope_results(report), [item]), cfg.select("03"))
+            views.append(student_view(gradescope.withhold(data)))
+        self.assertEqual(views[0], views[1])
+        self.assertNotIn("03-sequential: late penalty", [t["name"] for t in views[0]["tests"]])
+
     def test_what_is_shown_now_is_its_own_total(self):
         cfg = config(LATE, hidden)
         data = on_gradescope(sim_report(), cfg, LATE_METADATA)

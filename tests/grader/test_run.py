@@ -310,3 +310,21 @@ class Processes(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RunSeconds(unittest.TestCase):
+    """run_seconds: each run of a --runs-fd program lasts from the previous run-end line's arrival to its own."""
+
+    def test_from_the_arrival_of_each_run_end(self):
+        import json as json_mod
+        import tempfile
+        from grader.run import run_seconds
+        lines = [{"case": "a", "run": 0, "kind": "check"}, {"case": "run", "run": 0, "kind": "run-end"},
+                 {"case": "b", "run": 1, "kind": "check"}, {"case": "run", "run": 1, "kind": "run-end"}]
+        data = b"".join(json_mod.dumps(ln).encode() + b"\n" for ln in lines)
+        ends = [k for k in range(len(data)) if data[k:k + 1] == b"\n"]
+        arrivals = [(ends[1] + 1, 11.5), (len(data), 14.0)]  # the first two lines came at 11.5 s, the rest at 14 s
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "result.jsonl"
+            path.write_bytes(data)
+            self.assertEqual(run_seconds(path, arrivals, start=10.0), {0: 1.5, 1: 2.5})

@@ -82,9 +82,10 @@ def thresholds(lab, measured: float, previous_measured: float | None) -> dict:
     return {"measured": float(m), "lower": lower, "full": full, "why": why}
 
 
-def calibrate(config, measurements: dict, wanted: list) -> dict:
-    """{lab name: thresholds(...)} for the wanted labs from measurements ({lab name: [speedups]}), medians taken.
-    KeyError naming a lab whose (or whose previous rung's) measurements are missing."""
+def calibrate(config, measurements: dict, wanted: list, run_seconds: dict | None = None) -> dict:
+    """{lab name: thresholds(...)} for the wanted labs from measurements ({lab name: [speedups]}), medians taken, each
+    with the reference solution's slowest run of each correctness group (run_seconds: {lab: {group: seconds}}) where
+    measured. KeyError naming a lab whose (or whose previous rung's) measurements are missing."""
     labs = list(config.labs)
     by_name = {lab.name: lab for lab in labs}
     medians = {name: statistics.median(v) for name, v in measurements.items() if v}
@@ -96,6 +97,8 @@ def calibrate(config, measurements: dict, wanted: list) -> dict:
             raise KeyError(f"no measurements of {name if name not in medians else rung.name}")
         result[name] = thresholds(lab, medians[name], medians[rung.name] if rung else None)
         result[name]["runs"] = [r2(x) for x in measurements[name]]
+        if (run_seconds or {}).get(name):
+            result[name]["run_seconds"] = {group: r2(max(0.01, x)) for group, x in run_seconds[name].items()}
     return result
 
 
@@ -124,6 +127,9 @@ def render(gpu: str, calibrated_on: str, tables: dict) -> str:
         why = f"  # {t['why']}" if t.get("why") else ""
         lines += ["", f"[labs.{lab}.performance.gpus.{_toml_string(gpu)}]", f"measured = {t['measured']:g}{runs}",
                   f"lower = {t['lower']:g}{why}", f"full = {t['full']:g}"]
+        if t.get("run_seconds"):  # the time limits of grader/labs.toml's [limits] come from these
+            lines.append("run_seconds = {" + ", ".join(f"{_toml_string(g)} = {x:g}" for g, x in
+                                                       t["run_seconds"].items()) + "}")
     return "\n".join(lines) + "\n"
 
 
@@ -190,6 +196,18 @@ def measure(config, names: list, repeats: int, out: Path) -> dict:
             "when": time.strftime("%Y-%m-%d"), "speedups": speedups}
 
 
+def measure_run_seconds(names: list, out: Path) -> dict:
+    """{lab: {group: seconds}}: one grading of the named labs' reference solutions (python3 -m grader), each
+    correctness group's slowest run as the grader timed it (results.json's extra_data.run_seconds)."""
+    results = out / "results.json"
+    results.unlink(missing_ok=True)
+    subprocess.run([sys.executable, "-m", "grader", "--submission", "solutions", "--lab", ",".join(names), "--quiet",
+                    "--results", str(results), "--build-dir", str(out / "grade")], cwd=KIT, capture_output=True)
+    if not results.is_file():
+        return {}
+    return json.loads(results.read_text()).get("extra_data", {}).get("run_seconds", {})
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -239,12 +257,13 @@ def main(argv=None) -> int:
             else:
                 print(f"calibrate: {e}", file=sys.stderr)
             return e.status
+        record["run_seconds"] = measure_run_seconds(wanted, KIT / "build" / "calibrate")
         saved = KIT / "build" / "calibrate" / f"{gpu_slug(record['gpu'])}.json"
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(record, indent=2) + "\n")
         print(f"measurements saved to {saved}", file=sys.stderr)
     try:
-        result = calibrate(config, record["speedups"], wanted)
+        result = calibrate(config, record["speedups"], wanted, record.get("run_seconds"))
     except KeyError as e:
         print(f"calibrate: {e.args[0]}", file=sys.stderr)
         return 2

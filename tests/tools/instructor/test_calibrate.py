@@ -116,6 +116,19 @@ class ThresholdsFiles(unittest.TestCase):
         self.assertIn("labs.03-sequential.performance", text)
         self.assertIn("labs.05-coarsened.performance", text)
 
+    def test_the_reference_runs_give_the_time_limits(self):
+        """The reference solution's slowest run of each group, from the grading make calibrate made, is written
+        (run_seconds) and read back: labs.toml's [limits] rule makes each run's time limit from it."""
+        runs = {"03-sequential": {"datasets": 0.35, "large sizes": 2.913}}
+        status, _, err = self.run_cli("--from", str(self.fake(run_seconds=runs)), "--labs", "03")
+        self.assertEqual(status, 0, err)
+        text = (self.folder / "nvidia-fake-gpu-80gb.toml").read_text()
+        self.assertIn('run_seconds = {"datasets" = 0.35, "large sizes" = 2.91}', text)
+        lab = {lab.name: lab for lab in load_config(self.toml).labs}["03-sequential"]
+        self.assertEqual(lab.reference_run_seconds("NVIDIA Fake GPU 80GB", "large sizes"), 2.91)
+        self.assertIsNone(lab.reference_run_seconds("NVIDIA Fake GPU 80GB", "edge sizes"))
+        self.assertIsNone(lab.reference_run_seconds("Tesla T4", "large sizes"))
+
     def test_a_file_overrides_labs_tomls_own_table_for_its_gpu(self):
         status, _, err = self.run_cli("--from", str(self.fake(gpu="NVIDIA H200")), "--labs", "05")
         self.assertEqual(status, 0, err)
