@@ -103,6 +103,7 @@ UNAVAILABLE = {
     "similarity": "comparing a class's files is the course staff's; grade your own work with make grade",
     "rescore": "scoring a class again is the course staff's; grade your own work with make grade",
     "calibrate": "it times the reference solutions, which stay with the course staff",
+    "bench-grader": "it times the grader on the reference solutions, which stay with the course staff",
     "sim-compare": "it compares the simulator with Nsight Compute on the reference solutions, which stay with "
                    "the course staff; make sim LAB=NN shows the simulator's counts of your own lab",
 }

@@ -15,6 +15,7 @@ import yaml
 
 from grader.config import load_config
 from grader.report import gradescope_results
+from grader.score import TestResult
 from tests.grader.test_gradescope import sim_report
 from tools.student import classroom
 
@@ -95,9 +96,17 @@ class Repository(unittest.TestCase):
         self.assertEqual((result["version"], result["status"], result["max_score"]), (1, "pass", 40))
         self.assertEqual(sum(t["score"] for t in result["tests"]), 40)
         names = [t["name"] for t in result["tests"]]
-        self.assertNotIn("03-sequential: performance", names)  # pending: the course's GPU grades it
+        self.assertNotIn("03-sequential: performance", names)  # the course's GPU grades it
+        self.assertNotIn("03-sequential: large sizes", names)
         self.assertIn("03-sequential: datasets", names)
         self.assertEqual(result["tests"][1]["test_code"], "make grade SIM=1 LAB=03")
+
+    def test_the_maximum_is_what_the_simulator_grades_whatever_passed(self):
+        report = sim_report()
+        report.results[1] = TestResult("03-sequential", "datasets", 10, 0, "FAIL", "wrong sum")
+        result = classroom.reporter_result(gradescope_results(report))
+        self.assertEqual((result["status"], result["max_score"]), ("fail", 40))  # not 90: performance is not here
+        self.assertEqual(sum(t["score"] for t in result["tests"]), 30)
 
     def test_an_edited_grader_gives_an_error_and_runs_nothing(self):
         (self.repo / "grader" / "grade.py").write_text("print('full marks')\n")

@@ -154,23 +154,30 @@ def run_grader(kit: Path, results: Path) -> int:
                            str(results)], cwd=kit).returncode
 
 
+def on_the_simulator(test: dict) -> bool:
+    """Whether a test of a simulator's results.json is graded there: not performance, nor a group left to a GPU
+    (pending), so that the maximum is the same for every student."""
+    from grader.simulator import NEEDS_GPU
+    extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+    return not (extra.get("pending") or extra.get("test") == "performance" or extra.get("status") == NEEDS_GPU)
+
+
 def reporter_result(results: dict, status: int = 0) -> dict:
-    """GitHub Classroom's result of a grader results.json: a test per test graded now (pending ones, left to the
-    course's GPU, are not points here), max_score the total's maximum (bonus labs' left out, as the grader's total
-    does). status: the grader's exit status (2: the kit failed, an "error")."""
-    tests = []
+    """GitHub Classroom's result of a simulator's results.json: a test per test graded on the simulator (performance
+    and the sizes left to the course's GPU are not points here), max_score their maximum, bonus labs' left out as
+    the grader's total does. status: the grader's exit status (2: the kit failed, an "error")."""
+    tests, most = [], 0.0
     for t in results.get("tests") or []:
         extra = t.get("extra_data") if isinstance(t.get("extra_data"), dict) else {}
-        if extra.get("pending"):
+        if not on_the_simulator(t):
             continue
+        most += 0 if extra.get("bonus") else float(t.get("max_score") or 0)
         lab = str(extra.get("lab") or "")
         full = t.get("status") == "passed"
         tests.append({"name": str(t.get("name", "")), "status": "pass" if full else "fail",
                       "score": float(t.get("score") or 0), "message": str(t.get("output", "")),
                       "test_code": f"make grade SIM=1 LAB={lab[:2]}" if lab else "make grade SIM=1",
                       "filename": "", "line_no": 0, "duration": 0})
-    most = sum(float(t.get("max_score") or 0) for t in results.get("tests") or []
-               if not (t.get("extra_data") or {}).get("bonus"))
     verdict = "error" if status == 2 else "pass" if all(t["status"] == "pass" for t in tests) else "fail"
     return {"version": 1, "status": verdict, "max_score": round(most, 2), "tests": tests}
 
