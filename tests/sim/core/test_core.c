@@ -405,6 +405,18 @@ START_TEST(test_scan_race)
     ck_assert_str_eq(wa, where);
     ck_assert_str_eq(wb, where);
     ck_assert_int_ge(findings(F_SHARED_RACE_WARP, "scan_missing_barrier", NULL, NULL), 1);
+    /* one missing __syncthreads() makes both: the race within a warp says that barrier fixes it too */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    sim_report_text(mem);
+    fclose(mem);
+    const char *warp = strstr(text, "[shared-race-intra-warp] kernel scan_missing_barrier");
+    ck_assert_ptr_nonnull(warp);
+    const char *end = strchr(warp, '\n');
+    const char *note = strstr(warp, "races between warps too: the __syncthreads() that race needs");
+    ck_assert_msg(note && note < end, "the race within a warp does not name the barrier: %.*s", (int)(end - warp), warp);
+    free(text);
     ck_assert_int_eq(launch(core, "scan_ok", 1, 256, 0, args, &r), SIM_OK);
     int acc = 0;
     for (int i = 0; i < 256; i++) {
