@@ -100,7 +100,7 @@ NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one fold
 ##     [CANVAS_ROSTER=export.csv], [SIM=1] on the CPU simulator. make exits 2 on any failure: its "Error N" is the
 ##     grader's status (README)
 grade-class: setup-grade
-	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(ONLY),--only $(ONLY))
+	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(GRADERS_PER_GPU),--graders-per-gpu $(GRADERS_PER_GPU)) $(if $(ONLY),--only $(ONLY))
 
 ## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1] [GPU_TYPE=a100] [CONSTRAINT=...]  as a Slurm job array
 grade-class-slurm:

@@ -62,6 +62,7 @@ class Grader:
     """
 
     sanitize = staticmethod(run_sanitizers)
+    gpu_lock = None  # a grader.gpu_lock.GpuLock where graders share the GPU (a class run): runs shared, benchmarks alone
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
@@ -229,6 +230,19 @@ class Grader:
             first.detail = "\n".join(built.message.splitlines()[1:])
             self.log(f"{lab.name}: {headline}")
             return [checked, *results]
+        with self._gpu("shared"):
+            results = self._run_time_tests(lab, built, checked)
+        if lab.performance:
+            results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
+        return results
+
+    def _gpu(self, how: str):
+        """The class's GPU lock, taken shared or exclusive (grader/gpu_lock.py); nothing where there is none."""
+        return getattr(self.gpu_lock, how)() if self.gpu_lock is not None else contextlib.nullcontext()
+
+    def _run_time_tests(self, lab, built, checked) -> list:
+        """The static checks' row, the correctness groups' and compute-sanitizer's (on a GPU side by side), with the
+        hazards' cost applied."""
         if lab.sanitizers and self.run_many is not None and not getattr(self, "simulator", False):
             # compute-sanitizer's runs (small inputs, programs of their own) go beside the correctness runs: half a
             # lab's grading time on an H100. The row reads as it would after them: a hang skips it.
@@ -254,8 +268,6 @@ class Grader:
         if lab.sanitizers:  # a hazard in the student's code costs correctness points (labs.toml's hazard_cost)
             apply_hazards(results, [g.name for g in lab.groups], lab.sanitizers.hazard_cost)
             note_writes_past_the_end(results)
-        if lab.performance:
-            results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results
 
     def static_check(self, lab, built, headline: str) -> TestResult:
@@ -443,12 +455,13 @@ class Grader:
         if not correct:
             return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
         args = ["--bench", perf.bench, "--seed", str(self.seed)]
-        with self.stage(lab.name, "GPU queries"):
-            before = self.gpu_snapshot()
-        with self.stage(lab.name, "benchmark"):
-            outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
-        with self.stage(lab.name, "GPU queries"):
-            after = self.gpu_snapshot()
+        with self._gpu("exclusive"):  # in a class run, no other student's runs beside the timed one
+            with self.stage(lab.name, "GPU queries"):
+                before = self.gpu_snapshot()
+            with self.stage(lab.name, "benchmark"):
+                outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
+            with self.stage(lab.name, "GPU queries"):
+                after = self.gpu_snapshot()
         result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
         if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/gpuinfo.py)
             result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())

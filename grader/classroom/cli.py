@@ -59,7 +59,7 @@ from grader import build as build_mod
 from grader.classroom import closing, intake, lms
 from grader.classroom import rescore as rescore_mod
 from grader.classroom.overrides import OverrideError
-from grader.classroom.pool import build_harnesses, grade_class, stop_workers, visible_gpus
+from grader.classroom.pool import build_harnesses, grade_class, graders_per_gpu, stop_workers, visible_gpus
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
 from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
@@ -96,11 +96,15 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     gpu_ids, models = ([], []) if static_only or args.simulator else visible_gpus()
     if args.gpus is not None:
         gpu_ids = gpu_ids[:args.gpus]
+    if gpu_ids:
+        options = dataclasses.replace(options, graders_per_gpu=args.graders_per_gpu or graders_per_gpu())
     mode = "static" if static_only else "simulator" if args.simulator else "gpu" if gpu_ids else "no-gpu"
     options = dataclasses.replace(options, mode=mode, gpu_models=", ".join(models) if gpu_ids else "")
     write_class_file(options, entries, args.submissions)
     jobs = args.jobs or os.cpu_count() or 1
-    where = (f"{len(gpu_ids)} GPU{'s' if len(gpu_ids) != 1 else ''} ({options.gpu_models})" if gpu_ids
+    where = (f"{len(gpu_ids)} GPU{'s' if len(gpu_ids) != 1 else ''} ({options.gpu_models}, "
+             f"{options.graders_per_gpu} student{'s' if options.graders_per_gpu != 1 else ''} at a time on each, "
+             f"benchmarks alone)" if gpu_ids
              else "no GPU: run-time tests not run" if mode == "no-gpu" else
              "on the kit's CPU simulator: correctness of small sizes, no performance" if mode == "simulator"
              else "static checks only")
@@ -174,6 +178,8 @@ def parse_args(argv):
     grade.add_argument("--jobs", type=int, help="build processes (default: one per CPU)")
     grade.add_argument("--gpus", type=int, help="use at most this many GPUs (default: every one nvidia-smi lists; "
                                                 "0: none, as --static-only)")
+    grade.add_argument("--graders-per-gpu", type=int, help="students graded side by side on each GPU, their "
+                       "benchmarks one at a time (default: one per 16 GiB of GPU and host memory, at most 4)")
     grade.add_argument("--only", help="grade only these students (ID,ID: the gradebook's ids); the others keep "
                                       "their rows")
 

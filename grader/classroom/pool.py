@@ -41,6 +41,22 @@ def visible_gpus() -> tuple:
     return ids, models
 
 
+def graders_per_gpu(most: int = 4, per_grader_gib: int = 16) -> int:
+    """How many students may share each GPU at once (make grade-class's default): one per per_grader_gib of the
+    smallest GPU's memory and of this machine's memory, at most `most`, at least 1. The largest correctness run
+    (2^29 + 1 elements) holds about 6 GiB on the GPU and 4 GiB on the host (the checker's input and the runner's);
+    a T4's 16 GB keeps one student at a time, an 80 GB H100 on a large host takes four."""
+    smi = shutil.which("nvidia-smi")
+    try:
+        out = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"], capture_output=True,
+                             text=True, timeout=60).stdout if smi else ""
+        gpu_mib = min(int(x) for x in out.split())
+        host_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 1
+    return max(1, min(most, gpu_mib // (per_grader_gib * 1024), int(host_gib) // per_grader_gib))
+
+
 # ---- progress ----
 
 class Progress:
@@ -162,7 +178,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
     rows = {e.student: recorded_row(options, e, labs, "not graded in this run, and no record") for e in others}
     progress = Progress(len(entries), stream)
     cpu = Pool(max(1, jobs))
-    gpus = [Pool(1, gpu) for gpu in gpu_ids]
+    slots = [gpu for gpu in gpu_ids for _ in range(max(1, options.graders_per_gpu))]  # a worker each: its GPU
+    gpus = [Pool(1, gpu) for gpu in slots]
     idle = list(range(len(gpus)))
     ready = collections.deque()  # (entry, Prepared) waiting for a GPU
     pending = {}  # future -> (entry, pool, executor, GPU index or None)
@@ -179,7 +196,7 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
             k = idle.pop(0)
             entry, prepared = ready.popleft()
             pending[gpus[k].submit(finish, options, entry, prepared)] = (entry, gpus[k], gpus[k].executor, k)
-            progress.where(entry.student, f"gpu{gpu_ids[k]}")
+            progress.where(entry.student, f"gpu{slots[k]}")
 
     def done(entry, row, unchanged):
         rows[entry.student] = row

@@ -71,6 +71,7 @@ class Options:
     overrides: str = ""  # the course staff's overrides file (grader/classroom/overrides.py), "" for none
     canvas_roster: str = ""  # Canvas's gradebook export, to match canvas.csv's students (grader/classroom/lms.py)
     similarity: bool = True  # compare the graded files (grader/classroom/similarity.py) once the class is graded
+    graders_per_gpu: int = 1  # students graded side by side on each GPU, benchmarks alone (grader/gpu_lock.py)
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)

@@ -19,6 +19,7 @@ from grader.config import load_config
 from grader.gradescope import fallback_results
 from grader.metadata import MetadataError, read_export
 from grader.grade import Grader
+from grader.gpu_lock import GpuLock
 from grader.report import format_table, write_results
 from grader.run import NO_DEVICE_MESSAGE, Outcome
 
@@ -148,6 +149,8 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
                         seed=options.seed, harness_build=options.harness_build, build=build,
                         build_harness=lambda *a, **k: BuildResult(True), run=run, check=check)
+        if options.graders_per_gpu > 1 and not options.simulator:  # students side by side, benchmarks alone
+            grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)
         report.seconds += prepared.seconds
         tidy(report, folder, options)

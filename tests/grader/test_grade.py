@@ -589,3 +589,39 @@ run_seconds = {small = 0.4, exact = 2.5}
         bad = self.TOML.replace("exact = 2.5", "exakt = 2.5")
         with self.assertRaisesRegex(ConfigError, "run_seconds: no such group in suites.s: exakt"):
             load_config(write_file(self.dir, "labs.toml", bad))
+
+
+class SharedGpu(GradingRun):
+    """In a class run whose students share a GPU (grader/gpu_lock.py), a lab's correctness runs and sanitizers hold
+    the GPU shared and its benchmark holds it alone."""
+
+    def test_runs_shared_benchmark_alone(self):
+        events = []
+
+        class Recording:
+            @contextlib.contextmanager
+            def shared(self):
+                events.append("shared")
+                yield
+                events.append("/shared")
+
+            @contextlib.contextmanager
+            def exclusive(self):
+                events.append("exclusive")
+                yield
+                events.append("/exclusive")
+
+        config = self.small_config()
+        grader = self.grader(config, {"01-first": self.fake(PASS)}, labs=["01-first"])
+        grader.gpu_lock = Recording()
+        grader.gpu_snapshot = lambda: {}
+        run = grader.run
+
+        def run_hook(program, args, **kw):
+            events.append("bench" if "--bench" in args else "run")
+            return run(program, args, **kw)
+
+        grader.run = run_hook
+        report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+        self.assertEqual(events, ["shared", "run", "run", "run", "/shared", "exclusive", "bench", "/exclusive"])
+        self.assertEqual(rows(report, "01-first")[-1].status, "pass")

@@ -125,6 +125,15 @@ class WholeClass(ClassRun):
         self.assertEqual(list((self.folder("alice") / "build" / "01-first").glob("*_lab")), [])  # programs removed
         self.assertEqual((self.folder("alice") / "submission" / "01-first" / "reduce.cu").read_text(), "GPU LOG")
 
+    def test_students_share_a_gpu(self):
+        """GRADERS_PER_GPU=2: two workers on the one GPU, under its lock (grader/gpu_lock.py); the same rows."""
+        for name in ("ann", "ben", "cal"):
+            self.student(name, {"01-first": "ok", "02-second": "ok"})
+        status, progress, book = self.grade(gpu_ids=("0",), graders_per_gpu=2)
+        self.assertEqual(status, records.EXIT_OK, progress)
+        self.assertEqual({s: r["total"] for s, r in book.items()}, {"ann": "120", "ben": "120", "cal": "120"})
+        self.assertTrue((self.out / "_locks" / "gpu-0.lock").is_file())
+
     def test_hangs_and_crashes_get_a_row_and_the_class_goes_on(self):
         self.student("hangs", {"01-first": "HANG", "02-second": "ok"})
         self.student("crashes", {"01-first": "ok", "02-second": "CRASH"})
