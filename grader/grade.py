@@ -103,7 +103,7 @@ class Grader:
 
         # side by side: each pattern's CUB yardstick is one long nvcc (objects they share are renamed into place
         # whole: mk/lab.mk)
-        with concurrent.futures.ThreadPoolExecutor(len(patterns) or 1) as pool:
+        with self.stage("kit", "harness builds"), concurrent.futures.ThreadPoolExecutor(len(patterns) or 1) as pool:
             harnesses = list(pool.map(build_harness, patterns))
         for built in harnesses:
             if not built.ok:
