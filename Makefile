@@ -71,7 +71,8 @@ test: setup-test
 ## make test-sim                                        the CPU simulator (Check tests and tests/sim; needs nvcc)
 ## make test-gpu                                        end-to-end grading on a GPU (tests/gpu)
 ## make test-attacks                                    hostile submissions, each graded in a copy of the kit (tests/attacks)
-test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks:
+## make test-fresh                                      README's commands on fresh Debian 12 roots (tests/fresh; slow, root, network)
+test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks test-fresh:
 	$(PYTHON) tests/run.py --only $(@:test-%=%)
 
 ## make bench LAB=03 [SUBMISSION=...] [SIZES=2^24,2^26]  your kernel beside the reference and the baseline, on the ladder (SVG)
