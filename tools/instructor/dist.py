@@ -63,6 +63,8 @@ LEAVE_OUT = {
                     "the handouts against them",
     "tests/attacks/": "hostile submissions and the verdict the grader must give each; several carry code of the "
                       "reference solutions",
+    "tests/fresh/": "the kit's commands on fresh Debian roots: they grade the reference solutions and the known-wrong "
+                    "submissions (as root, with mmdebstrap)",
     "tests/sim/": "the simulator's own tests (their kernels include the labs' answers); they grade the reference "
                   "solutions and the known-wrong submissions on the simulator",
     ".ci/": "the kit's CI, which runs every suite, the solutions' included",
