@@ -17,7 +17,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm rescore similarity class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-all test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm rescore similarity class-uploads calibrate clean
 
 ## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
 ## make help                                           this list (the `## ` line above each rule of this Makefile)
@@ -56,9 +56,13 @@ sanitize: setup-grade
 profile: setup-grade
 	$(PYTHON) -m tools.student.nsight --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIZE),--n $(SIZE))
 
-## make test                                            every test; GPU tests skip without a GPU
+## make test                                            every component, the slow tests left out (about 10 minutes on 2 cores); GPU tests skip without a GPU
 test: setup-test
 	$(PYTHON) tests/run.py
+
+## make test-all                                        every test: the slow ones too, the attack suite, the fresh roots (what CI runs)
+test-all: setup-test
+	$(PYTHON) tests/run.py --all
 
 ## make test-harness                                    the C harness's Check tests (tests/harness)
 ## make test-grader                                     the grader's tests, one submission (tests/grader)

@@ -1,5 +1,11 @@
 #!/usr/bin/env python3
-"""Run every test suite of the kit (`make test`) and print one closing line: `tests: N passed, M failed, K skipped`.
+"""Run the kit's test suites (`make test`, `make test-all`) and print one closing line: `tests: N passed, M failed,
+K skipped`.
+
+`make test` (no options) runs every suite but the slow ones, two at a time, and in each suite skips the tests marked
+slow (tests/timing.py's `slow`: a whole lab on the simulator, a class run), saying so: every component is tested in
+about 10 minutes on 2 cores. `make test-all` (--all: PPL_TEST_ALL=1) runs everything, the slow suites (attacks,
+fresh) and the slow tests too: what CI runs (.ci/run). Each unittest suite ends with its slowest tests.
 
 The suites mirror the tree (tests/X tests X). In order:
   harness     Check unit tests of the C harness (tests/harness, `make -C tests/harness check`)
@@ -29,15 +35,17 @@ The suites mirror the tree (tests/X tests X). In order:
               (--only fresh, make test-fresh; CI runs it)
 The former names still work: class (classroom), selfstudy (student), dist (instructor), drift and handouts (author).
 
-`--only NAME[,NAME]` runs some suites. Each suite's own output is shown as it runs. Exit status 1 if any test
-failed, 0 otherwise.
+`--only NAME[,NAME]` runs some suites (their slow tests too with --all); `--jobs N` how many at once (default 2).
+Each suite's output is shown when it ends. Exit status 1 if any test failed, 0 otherwise.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,11 +62,22 @@ class Tally:
         self.passed, self.failed, self.skipped, self.note = passed, failed, skipped, note
 
 
+SHOWN = threading.local()  # .lines: the running suite's output, shown when it ends (suites run side by side)
+
+
+def show(text: str) -> None:
+    """Text for the suite's output: kept until the suite ends when suites run side by side, else printed."""
+    if getattr(SHOWN, "lines", None) is not None:
+        SHOWN.lines.append(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
 def run(cmd, **kwargs):
-    """Run cmd from the kit root, echoing its output; return (exit status, output)."""
+    """Run cmd from the kit root, keeping its output for the suite's (show); return (exit status, output)."""
     proc = subprocess.run(cmd, cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
-    sys.stdout.write(proc.stdout)
-    sys.stdout.flush()
+    show(proc.stdout)
     return proc.returncode, proc.stdout
 
 
@@ -91,7 +110,7 @@ def unittest_suite(*places, verbose=False):
         modules += test_modules(folder, files or "test_*.py") if (KIT / folder).is_dir() else []
     if not modules:  # the student release leaves some suites out
         return Tally(skipped=1, note=f"{', '.join(places)}: not in this copy of the kit")
-    status, out = run([sys.executable, "-m", "unittest"] + (["-v"] if verbose else []) + modules)
+    status, out = run([sys.executable, "-m", "tests.timing"] + (["-v"] if verbose else []) + modules)
     ran = re.findall(r"^Ran (\d+) tests?", out, re.M)
     verdicts = re.findall(r"^(?:OK|FAILED)(?: \((.*)\))?$", out, re.M)
     if not ran:
@@ -123,7 +142,7 @@ def suite_build():
         for lab in lab_dirs(folder):
             facts = config.named(lab.name)
             if facts is None:
-                print(f"  FAIL builds: {root}/{lab.name} is not a lab of grader/labs.toml")
+                show(f"  FAIL builds: {root}/{lab.name} is not a lab of grader/labs.toml\n")
                 tally.failed += 1
                 continue
             make = ["make", "-s", "-f", "mk/lab.mk", f"KIT={KIT}", f"PATTERN={facts.pattern}"]
@@ -135,12 +154,12 @@ def suite_build():
             source, rel = lab / facts.source, Path(root) / lab.name / facts.source
             proc = subprocess.run(make + [f"LAB_SRC={source}", f"BUILD={KIT / 'build' / 'test-build' / rel.parent}"],
                                   cwd=KIT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            print(f"  {'ok  ' if proc.returncode == 0 else 'FAIL'} builds: "
-                  f"{rel if root != 'skeletons' else f'the skeleton of solutions/{lab.name}/{source.name}'}")
+            show(f"  {'ok  ' if proc.returncode == 0 else 'FAIL'} builds: "
+                 f"{rel if root != 'skeletons' else f'the skeleton of solutions/{lab.name}/{source.name}'}\n")
             if proc.returncode == 0:
                 tally.passed += 1
             else:
-                print(proc.stdout)
+                show(proc.stdout + "\n")
                 tally.failed += 1
     return tally
 
@@ -176,31 +195,55 @@ SUITES = {
     "attacks": lambda: unittest_suite("tests/attacks", verbose=True),
     "fresh": lambda: unittest_suite("tests/fresh", verbose=True),
 }
-SLOW = ("fresh",)  # run only when named: not part of a plain `make test`
+SLOW = ("attacks", "fresh")  # make test-all's (--all), or when named: not part of a plain `make test`
 ALIASES = {"class": "classroom", "selfstudy": "student", "dist": "instructor", "drift": "author",
            "handouts": "author"}  # the suites' names before tests/ mirrored the tree
+
+
+def run_suite(name: str, side_by_side: bool) -> Tally:
+    """One suite, timed; its output shown as one block when it ends (side_by_side) or as it comes."""
+    SHOWN.lines = [] if side_by_side else None
+    if not side_by_side:
+        print(f"\n=== {name}", flush=True)
+    start = time.monotonic()
+    try:
+        tally = SUITES[name]()
+    except Exception as e:  # a bug of the suite itself: the others go on
+        tally = Tally(failed=1, note=f"the suite broke: {e!r}")
+    tally.seconds = time.monotonic() - start
+    if side_by_side:
+        with PRINT_LOCK:
+            print(f"\n=== {name} ({tally.seconds:.0f} s)\n" + "".join(SHOWN.lines), flush=True)
+    return tally
+
+
+PRINT_LOCK = threading.Lock()
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated suites: " + ",".join(SUITES))
+    parser.add_argument("--all", action="store_true", help="every suite and every slow test (make test-all; CI)")
+    parser.add_argument("--jobs", type=int, default=2, help="suites run at once (default 2)")
     args = parser.parse_args(argv)
     names = (list(dict.fromkeys(ALIASES.get(n, n) for n in args.only.split(","))) if args.only
-             else [n for n in SUITES if n not in SLOW])
+             else [n for n in SUITES if args.all or n not in SLOW])
     unknown = [n for n in names if n not in SUITES]
     if unknown:
         parser.error(f"unknown suite(s): {', '.join(unknown)}")
-    results = {}
-    for name in names:
-        print(f"\n=== {name}", flush=True)
-        start = time.monotonic()
-        results[name] = SUITES[name]()
-        results[name].seconds = time.monotonic() - start
+    if args.all:
+        os.environ["PPL_TEST_ALL"] = "1"  # tests/timing.py's slow tests run too
+    jobs, began = max(1, min(args.jobs, len(names))), time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        tallies = list(pool.map(lambda name: run_suite(name, jobs > 1), names))
+    results = dict(zip(names, tallies))
+    wall = time.monotonic() - began
     print("\nsuite      passed  failed  skipped  seconds")
     for name, t in results.items():
         print(f"{name:<10} {t.passed:>6}  {t.failed:>6}  {t.skipped:>7}  {t.seconds:>7.1f}  {t.note}")
     total = Tally(*(sum(getattr(t, k) for t in results.values()) for k in ("passed", "failed", "skipped")))
-    print(f"tests: {total.passed} passed, {total.failed} failed, {total.skipped} skipped")
+    print(f"tests: {total.passed} passed, {total.failed} failed, {total.skipped} skipped in {wall:.0f} s "
+          f"({jobs} suites at a time{'; every slow test too' if args.all else ''})")
     return 1 if total.failed else 0
 
 
