@@ -100,25 +100,35 @@ static int other_scope(sim_finding_kind kind)
 
 static int is_warp_race(sim_finding_kind kind) { return kind == F_SHARED_RACE_WARP || kind == F_GLOBAL_RACE_WARP; }
 
-/* Notes BOTH_RACES on the race within a warp of the pair f makes with an earlier finding, if it makes one. */
+static int same_place(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* Whether f and g race at the same two source places, in either order: the places a student reads, and those the
+   grader matches (grader/sim_report.py's _race_key). Two PTX instructions of one line (an unrolled loop's) are one
+   place: matching instructions missed the pair on a reduction's unrolled tree. */
+static int same_places(const finding *f, const finding *g)
+{
+    return (same_place(f->where_a, g->where_a) && same_place(f->where_b, g->where_b)) ||
+           (same_place(f->where_a, g->where_b) && same_place(f->where_b, g->where_a));
+}
+
+/* Notes BOTH_RACES on the race within a warp f or its earlier partners are, where f and an earlier finding are the
+   same two places racing within a warp and between warps (an unrolled line gives several races within a warp). */
 static void note_both_races(finding *f)
 {
     const int other = other_scope(f->kind);
     for (size_t i = 0; other >= 0 && i + 1 < g_nfindings; i++) {
         finding *g = &g_findings[i];
-        if ((int)g->kind != other || g->ks != f->ks ||
-            !((g->insn_a == f->insn_a && g->insn_b == f->insn_b) || (g->insn_a == f->insn_b && g->insn_b == f->insn_a)))
+        if ((int)g->kind != other || strcmp(g->kernel, f->kernel) != 0 || !same_places(f, g))
             continue;
         finding *warp = is_warp_race(f->kind) ? f : g;
         size_t len = strlen(warp->detail);
         if (len >= sizeof BOTH_RACES - 1 && strcmp(warp->detail + len - (sizeof BOTH_RACES - 1), BOTH_RACES) == 0)
-            return;
+            continue;
         char *longer = realloc(warp->detail, len + sizeof BOTH_RACES);
         if (!longer)
             abort();
         memcpy(longer + len, BOTH_RACES, sizeof BOTH_RACES);
         warp->detail = longer;
-        return;
     }
 }
 

@@ -148,3 +148,27 @@ class MakeSimSaysTheHazards(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class MakeSimSaysTheBarrierFirst(unittest.TestCase):
+    def test_each_race_within_a_warp_of_a_missing_barrier_says_the_barrier_fixes_it(self):
+        """make sim of lab 03 without the barrier of its tree's loop: the unrolled line races within a warp at
+        several pairs of PTX instructions and between warps at others, all at the same source line; every race
+        within a warp says that the __syncthreads() fixes it too (issue 21: they said only __syncwarp(), since
+        sim/report.c matched the pairs by instruction, not by place)."""
+        text = (KIT / "solutions" / "03-sequential" / "reduce.cu").read_text()
+        barrier = "            partial[t] += partial[t + stride];\n        __syncthreads();"
+        self.assertIn(barrier, text)
+        with tempfile.TemporaryDirectory(prefix="ppl-sim-barrier-") as tmp:
+            os.chmod(tmp, 0o755)
+            (Path(tmp) / "03-sequential").mkdir()
+            (Path(tmp) / "03-sequential" / "reduce.cu").write_text(text.replace(barrier, barrier.split("\n")[0]))
+            proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "03", "--submission", tmp,
+                                   "--n", "4097", "--no-estimate"], cwd=KIT, capture_output=True, text=True,
+                                  timeout=900)
+        within = [ln for ln in proc.stderr.splitlines() if "[shared-race-intra-warp]" in ln]
+        self.assertTrue(within, proc.stderr)
+        self.assertTrue(any("[shared-race-inter-warp]" in ln for ln in proc.stderr.splitlines()), proc.stderr)
+        for line in within:
+            self.assertIn("the __syncthreads() that race needs orders these lanes as well", line)
