@@ -39,7 +39,7 @@ DEFAULT_ZIP = Path("build/gradescope/autograder.zip")
 # What the student release holds: folders (a trailing /) and files.
 RELEASE = (
     "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "mk/", "grader/", "datasets/",
-    "tests/run.py", "tests/harness/", "sim/", "requirements.txt",
+    "tests/run.py", "tests/timing.py", "tests/harness/", "sim/", "requirements.txt",
     "tools/__init__.py", "tools/setup.sh", "tools/student/",
     "tools/author/__init__.py", "tools/author/figures.py", "tools/author/ladder_figure.py", "tools/author/svg.py",
     "tools/author/render_handouts.py",
@@ -259,7 +259,7 @@ def release_makefile(text: str) -> str:
         if help_line:
             line = _release_help(line)
         line = line.replace("wildcard solutions/", "wildcard labs/")
-        if line == "\t$(PYTHON) tests/run.py":
+        if line in ("\t$(PYTHON) tests/run.py", "\t$(PYTHON) tests/run.py --all"):  # make test, make test-all
             line += " --only " + ",".join(RELEASE_SUITES)
         out.append(line)
         if line.startswith("include mk/cuda.mk"):
