@@ -14,7 +14,10 @@
 
 Points are the gradebook's, overrides included. A group upload (Gradescope's metadata lists several submitters)
 gets a row per member. A row whose points are not a grade (records.NOT_SCORED: not graded, error, kit error, static
-only, no GPU) gets empty score cells, so that an import does not write 0 over a grade: grade them, then import.
+only, no GPU) gets empty score cells, so that an import does not write 0 over a grade: grade them, then import. So
+does a row graded on the simulator (make grade-class SIM=1): its points are correctness of small sizes only, no
+performance, which an import would record as the grade (40 of 100 for a reference solution); gradebook.csv keeps
+them, and the export says how many it left empty.
 Text cells that a spreadsheet would take for a formula start with ' (as in the gradebook).
 """
 import csv
@@ -26,6 +29,7 @@ from pathlib import Path
 from grader.classroom.gradebook import members, points_cell, score_cell, text_cell
 
 CANVAS, GRADESCOPE = "canvas.csv", "gradescope.csv"
+CORRECTNESS_ONLY = ("simulator",)  # row statuses whose points are no grade for a course's gradebook (above)
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # the first cell of the second row of Canvas's export
 
@@ -116,7 +120,7 @@ def canvas_text(rows, labs, roster=None, warn=None, columns=()) -> str:
         else:
             who = [row.get("name") or row["student"], "", row.get("sid", ""), row.get("email", ""), ""]
         writer.writerow([*(text_cell(x) for x in who),
-                         *(score_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
+                         *(lms_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
     if roster is not None and warn:
         report_mismatches(absent, [e for e in roster if id(e) not in matched], warn)
     return buf.getvalue()
@@ -142,10 +146,15 @@ def gradescope_text(rows, labs) -> str:
     writer.writerow(["Name", "SID", "Email", "Total Score", "Max Points", *(column_name(lab) for lab in labs)])
     for row in people(rows):
         who = [row.get("name") or row["student"], row.get("sid", ""), row.get("email", "")]
-        writer.writerow([*(text_cell(x) for x in who), score_cell(row, row.get("total", 0.0)),
+        writer.writerow([*(text_cell(x) for x in who), lms_cell(row, row.get("total", 0.0)),
                          points_cell(row.get("max_score", 0.0)),
-                         *(score_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
+                         *(lms_cell(row, row.get("labs", {}).get(lab.name, 0.0)) for lab in labs)])
     return buf.getvalue()
+
+
+def lms_cell(row: dict, value) -> str:
+    """A score for a grade system: the gradebook's score_cell, but "" for a row graded on the simulator."""
+    return "" if row.get("status") in CORRECTNESS_ONLY else score_cell(row, value)
 
 
 def _write(path: Path, text: str) -> None:
@@ -164,4 +173,8 @@ def write(out, rows, labs, roster_path=None, warn=None) -> list:
     paths = [out / CANVAS, out / GRADESCOPE]
     _write(paths[0], canvas_text(rows, labs, roster, warn, columns))
     _write(paths[1], gradescope_text(rows, labs))
+    left = sum(row.get("status") in CORRECTNESS_ONLY for row in rows)
+    if left:
+        warn(f"{CANVAS}, {GRADESCOPE}: {left} student{'s' if left != 1 else ''} graded on the simulator left empty "
+             f"(correctness of small sizes only, no performance: grade them on a GPU; gradebook.csv has the points)")
     return paths

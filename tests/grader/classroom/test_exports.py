@@ -170,6 +170,20 @@ class Unit(ClassRun):
         rows = list(csv.reader(io.StringIO(lms.canvas_text([row], labs))))
         self.assertEqual([r[:4] for r in rows[2:]], [["A", "", "1", "a@x"], ["B", "", "2", "b@x"]])
 
+    def test_a_row_graded_on_the_simulator_is_no_grade_for_the_course(self):
+        """make grade-class SIM=1: a reference solution's correctness-only 40 of 100 stays in gradebook.csv and out of
+        canvas.csv and gradescope.csv, which say so (a helper following the README imported 40% for a perfect lab)."""
+        labs = load_config(self.config).labs
+        row = {"student": "s1", "name": "A", "sid": "1", "email": "a@x", "total": 30.0, "max_score": 120.0,
+               "labs": {"01-first": 30.0}, "status": "simulator"}
+        said = []
+        lms.write(self.dir, [row], labs, warn=said.append)
+        canvas = list(csv.reader(io.StringIO((self.dir / lms.CANVAS).read_text())))
+        gradescope = list(csv.reader(io.StringIO((self.dir / lms.GRADESCOPE).read_text())))
+        self.assertEqual(canvas[2][len(lms.CANVAS_IDENTITY):], [""] * len(labs))
+        self.assertEqual(gradescope[1][3], "")
+        self.assertTrue(any("1 student graded on the simulator left empty" in m for m in said), said)
+
 
 if __name__ == "__main__":
     import unittest
