@@ -37,9 +37,11 @@ int ppl_device_open(ppl_device_info *info)
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
+        /* CUDA says "driver version is insufficient" where no NVIDIA driver is installed at all: say that first */
         fprintf(stderr,
-                "no CUDA device here (%s). This program needs an NVIDIA GPU with a working driver; "
+                "no CUDA device here (%s%s). This program needs an NVIDIA GPU with a working driver; "
                 "on a machine without one, the kit's CPU simulator runs the lab: make sim in its folder.\n",
+                err == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this CUDA: CUDA says " : "",
                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found 0 devices");
         return PPL_EXIT_NO_DEVICE;
     }

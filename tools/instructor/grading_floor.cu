@@ -15,7 +15,9 @@
 
 static int failed(cudaError_t err, const char *what)
 {
-    fprintf(stderr, "grading_floor: %s: %s\n", what, cudaGetErrorString(err));
+    fprintf(stderr, "grading_floor: %s: %s%s\n", what,
+            err == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this CUDA: CUDA says " : "",
+            cudaGetErrorString(err));
     return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ? 77 : 1;
 }
 
