@@ -137,7 +137,8 @@ def run_rescore(args, log) -> int:
         stale += not same_code
         row = row_of(entry, report, got, options)
         save(folder, report, got, labs, str(options.kit))
-        write_outputs(options, entry, folder, report, got, row, key, report.seconds, record.get("files", ""))
+        write_outputs(options, entry, folder, report, got, row, key, report.seconds, record.get("files", ""),
+                      graded_at=record.get("graded_at") or "unknown")
         changed += row["total"] != before["total"]
         rows.append(row)
     log(f"rescored {len(rows) - len(refused)} students under {Path(options.config).name} ({changed} totals changed), "

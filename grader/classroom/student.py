@@ -231,7 +231,7 @@ def late_work(options, entry, folder, row) -> list:
     return [line for line in marked.get("output", "").split("\n") if line.startswith("Late work: ")]
 
 
-def write_outputs(options, entry, folder, report, got, row, key, seconds, files="") -> None:
+def write_outputs(options, entry, folder, report, got, row, key, seconds, files="", graded_at=None) -> None:
     """results.json (late work applied), feedback.txt, then the record (last: it marks the student as done)."""
     config = config_of(options)
     report.notes.append(f"Performance thresholds: {config.calibration['calibrated_on']} "
@@ -243,8 +243,10 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds, files=
     lateness = late_work(options, entry, folder, row)
     text = "\n".join([header(entry), *got.notes, *lateness, "", format_table(report), ""])
     (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    # graded_at: when the files were graded; a rescore (graded_at given) keeps it and says when it scored them again
     write_json(folder / RECORD, {"student": entry.student, "key": key, "files": files, "row": row,
-                                 "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                                 "graded_at": graded_at or now, **({"rescored_at": now} if graded_at else {})})
 
 
 def write_unreadable(options, entry, labs, folder, key, why: str) -> dict:

@@ -31,6 +31,7 @@ class Rescore(ClassRun):
         book = read_gradebook(self.out / records.GRADEBOOK)
         self.assertEqual((book["alice"]["total"], book["alice"]["02-second"], book["bob"]["total"]), ("105", "45", "60"))
         built = self.builds()
+        graded_at = json.loads((self.folder("alice") / records.RECORD).read_text())["graded_at"]
         # a group worth 15 now, not 10; lab 02's full marks at 2x (alice's SLOW 2x earned half of 30 under 3x)
         self.edit('name = "small"\npoints = 10', 'name = "small"\npoints = 15')
         self.edit('[labs.02-second.performance]\npoints = 30\nbench = "2^10"\nlower = 1.0\nfull = 3.0',
@@ -51,6 +52,9 @@ class Rescore(ClassRun):
         self.assertEqual((perf["score"], perf["max_score"]), (30, 30))
         self.assertIn("full marks at 1.90x baseline", perf["output"])
         self.assertIn("Total 130 / 130", (self.folder("alice") / "feedback.txt").read_text())
+        record = json.loads((self.folder("alice") / records.RECORD).read_text())
+        self.assertEqual(record["graded_at"], graded_at)  # when the files were graded; the rescore has its own time
+        self.assertIn("rescored_at", record)
         with open(self.out / lms.CANVAS) as f:
             self.assertIn("alice,,,,,65,65", f.read())
         # a grading now skips them: their records carry the key of the labs file as it is
