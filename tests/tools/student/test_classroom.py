@@ -108,6 +108,17 @@ class Repository(unittest.TestCase):
         self.assertEqual((result["status"], result["max_score"]), ("fail", 40))  # not 90: performance is not here
         self.assertEqual(sum(t["score"] for t in result["tests"]), 30)
 
+    def test_a_lab_the_simulator_cannot_run_stays_in_the_maximum(self):
+        """A kernel the simulator cannot run ("not graded", pending on Gradescope) scores 0 of its points here: a
+        lab made unsimulatable on purpose took its points out of the maximum (a red-team helper: 40 / 40 for one lab
+        done of five)."""
+        from grader.simulator import NOT_GRADED
+        report = sim_report()
+        report.results[1] = TestResult("03-sequential", "datasets", 10, 0, NOT_GRADED, "cannot simulate")
+        result = classroom.reporter_result(gradescope_results(report))
+        self.assertEqual((result["status"], result["max_score"]), ("fail", 40))
+        self.assertEqual(sum(t["score"] for t in result["tests"]), 30)
+
     def test_an_edited_grader_gives_an_error_and_runs_nothing(self):
         (self.repo / "grader" / "grade.py").write_text("print('full marks')\n")
         result = self.grade()
@@ -147,7 +158,8 @@ class Workflow(unittest.TestCase):
         job = self.flow["jobs"]["run-autograding-tests"]  # the check run the reporter updates, by this name
         self.assertEqual(self.flow["permissions"]["checks"], "write")
         grading = next(s for s in job["steps"] if s.get("id") == classroom.RUNNER)
-        self.assertIn("python3 -m tools.student.classroom grade", grading["run"])
+        self.assertIn("tools/student/classroom/__main__.py\" grade --repository", grading["run"])
+        self.assertIn("python3 -I", grading["run"])
         reporter = job["steps"][-1]
         self.assertTrue(reporter["uses"].startswith("classroom-resources/autograding-grading-reporter@"))
         self.assertEqual(reporter["with"]["runners"], classroom.RUNNER)
@@ -167,6 +179,47 @@ class Workflow(unittest.TestCase):
             path.write_text(self.text)
             done = subprocess.run([found, "-no-color", str(path)], cwd=tmp, capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+
+
+class WorkflowGradeStep(unittest.TestCase):
+    """The workflow's grade step, run as it is written (its shell lines), with the repository's own files where
+    Python would find them from the checkout: a base64.py that shadows the standard library and a cached .pyc of
+    the module (a red-team helper's full points: the step ran python3 -m from the checkout)."""
+
+    MODULE = ("tools/__init__.py", "tools/student/__init__.py", "tools/student/classroom/__init__.py",
+              "tools/student/classroom/__main__.py")
+
+    def test_only_the_pinned_copy_runs(self):
+        if not (shutil.which("sha256sum") and shutil.which("xargs")):
+            self.skipTest("sha256sum and xargs (coreutils, findutils) not found")
+        steps = yaml.safe_load(release(FILES)[classroom.WORKFLOW])["jobs"]["run-autograding-tests"]["steps"]
+        script = next(s["run"] for s in steps if s.get("id") == classroom.RUNNER)
+        # the same lines, but `verify` for `grade` (grading would build the kit): verify imports the module whole
+        script = script.replace("__main__.py\" grade ", "__main__.py\" verify ").replace(
+            '\\\n            --out "$RUNNER_TEMP/ppl-classroom"', "").replace('--out "$RUNNER_TEMP/ppl-classroom"', "")
+        self.assertIn("verify --repository", script)
+        with tempfile.TemporaryDirectory(prefix="classroom-step-") as tmp:
+            repo, temp = Path(tmp) / "repo", Path(tmp) / "runner-temp"
+            temp.mkdir()
+            files = {**FILES, **{m: (KIT / m).read_text() for m in self.MODULE}}
+            for path, data in release(files).items():
+                (repo / path).parent.mkdir(parents=True, exist_ok=True)
+                (repo / path).write_bytes(data)
+            (repo / "base64.py").write_text("import os\nprint('forged')\nos._exit(42)\n")
+            cache = repo / "tools" / "student" / "classroom" / "__pycache__"
+            cache.mkdir()
+            (cache / "__init__.cpython-311.pyc").write_bytes(b"not what the .py says")
+            (cache / "__init__.cpython-312.pyc").write_bytes(b"not what the .py says")
+            done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=repo, capture_output=True, text=True,
+                                  env={**os.environ, "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(repo),
+                                       "PYTHONPATH": str(repo)})
+            copied = sorted(p.relative_to(temp / "ppl-grader").as_posix() for p in (temp / "ppl-grader").rglob("*")
+                            if p.is_file() and "__pycache__" not in p.parts)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertNotIn("forged", done.stdout)
+        self.assertIn("files are the release's", done.stdout)
+        pinned = sorted(line.split("  ", 1)[1] for line in release(files)[classroom.MANIFEST].decode().splitlines())
+        self.assertEqual(copied, pinned)
 
 
 class Release(unittest.TestCase):

@@ -1,8 +1,8 @@
 """GitHub Classroom's autograding of a student's repository (a clone of the student release): grades the labs on
 the kit's simulator with the grader the release pinned, and hands the points to GitHub Classroom's reporter.
 
-    python3 -m tools.student.classroom grade [--output FILE] [--out build/classroom]
-    python3 -m tools.student.classroom verify
+    python3 -m tools.student.classroom grade [--repository DIR] [--output FILE] [--out build/classroom]
+    python3 -m tools.student.classroom verify [--repository DIR]
 
 The release's workflow, .github/workflows/classroom.yml (made by `make dist` from workflow.yml here), runs `grade`
 on every push, then classroom-resources/autograding-grading-reporter, which reads the step output `result`: base64
@@ -12,10 +12,13 @@ or "error", "max_score": N, "tests": [{"name", "status", "score", "message", "te
 
 The pin. `make dist` writes .github/classroom/grader.sha256 (sha256sum's format): a checksum of every file of the
 release that grading reads, the lab files students edit left out (PINNED_OUT), and puts that file's own checksum in
-the workflow. The workflow checks both with sha256sum before anything of the repository runs; `grade` checks them
-again (naming what changed), then copies only the files listed, and each lab's one file gathered from labs/ as the
-Gradescope autograder gathers it, into a clean folder and grades there, so that a grader file edited, or a file
-added beside them (a sitecustomize.py, a Makefile include), changes nothing. The limit: the workflow file itself
+the workflow. The workflow checks both with sha256sum before anything of the repository runs, copies the files
+listed out of the checkout, checks the copy, and runs this module from the copy (python3 -I, the repository as
+--repository): no file of the repository is imported, so a file added beside the pinned ones (a base64.py that
+shadows the standard library, a cached .pyc) changes nothing. `grade` checks the repository again (naming what
+changed), then copies only the files listed, and each lab's one file gathered from labs/ as the Gradescope
+autograder gathers it, into a clean folder and grades there, so that a grader file edited, or a file added beside
+them (a sitecustomize.py, a Makefile include), changes nothing. The limit: the workflow file itself
 is in the student's repository, and a student who edits it can report any points; the checks make an edited grader
 fail loudly, they cannot stop that. Mark .github/ (and the pinned folders) as protected paths of the assignment,
 and take the grade of record from `make grade-class` on the repositories (README.md, "GitHub Classroom").
@@ -155,11 +158,13 @@ def run_grader(kit: Path, results: Path) -> int:
 
 
 def on_the_simulator(test: dict) -> bool:
-    """Whether a test of a simulator's results.json is graded there: not performance, nor a group left to a GPU
-    (pending), so that the maximum is the same for every student."""
+    """Whether a test of a simulator's results.json counts here: every test but performance and the groups of sizes
+    the simulator leaves to a GPU (NEEDS_GPU), so that the maximum is the same for every student. A test whose kernel
+    the simulator could not run ("not graded", pending on Gradescope) counts, for 0 points: a lab made unsimulatable
+    on purpose must not take its points out of the maximum (a red-team helper's 40 / 40 for one lab of five)."""
     from grader.simulator import NEEDS_GPU
     extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
-    return not (extra.get("pending") or extra.get("test") == "performance" or extra.get("status") == NEEDS_GPU)
+    return not (extra.get("test") == "performance" or extra.get("status") == NEEDS_GPU)
 
 
 def reporter_result(results: dict, status: int = 0) -> dict:
@@ -171,9 +176,10 @@ def reporter_result(results: dict, status: int = 0) -> dict:
         extra = t.get("extra_data") if isinstance(t.get("extra_data"), dict) else {}
         if not on_the_simulator(t):
             continue
-        most += 0 if extra.get("bonus") else float(t.get("max_score") or 0)
+        most += 0 if extra.get("bonus") else float(extra.get("points") if extra.get("pending") else
+                                                   t.get("max_score") or 0)
         lab = str(extra.get("lab") or "")
-        full = t.get("status") == "passed"
+        full = t.get("status") == "passed" and not extra.get("pending")
         tests.append({"name": str(t.get("name", "")), "status": "pass" if full else "fail",
                       "score": float(t.get("score") or 0), "message": str(t.get("output", "")),
                       "test_code": f"make grade SIM=1 LAB={lab[:2]}" if lab else "make grade SIM=1",
@@ -218,20 +224,23 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     graded = sub.add_parser("grade", help="grade this repository's labs and write the reporter's result")
+    graded.add_argument("--repository", type=Path, default=KIT,
+                        help="the student's repository (default: the kit this module is in)")
     graded.add_argument("--output", type=Path, default=os.environ.get("GITHUB_OUTPUT"),
                         help="append result=BASE64 to this file (default: $GITHUB_OUTPUT, else print it)")
     graded.add_argument("--out", type=Path, default=KIT / "build" / "classroom",
                         help="where the clean copy is graded (default: build/classroom)")
-    sub.add_parser("verify", help="only check the grader's files against the release's pin")
+    checked = sub.add_parser("verify", help="only check the grader's files against the release's pin")
+    checked.add_argument("--repository", type=Path, default=KIT, help="the repository (default: this kit)")
     args = parser.parse_args(argv)
     if args.command == "verify":
         try:
-            print(f"classroom: {len(verify(KIT))} files are the release's")
+            print(f"classroom: {len(verify(args.repository.resolve()))} files are the release's")
             return 0
         except PinError as e:
             print(f"classroom: {e}", file=sys.stderr)
             return 1
-    result = grade(KIT, args.out.resolve())
+    result = grade(args.repository.resolve(), args.out.resolve())
     got = sum(t["score"] for t in result["tests"])
     print(f"classroom: {result['status']}: {got:g} / {result['max_score']:g} points"
           + (f": {result['tests'][0]['message']}" if result["status"] == "error" and result["tests"] else ""))
