@@ -240,9 +240,26 @@ class Grader:
             return [checked, *results]
         with self._gpu("shared"):
             results = self._run_time_tests(lab, built, checked)
+        if self.gpu_lock is not None and self._may_be_a_neighbours(results):
+            # Beside other students' runs a lab can run out of GPU memory or time through no fault of its own (a
+            # neighbour may take the GPU's memory on purpose): such a lab runs again with the GPU alone, and that
+            # verdict counts (a red-team helper's point about GRADERS_PER_GPU)
+            self.log(f"{lab.name}: a run failed while other students' runs shared the GPU: again, alone")
+            self.hung.discard(lab.name)
+            with self._gpu("exclusive"):
+                results = self._run_time_tests(lab, built, checked)
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results
+
+    NEIGHBOUR_STATUSES = ("TIMEOUT", "CRASH", "CUDA ERROR", "ERROR")  # what another process on the GPU can cause
+
+    @classmethod
+    def _may_be_a_neighbours(cls, results) -> bool:
+        """Whether a run-time row lost points in a way another process on the GPU could have caused: a timeout, a
+        crash, a CUDA error (out of memory), a harness error, or a sanitizers row that did not pass."""
+        return any(not r.full and (r.status in cls.NEIGHBOUR_STATUSES or r.name == SANITIZERS)
+                   for r in results if r.name != STATIC_CHECKS)
 
     def _gpu(self, how: str):
         """The class's GPU lock, taken shared or exclusive (grader/gpu_lock.py); nothing where there is none."""

@@ -625,3 +625,40 @@ class SharedGpu(GradingRun):
         report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
         self.assertEqual(events, ["shared", "run", "run", "run", "/shared", "exclusive", "bench", "/exclusive"])
         self.assertEqual(rows(report, "01-first")[-1].status, "pass")
+
+    def test_a_failure_a_neighbour_could_cause_is_graded_again_alone(self):
+        """Out of GPU memory while other students' runs shared the GPU (one may take its memory on purpose): the
+        lab's run-time tests run again with the GPU alone, and that verdict counts; a wrong sum is not rerun."""
+        from grader.run import Outcome as RunOutcome
+        config = self.small_config()
+        for first, expected_runs in (("cuda-error", 2), ("fail", 1)):
+            events, tries = [], []
+
+            class Recording:
+                @contextlib.contextmanager
+                def shared(self):
+                    events.append("shared")
+                    yield
+
+                @contextlib.contextmanager
+                def exclusive(self):
+                    events.append("exclusive")
+                    yield
+
+            def run_many(program, runs, timeouts, workdir, cwd, source):
+                tries.append(events[-1])
+                status = first if len(tries) == 1 else "pass"
+                message = "CUDA error: out of memory" if status == "cuda-error" else "wrong sum"
+                return [RunOutcome(status, "" if status == "pass" else message) for _ in runs]
+
+            grader = self.grader(config, {"01-first": self.fake(PASS)}, labs=["01-first"], run_many=run_many)
+            grader.gpu_lock = Recording()
+            grader.gpu_snapshot = lambda: {}
+            report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+            self.assertEqual(len(tries), expected_runs, first)
+            got = {r.name: r.status for r in rows(report, "01-first")}
+            if first == "cuda-error":
+                self.assertEqual(tries, ["shared", "exclusive"])
+                self.assertEqual((got["small"], got["exact"]), ("pass", "pass"))
+            else:
+                self.assertEqual(got["small"], "FAIL")
