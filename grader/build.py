@@ -198,15 +198,28 @@ def sandbox_plan(command: list, sandbox: str) -> str:
     return bwrap_usable(str(toolkit_root(command[0])))
 
 
+NOBODY = 65534  # the uid and gid a compile without bubblewrap runs as, when the grader runs as root
+
+
+def as_nobody_here() -> bool:
+    """Whether a compile without bubblewrap can drop to nobody: the grader runs as root and setpriv is installed."""
+    return os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
 def compile_student(command: list, copy: Path, out: Path, *, timeout: float, limits: Limits, bwrap: bool,
-                    log_path):
+                    log_path, as_nobody: bool = False):
     """Runs command -c -o out/student.o copy under limits and, with bwrap, in bubblewrap, where the folders it sees
-    are the toolkit's, /usr, the command's -I folders and copy's folder (read-only), and out (writable)."""
+    are the toolkit's, /usr, the command's -I folders and copy's folder (read-only), and out (writable). as_nobody
+    (root without bubblewrap): as the user nobody, out made theirs, so that what only root may read (a course's
+    hidden data: course/ on Gradescope) cannot reach the object through the assembler's .incbin."""
     nvcc = Path(command[0]).resolve()
     argv = [str(nvcc), *command[1:], "-c", "-o", str(out / "student.o"), str(copy)]
     if bwrap:
         argv = bwrap_argv(toolkit=toolkit_root(nvcc), read_only=[*include_folders(command), copy.parent],
                           writable=[out], workdir=out, tmp_size=limits.tmp_size) + argv
+    elif as_nobody:
+        os.chown(out, NOBODY, NOBODY)
+        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv]
     return run_process(limited(argv, limits), timeout=timeout, cwd=out, log_path=log_path)
 
 
@@ -252,13 +265,14 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
         result.message = (f"{source.name} is refused before compiling:\n" + "\n".join(refusals[:MAX_ERROR_LINES]))
         return result
     why_not = sandbox_plan(command, sandbox)
-    result.layers = ["source", "limits"] if why_not else ["source", "bwrap", "limits"]
+    nobody = bool(why_not) and as_nobody_here()
+    result.layers = ["source", *(["uid"] if nobody else []), "limits"] if why_not else ["source", "bwrap", "limits"]
     result.missing = [f"bwrap: {why_not}"] if why_not else []
     if why_not and sandbox == "require":
         result.message = f"the build's sandbox cannot run here (a kit problem): {why_not}"
         return result
     proc = compile_student(command, copy, folder / "out", timeout=timeout, limits=limits, bwrap=not why_not,
-                           log_path=folder / "compile.log")
+                           log_path=folder / "compile.log", as_nobody=nobody)
     if proc.timed_out:
         result.message = f"compiling {source.name} timed out after {timeout:g} s"
         return result

@@ -22,7 +22,8 @@ LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symbolic lin
 ETC = ("/etc/ld.so.cache", "/etc/alternatives")  # the dynamic loader's cache; Debian's cc/c++ links
 PROBE_TIMEOUT = 30.0
 
-LAYERS = {"source": "the source text's check", "bwrap": "bubblewrap", "limits": "resource limits"}
+LAYERS = {"source": "the source text's check", "bwrap": "bubblewrap", "uid": "the user nobody (root without bubblewrap)",
+          "limits": "resource limits"}
 
 
 @dataclass(frozen=True)

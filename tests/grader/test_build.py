@@ -247,14 +247,38 @@ class RealBuild(unittest.TestCase):
             self.assertEqual(built.missing, [f"bwrap: {why_not}"])
         else:
             self.assertEqual((built.layers, built.missing), (["source", "bwrap", "limits"], []))
+        os.chmod(self.dir, 0o755)  # as root without bubblewrap the compile runs as nobody, who must reach its folder
         off = build_lab(KIT, "reduce", source, self.dir / "off", sandbox="off")
         self.assertTrue(off.ok, off.message)
-        self.assertEqual((off.layers, off.missing), (["source", "limits"], ["bwrap: turned off"]))
+        self.assertEqual((off.layers, off.missing), (["source", *(["uid"] if build_mod.as_nobody_here() else []),
+                                                      "limits"], ["bwrap: turned off"]))
         with mock.patch("grader.build.bwrap_usable", return_value="bwrap is not installed"):
             required = build_lab(KIT, "reduce", source, self.dir / "required", sandbox="require")
         self.assertFalse(required.ok)
         self.assertEqual(required.message, "the build's sandbox cannot run here (a kit problem): bwrap is not installed")
         self.assertFalse((self.dir / "required" / "compile.log").exists())
+
+    def test_without_bubblewrap_root_compiles_as_nobody(self):
+        """Without bubblewrap a grader that runs as root (Gradescope's) compiles as nobody, so that the assembler's
+        .incbin cannot carry what only root may read into the object (a course's hidden data, course/ made
+        owner-only there): a red-team helper read it through the student's own sums."""
+        if not build_mod.as_nobody_here():
+            self.skipTest("not root, or setpriv (util-linux) is not installed: the compile runs as the grader's user")
+        secret = Path(tempfile.mkdtemp(prefix="ppl-course-"))
+        self.addCleanup(shutil.rmtree, secret, True)
+        (secret / "hidden.raw").write_text("SECRET")
+        os.chmod(secret, 0o700)
+        os.chmod(self.dir, 0o755)
+        text = (KIT / "solutions" / "03-sequential" / "reduce.cu").read_text()
+        source = write_file(self.dir / "sub", "reduce.cu",
+                            text + f'asm(".section .rodata\\n.incbin \\"{secret}/hidden.raw\\"\\n.text");\n')
+        built = build_lab(KIT, "reduce", source, self.dir / "build", sandbox="off")
+        self.assertFalse(built.ok)
+        self.assertIn("file not found", built.message)
+        self.assertIn("uid", built.layers)
+        honest = build_lab(KIT, "reduce", write_file(self.dir / "honest", "reduce.cu", text), self.dir / "h",
+                           sandbox="off")
+        self.assertTrue(honest.ok, honest.message)
 
     def test_an_object_over_the_cap_is_refused(self):
         source = write_file(self.dir / "sub", "reduce.cu", '#include "reduce.h"\nchar big[16 << 20] = {1};\n'
