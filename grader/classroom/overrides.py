@@ -197,6 +197,14 @@ def apply_row(row: dict, overrides: list, labs) -> dict:
     return row
 
 
+def _visibility_of(tests: list, lab: str) -> str:
+    """An override row's visibility: the latest of the rows it tells of (the lab's; every row for the total), since
+    its "before -> after" says their points (a red-team helper read a hidden group's result from it)."""
+    from grader.report import latest
+    mine = [t for t in tests if lab == "total" or (t.get("extra_data") or {}).get("lab") == lab]
+    return latest("visible", *(t.get("visibility") or "visible" for t in mine))
+
+
 def apply_outputs(folder, row: dict) -> None:
     """Lays row["overrides"] (apply_row's) over the student's results.json and feedback.txt in folder, first
     taking away any overrides a previous run laid there; with none, restores them as graded."""
@@ -221,7 +229,8 @@ def apply_outputs(folder, row: dict) -> None:
             for o in applied:
                 results.setdefault("tests", []).append({
                     "name": f"{o['lab']}: {TEST_NAME}", "score": round(o["after"] - o["before"], 2), "max_score": 0,
-                    "status": "passed", "visibility": "visible",
+                    "status": "passed", "visibility": _visibility_of(results.get("tests", []), o["lab"]),
+                    "extra_data": {"lab": o["lab"], "test": TEST_NAME},
                     "output": f"{_points(o['before'])} -> {_points(o['after'])} points: {o['reason']}"})
         tmp = results_path.with_name(results_path.name + ".tmp")
         tmp.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

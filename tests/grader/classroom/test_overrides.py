@@ -108,6 +108,28 @@ class Apply(Files):
         self.assertEqual((got["score"], len(got["tests"]), got["extra_data"]), (100.0, 1, {"max_score": 120}))
         self.assertEqual((folder / "feedback.txt").read_text(), "Student: alice\nTotal 100 / 120\n")
 
+    def test_an_override_row_waits_for_the_rows_it_tells_of(self):
+        """A lab with a hidden group: its override row ("60 -> 45 points") says the lab's points, so it is shown no
+        sooner than the lab's latest row; a total override no sooner than any row (a red-team helper read a hidden
+        result from it after the Gradescope round trip)."""
+        folder = self.dir / "students" / "alice"
+        results = {"score": 100.0, "extra_data": {"max_score": 120}, "tests": [
+            {"name": "01-first: small", "score": 10, "max_score": 10, "visibility": "visible",
+             "extra_data": {"lab": "01-first"}},
+            {"name": "01-first: exact", "score": 0, "max_score": 20, "visibility": "after_published",
+             "extra_data": {"lab": "01-first"}},
+            {"name": "02-second: small", "score": 10, "max_score": 10, "visibility": "visible",
+             "extra_data": {"lab": "02-second"}}]}
+        write_file(folder, "results.json", json.dumps(results))
+        table = self.load("student,lab,points,reason\nalice,01,+5,regrade\nalice,02,+5,regrade\n"
+                          "alice,total,+1,bonus\n")
+        overrides.apply_outputs(folder, overrides.apply_row(self.ROW, table["alice"], self.labs))
+        got = {t["name"]: t for t in json.loads((folder / "results.json").read_text())["tests"]}
+        self.assertEqual(got["01-first: override by course staff"]["visibility"], "after_published")
+        self.assertEqual(got["02-second: override by course staff"]["visibility"], "visible")
+        self.assertEqual(got["total: override by course staff"]["visibility"], "after_published")
+        self.assertEqual(got["01-first: override by course staff"]["extra_data"]["lab"], "01-first")
+
 
 class Exports(Files):
     ROWS = [{"student": "alice", "name": "Ada O'Brien", "sid": "123", "email": "ada@x.edu", "total": 85.0,
