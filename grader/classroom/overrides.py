@@ -70,22 +70,33 @@ def _lab_name(text: str, labs) -> str | None:
 
 
 def identities(students) -> dict:
-    """{key: student id} of the ways the file may name a student: each id, and for entries (intake.Entry) each
-    submitter's email (any case) and sid; a key two uploads share maps to None (ambiguous). students: ids or
-    entries."""
+    """{(kind, key): student id} of the ways the file may name a student: ("id", each id), and for entries
+    (intake.Entry) each submitter's ("email", email in any case) and ("sid", sid); a key two uploads share maps to
+    None (ambiguous). Emails and sids are apart: where students choose their own sid, a sid that reads as another
+    student's email must not take that student's overrides (a red-team helper's). students: ids or entries."""
     keys = {}
     for s in students:
         sid = s if isinstance(s, str) else s.student
-        own = {sid} | ({k for p in getattr(s, "people", ()) for k in (_key(p[1]), _key(p[2])) if k}
-                       | {_key(k) for k in (getattr(s, "sid", ""), getattr(s, "email", "")) if k and ";" not in k})
+        people = [*getattr(s, "people", ()), ("", getattr(s, "sid", ""), getattr(s, "email", ""))]
+        own = {("id", sid)} | {("sid", str(p[1]).strip()) for p in people if str(p[1] or "").strip() and
+                               ";" not in str(p[1])} \
+            | {("email", str(p[2]).strip().casefold()) for p in people if "@" in str(p[2] or "") and
+               ";" not in str(p[2])}
         for key in own:
             keys[key] = sid if keys.get(key, sid) == sid else None
     return keys
 
 
-def _key(text: str) -> str:
-    text = str(text or "").strip()
-    return text.casefold() if "@" in text else text
+def lookup(known: dict, who: str):
+    """The student the file's cell who names in known (identities'): an email cell (one with @) names an email, else
+    an id; any other cell an id, else a sid. (kind, key) of the first that matched, and its student (None:
+    ambiguous), or (None, None)."""
+    who = who.strip()
+    tries = [("email", who.casefold()), ("id", who)] if "@" in who else [("id", who), ("sid", who)]
+    for key in tries:
+        if key in known:
+            return key, known[key]
+    return None, None
 
 
 def load(path, labs, students) -> dict:
@@ -112,10 +123,10 @@ def load(path, labs, students) -> dict:
         who, lab_text, points_text, reason = cells[:4]
         where = f"{path}:{n}"
         lab = _lab_name(lab_text, labs)
-        student = known.get(who, known.get(_key(who)))
+        key, student = lookup(known, who)
         if student is None:
             problems.append(f"{where}: no student {who!r} in this class (an email or sid from Gradescope's metadata, "
-                            f"or the gradebook's student column)" if _key(who) not in known else
+                            f"or the gradebook's student column)" if key is None else
                             f"{where}: {who!r} names more than one upload: use the gradebook's student id")
         if lab is None:
             problems.append(f"{where}: no lab {lab_text!r} (the labs: {', '.join(maxima)}, or total)")

@@ -131,6 +131,23 @@ class Apply(Files):
         self.assertEqual(got["01-first: override by course staff"]["extra_data"]["lab"], "01-first")
 
 
+class Identities(unittest.TestCase):
+    def test_a_sid_that_reads_as_an_email_names_nobody_by_it(self):
+        """Where students choose their own sid, one who takes another's email as sid neither takes that student's
+        overrides nor makes the email ambiguous (a red-team helper's); an email names its submitter, a plain cell an
+        id, then a sid."""
+        from types import SimpleNamespace as Entry
+        victim = Entry(student="submission_1", people=(("Vic", "S1", "Victim@uni.edu"),), sid="S1",
+                       email="Victim@uni.edu")
+        mallory = Entry(student="submission_2", people=(("Mal", "victim@uni.edu", "mal@uni.edu"),),
+                        sid="victim@uni.edu", email="mal@uni.edu")
+        known = overrides.identities([victim, mallory])
+        self.assertEqual(overrides.lookup(known, "victim@uni.edu")[1], "submission_1")
+        self.assertEqual(overrides.lookup(known, "S1")[1], "submission_1")
+        self.assertEqual(overrides.lookup(known, "submission_2")[1], "submission_2")
+        self.assertEqual(overrides.lookup(overrides.identities([mallory]), "Victim@uni.edu"), (None, None))
+
+
 class Exports(Files):
     ROWS = [{"student": "alice", "name": "Ada O'Brien", "sid": "123", "email": "ada@x.edu", "total": 85.0,
              "max_score": 120.0, "labs": {"01-first": 45.0, "02-second": 40.0}, "status": "graded"},
