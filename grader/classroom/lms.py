@@ -108,9 +108,23 @@ def canvas_text(rows, labs, roster=None, warn=None, columns=()) -> str:
     writer.writerow([*CANVAS_IDENTITY, *(column_name(lab, columns) for lab in labs)])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", *(points_cell(lab.max_score) for lab in labs)])
     absent, matched = [], []
-    for row in people(rows):
+    everyone = people(rows)
+    entries = [match(row, roster) for row in everyone] if roster is not None else [None] * len(everyone)
+    claims = {}
+    for row, entry in zip(everyone, entries):
+        if entry is not None:
+            claims.setdefault(id(entry), []).append(row["student"])
+    for row, entry in zip(everyone, entries):
+        if roster is not None and entry is not None and len(claims[id(entry)]) > 1:
+            # two uploads whose sid, email or name name one Canvas student (a student may choose a sid): neither
+            # row goes in, for one of them would write over the other's grade (a red-team helper's)
+            if warn and claims[id(entry)][0] == row["student"]:
+                warn(f"{CANVAS}: {entry['Student']} (SIS User ID {entry['SIS User ID'] or '-'}) is matched by "
+                     f"{', '.join(claims[id(entry)])}: left out of {CANVAS} (their sids or emails say the same "
+                     f"student: check the metadata, then enter the grade by hand)")
+            matched.append(id(entry))
+            continue
         if roster is not None:
-            entry = match(row, roster)
             if entry is None:
                 absent.append(f"{row['student']} ({row.get('name') or 'no name'}, sid {row.get('sid') or '-'}, "
                               f"{row.get('email') or 'no email'})")

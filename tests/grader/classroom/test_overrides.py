@@ -186,6 +186,22 @@ class Exports(Files):
         with self.assertRaisesRegex(lms.RosterError, "not a Canvas gradebook export: no column ID"):
             lms.read_roster(write_file(self.dir, "other.csv", "Student,Email\n"))
 
+    def test_one_canvas_student_matched_by_two_uploads_is_left_out(self):
+        """An upload whose sid is another student's SIS User ID (students may choose their sid) matched the same
+        Canvas student: canvas.csv held two rows for one ID, one writing over the other's grade (a red-team helper's).
+        Neither goes in, and the warning names both."""
+        roster = write_file(self.dir, "canvas.csv",
+                            "Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
+                            "\"Victim, Vic\",501,S-1,vic,Sec 1\n")
+        both = [{"student": "vic", "name": "Vic Victim", "sid": "S-1", "email": "vic@x", "total": 100.0,
+                 "labs": {"01-first": 60.0, "02-second": 40.0}, "status": "graded"},
+                {"student": "mal", "name": "Mal", "sid": "S-1", "email": "mal@x", "total": 0.0,
+                 "labs": {"01-first": 0.0, "02-second": 0.0}, "status": "graded"}]
+        warned = []
+        rows = self.rows(lms.canvas_text(both, self.labs, lms.read_roster(roster), warned.append))
+        self.assertEqual(len(rows), 2)  # the header and Points Possible alone
+        self.assertTrue(any("is matched by mal, vic" in w for w in warned), warned)
+
     def test_gradescope(self):
         rows = self.rows(lms.gradescope_text(self.ROWS, self.labs))
         self.assertEqual(rows[0], ["Name", "SID", "Email", "Total Score", "Max Points", "01-first", "02-second"])
