@@ -257,8 +257,10 @@ class Grader:
     @classmethod
     def _may_be_a_neighbours(cls, results) -> bool:
         """Whether a run-time row lost points in a way another process on the GPU could have caused: a timeout, a
-        crash, a CUDA error (out of memory), a harness error, or a sanitizers row that did not pass."""
-        return any(not r.full and (r.status in cls.NEIGHBOUR_STATUSES or r.name == SANITIZERS)
+        crash, a CUDA error (out of memory), a harness error, or a sanitizers row whose runs did not reach their end.
+        A wrong answer or a hazard the sanitizers found is the lab's own (on a GPU of its own too): not run again."""
+        return any(not r.full and (r.status in cls.NEIGHBOUR_STATUSES or
+                                   r.name == SANITIZERS and r.data.get("ran_to_the_end") is False)
                    for r in results if r.name != STATIC_CHECKS)
 
     def _gpu(self, how: str):

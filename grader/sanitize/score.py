@@ -120,7 +120,7 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
                  "The correctness groups ran the lab without the tool; under it, the same program must also pass "
                  "(it is slower, nothing else): a lab that stops or fails only there is held to have a hazard.",
                  *notes, reproduce_line(lab)]
-        data["hazards"] = said
+        data["hazards"], data["ran_to_the_end"] = said, False  # grade.py: perhaps a neighbour's doing
         return SanitizerResult(lab, NAME, points, 0.0, "FAIL", f"not run to the end: {said[0]}", "\n".join(lines),
                                data)
     clean = [r for r in outcome.runs if r.status in ("clean", "findings")]

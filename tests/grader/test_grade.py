@@ -662,3 +662,15 @@ class SharedGpu(GradingRun):
                 self.assertEqual((got["small"], got["exact"]), ("pass", "pass"))
             else:
                 self.assertEqual(got["small"], "FAIL")
+
+    def test_which_rows_a_neighbour_may_have_failed(self):
+        from grader.score import TestResult
+        race = TestResult("01-first", "sanitizers", 0, 0, "FAIL", "racecheck: a race at reduce.cu:31",
+                          data={"hazards": ["a race"]})
+        stopped = TestResult("01-first", "sanitizers", 0, 0, "FAIL", "not run to the end: out of memory",
+                             data={"hazards": ["out of memory"], "ran_to_the_end": False})
+        wrong = TestResult("01-first", "small", 10, 0, "FAIL", "wrong sum")
+        oom = TestResult("01-first", "small", 10, 0, "CUDA ERROR", "out of memory")
+        self.assertFalse(Grader._may_be_a_neighbours([race, wrong]))  # the lab's own, on any GPU
+        self.assertTrue(Grader._may_be_a_neighbours([stopped]))
+        self.assertTrue(Grader._may_be_a_neighbours([oom]))
