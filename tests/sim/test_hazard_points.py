@@ -27,6 +27,7 @@ from grader.config import load_config
 from grader.grade import Grader
 from grader.score import HAZARD
 from tools.instructor.variants.wrong import mutations, submission
+from tests.timing import slow
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
@@ -59,6 +60,7 @@ class HazardsCostPoints(unittest.TestCase):
         grader = self.SimGrader(self.config, folder, build_dir=str(build), seed=12345)
         return grader.grade(self.config.select(lab)), build
 
+    @slow  # make test-all's: see tests/timing.py
     def test_right_sums_from_wrong_code_lose_every_correctness_point(self):
         table = mutations()
         for name, named in RIGHT_SUMS_WRONG_CODE.items():

@@ -22,6 +22,7 @@ from grader.config import load_config
 from grader.grade import Grader
 from tools.instructor.variants.wrong import mutated_text, mutations, submission
 from tools.author.make_skeletons import derive
+from tests.timing import slow
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
@@ -204,6 +205,7 @@ class Grading(SimGrading):
         grader = self.SimGrader(self.config, Path(folder), build_dir=str(Path(self.tmp.name) / tag), seed=12345)
         return grader.grade(self.config.select(prefix))
 
+    @slow  # make test-all's: see tests/timing.py
     def test_solutions_pass_what_the_simulator_runs(self):
         report = self.grade(KIT / "solutions", "", "solutions")
         ran = [r for r in report.results if r.status != simulator.NEEDS_GPU and r.max_score > 0]
@@ -222,6 +224,7 @@ class Grading(SimGrading):
                 rows = [r for r in report.results if r.lab == lab and r.status != simulator.NEEDS_GPU]
                 self.assertTrue(any(not r.full for r in rows), f"{lab}: the blank lab lost no points")
 
+    @slow  # make test-all's: see tests/timing.py
     def test_runtime_bugs_are_reported(self):
         table = mutations()
         for name, words in RUNTIME_BUGS.items():

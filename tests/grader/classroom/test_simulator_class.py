@@ -14,11 +14,13 @@ from grader.patterns import KIT
 from tests.grader.classroom.test_classroom import ClassRun
 from tests.grader.fakes import write_file
 from tools.author.make_skeletons import blank_out
+from tests.timing import slow
 
 LAB = "01-global-strided"
 
 
 @unittest.skipUnless(shutil.which("nvcc"), "the simulator builds the labs with nvcc, which is not on PATH")
+@slow  # make test-all's: see tests/timing.py
 class SimulatorClass(ClassRun):
     def test_a_class_graded_on_the_simulator_says_so(self):
         solution = (KIT / "solutions" / LAB / "reduce.cu").read_text()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tools.author.make_skeletons import derive, lab_files
 from grader.patterns import KIT
+from tests.timing import slow
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
 MARKER = re.compile(r"^\s*// @@ (BEGIN|END) SOLUTION")
@@ -99,6 +100,7 @@ class FilledCopy(unittest.TestCase):
         self.unittest_in_copy("tests.grader.test_build.SourceText", "tests.tools.instructor.test_make_class")
 
     @unittest.skipUnless(HAVE_NVCC, "nvcc not found: the simulator's test of the blank labs builds them")
+    @slow  # make test-all's: see tests/timing.py
     def test_the_blank_labs_lose_points_on_the_simulator(self):
         self.unittest_in_copy("tests.sim.test_sim.Grading.test_blank_labs_lose_points")
 
