@@ -96,8 +96,11 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     gpu_ids, models = ([], []) if static_only or args.simulator else visible_gpus()
     if args.gpus is not None:
         gpu_ids = gpu_ids[:args.gpus]
-    if gpu_ids:
-        options = dataclasses.replace(options, graders_per_gpu=args.graders_per_gpu or graders_per_gpu())
+    if gpu_ids and (args.graders_per_gpu or 1) > 1:
+        fit = graders_per_gpu(args.graders_per_gpu)
+        if fit < args.graders_per_gpu:
+            log(f"--graders-per-gpu {args.graders_per_gpu}: {fit} at a time fit this GPU's and this machine's memory")
+        options = dataclasses.replace(options, graders_per_gpu=fit)
     mode = "static" if static_only else "simulator" if args.simulator else "gpu" if gpu_ids else "no-gpu"
     options = dataclasses.replace(options, mode=mode, gpu_models=", ".join(models) if gpu_ids else "")
     write_class_file(options, entries, args.submissions)
@@ -179,7 +182,7 @@ def parse_args(argv):
     grade.add_argument("--gpus", type=int, help="use at most this many GPUs (default: every one nvidia-smi lists; "
                                                 "0: none, as --static-only)")
     grade.add_argument("--graders-per-gpu", type=int, help="students graded side by side on each GPU, their "
-                       "benchmarks one at a time (default: one per 16 GiB of GPU and host memory, at most 4)")
+                       "benchmarks one at a time (default 1; at most one per 16 GiB of GPU and host memory)")
     grade.add_argument("--only", help="grade only these students (ID,ID: the gradebook's ids); the others keep "
                                       "their rows")
 

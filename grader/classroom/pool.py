@@ -41,10 +41,10 @@ def visible_gpus() -> tuple:
     return ids, models
 
 
-def graders_per_gpu(most: int = 4, per_grader_gib: int = 16) -> int:
-    """How many students may share each GPU at once (make grade-class's default): one per per_grader_gib of the
-    smallest GPU's memory and of this machine's memory, at most `most`, at least 1. The largest correctness run
-    (2^29 + 1 elements) holds about 6 GiB on the GPU and 4 GiB on the host (the checker's input and the runner's);
+def graders_per_gpu(most: int, per_grader_gib: int = 16) -> int:
+    """How many students may share each GPU at once when GRADERS_PER_GPU asks for `most`: one per per_grader_gib of
+    the smallest GPU's memory and of this machine's memory, at most `most`, at least 1. The largest correctness run
+    (2^29 + 1 elements) holds about 6 GiB on the GPU and 4 GiB on the host (the checker's input and the runner's):
     a T4's 16 GB keeps one student at a time, an 80 GB H100 on a large host takes four."""
     smi = shutil.which("nvidia-smi")
     try:
