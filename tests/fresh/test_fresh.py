@@ -11,6 +11,7 @@ network, as on a new machine.
   setup.sh (the toolkit already there, so NVIDIA's repository is skipped), then run_autograder on the reference
   solution (every point the simulator can give), the blank skeleton and a known-wrong lab (fewer, with the failed
   rows), none of them told its file does not compile;
+- GitHub Classroom without a GPU: the student release's workflow, its checks and its grade step run as written;
 - an instructor: `make setup-test` (make test's set-up step) and one suite, `make test-harness`.
 
 Each test prints the person's commands and wall times (the issue's closing note quotes them). Slow: on 2 shared
@@ -131,6 +132,46 @@ class FreshMachines(unittest.TestCase):
                 if name != "reference":
                     self.assertLess(data["score"], reference["score"])
                     self.assertTrue([t for t in data["tests"] if t["score"] < t["max_score"]], data["output"])
+
+    def test_github_classroom(self):
+        """The student release's GitHub Classroom workflow, its two grading steps' shell lines run as written (the
+        pin's checks, then the pinned copy graded with python3 -I) in a root with what GitHub's runner has (python3,
+        git, make, the toolkit): lab 03 holds the reference solution, the other labs their blanks. The reporter's
+        result: lab 03's tests all pass, the maximum counts every lab's simulator tests."""
+        import base64
+        import yaml
+        from tools.student import classroom
+        person = "GitHub Classroom, no GPU"
+        machine = self.machine("classroom", [*BASE, "python3"])
+        repo = machine.path("/home/runner/work/lab/lab")
+        with tempfile.TemporaryDirectory(prefix="ppl-fresh-release-") as tmp:
+            clone = Path(tmp) / "kit"
+            subprocess.run(["git", "clone", "--quiet", str(KIT), str(clone)], check=True, timeout=600)
+            made = subprocess.run(["make", "-s", "dist", f"PYTHON={sys.executable}"], cwd=clone, capture_output=True,
+                                  text=True, timeout=600)
+            self.assertEqual(made.returncode, 0, made.stdout + made.stderr)
+            repo.mkdir(parents=True)
+            subprocess.run(["tar", "-xzf", str(clone / "build" / "dist" / "parallel-patterns-lab.tar.gz"),
+                            "--strip-components=1", "-C", str(repo)], check=True)
+            shutil.copy2(clone / "solutions" / "03-sequential" / "reduce.cu", repo / "labs" / "03-sequential")
+        flow = yaml.safe_load((repo / classroom.WORKFLOW).read_text())
+        steps = flow["jobs"]["run-autograding-tests"]["steps"]
+        check = next(s["run"] for s in steps if "sha256sum" in s.get("run", "") and s.get("id") != classroom.RUNNER)
+        grade = next(s["run"] for s in steps if s.get("id") == classroom.RUNNER)
+        env = (f"export PPL_GRADER_SHA256={flow['env']['PPL_GRADER_SHA256']} RUNNER_TEMP=/tmp/runner "
+               f"GITHUB_WORKSPACE=/home/runner/work/lab/lab GITHUB_OUTPUT=/tmp/github-output; mkdir -p /tmp/runner; ")
+        (_, check_status, checked, _), (_, grade_status, graded, _) = self.timed(
+            machine, person, [("/home/runner/work/lab/lab", env + check), ("/home/runner/work/lab/lab", env + grade)])
+        self.assertEqual(check_status, 0, tail(checked))
+        self.assertEqual(grade_status, 0, tail(graded))
+        line = next(ln for ln in machine.path("/tmp/github-output").read_text().splitlines()
+                    if ln.startswith("result="))
+        result = json.loads(base64.b64decode(line.split("=", 1)[1]))
+        mine = [t for t in result["tests"] if t["name"].startswith("03-sequential")]
+        self.assertTrue(mine, result)
+        self.assertEqual([t["name"] for t in mine if t["status"] != "pass"], [], graded[-3000:])
+        self.assertEqual(result["status"], "fail")  # the blank labs
+        self.assertGreater(result["max_score"], sum(t["score"] for t in result["tests"]))
 
     def test_instructor(self):
         machine = self.machine("instructor", BASE)

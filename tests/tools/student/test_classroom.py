@@ -168,6 +168,23 @@ class Workflow(unittest.TestCase):
         self.assertEqual(len(self.flow["env"]["PPL_GRADER_SHA256"]), 64)
         self.assertNotIn(classroom.PIN_MARK, self.text)
 
+    def test_githubs_workflow_schema(self):
+        """The release's workflow against GitHub's workflow schema (SchemaStore's, as check-jsonschema carries it)."""
+        try:
+            import check_jsonschema  # noqa: F401
+        except ImportError:
+            self.skipTest("check-jsonschema is not installed (requirements.txt: make test installs it)")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "classroom.yml"
+            path.write_text(self.text)
+            done = subprocess.run([os.sys.executable, "-m", "check_jsonschema", "--builtin-schema",
+                                   "vendor.github-workflows", str(path)], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            path.write_text(self.text.replace("runs-on:", "runs_on:"))  # a workflow GitHub would refuse
+            done = subprocess.run([os.sys.executable, "-m", "check_jsonschema", "--builtin-schema",
+                                   "vendor.github-workflows", str(path)], capture_output=True, text=True)
+            self.assertNotEqual(done.returncode, 0, done.stdout)
+
     def test_actionlint(self):
         found = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(os.sys.executable).parent))
         if not found:
