@@ -40,8 +40,9 @@ class SimulatorClass(ClassRun):
         results = json.loads((self.folder("alice") / "results.json").read_text())
         self.assertTrue(results["extra_data"]["simulator"])
         self.assertIn("Graded on the kit's CPU simulator", (self.folder("alice") / "feedback.txt").read_text())
-        with open(self.out / "canvas.csv", newline="") as f:
-            self.assertIn(["alice", "", "", "", "", "40"], list(csv.reader(f)))
+        with open(self.out / "canvas.csv", newline="") as f:  # correctness only: no grade for Canvas (lms.py)
+            self.assertIn(["alice", "", "", "", "", ""], list(csv.reader(f)))
+        self.assertIn("graded on the simulator left empty", err)
 
     def test_a_gpu_grading_is_kept(self):
         """A GPU grading of the same files stays: a simulator run is a lesser grading, never put in its place."""
