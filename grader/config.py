@@ -75,13 +75,15 @@ class Performance:
     scoring: Scoring = Scoring()  # labs.toml's [scoring], the same for every lab
     visibility: str = "visible"  # on Gradescope: one of VISIBILITIES
 
+    def calibrated(self, device: str):
+        """The GpuThresholds labs.toml has for this device (the name must match exactly), else None."""
+        return next((t for name, t in self.gpus if name == device), None)
+
     def thresholds_for(self, device: str):
-        """(lower, full, gpu name) for this device: its own calibrated thresholds where labs.toml has them (the
-        name must match exactly), else the defaults (lower, full, "")."""
-        for name, t in self.gpus:
-            if name == device:
-                return t.lower, t.full, name
-        return self.lower, self.full, ""
+        """(lower, full, gpu name) for this device: its own calibrated thresholds where labs.toml has them, else the
+        defaults (lower, full, "")."""
+        t = self.calibrated(device)
+        return (t.lower, t.full, device) if t else (self.lower, self.full, "")
 
 
 @dataclass(frozen=True)
@@ -129,10 +131,8 @@ class Lab:
     def reference_run_seconds(self, device: str, group: str) -> float | None:
         """The wall seconds of the reference solution's slowest run of group on the GPU named device, as `make
         calibrate` measured it (performance.gpus."GPU".run_seconds); None where that was not measured."""
-        for name, t in self.performance.gpus if self.performance else ():
-            if name == device:
-                return dict(t.run_seconds).get(group)
-        return None
+        t = self.performance.calibrated(device) if self.performance else None
+        return dict(t.run_seconds).get(group) if t else None
 
 
 @dataclass(frozen=True)

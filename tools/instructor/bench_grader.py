@@ -24,7 +24,7 @@ from pathlib import Path
 
 from grader import build as build_mod
 from grader.config import ConfigError, load_config
-from grader.patterns import KIT, parse_sizes
+from grader.patterns import KIT
 
 NO_DEVICE = 77
 ELEMENT_BYTES = 4  # every pattern's elements are 32-bit words (float or int)
@@ -34,14 +34,8 @@ EMPTY_KERNEL = "__global__ void empty_kernel() {}\n"
 
 def largest_input_bytes(config, labs) -> int:
     """The bytes of the largest input any correctness run of labs reads (its --n sizes times ELEMENT_BYTES)."""
-    largest = 1
-    for lab in labs:
-        for group in lab.groups:
-            for run in group.runs or ():
-                for flag, value in zip(run, run[1:]):
-                    if flag == "--n":
-                        largest = max([largest, *(parse_sizes(value) or [])])
-    return largest * ELEMENT_BYTES
+    from grader.simulator import largest_size
+    return max([1, *(largest_size(group.runs or ()) for lab in labs for group in lab.groups)]) * ELEMENT_BYTES
 
 
 def timed(argv, **kwargs) -> tuple:
