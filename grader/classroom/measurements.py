@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from grader.classroom.records import KIT_PARTS, write_json
+from grader.classroom.records import parts_digest, write_json
 
 MEASUREMENTS = "measurements.json"
 KIT_CODE_EXCLUDED = ("grader/labs.toml", "grader/thresholds.d/", "course/labs.toml")  # what a rescore may change
@@ -27,15 +27,7 @@ def signature(lab) -> str:
 def code_version(kit) -> str:
     """A hash of the kit's parts that grade (records.KIT_PARTS) but the labs files: what a rescore cannot change.
     Computed once per process and kit (a class's grading does not change the kit)."""
-    kit, h = Path(kit), hashlib.sha256()
-    for part in KIT_PARTS:
-        path = kit / part
-        for file in sorted([path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())):
-            rel = file.relative_to(kit).as_posix()
-            if "__pycache__" in rel or file.suffix in (".pyc", ".tmp") or rel.startswith(KIT_CODE_EXCLUDED):
-                continue
-            h.update(rel.encode() + b"\0" + file.read_bytes())
-    return h.hexdigest()
+    return parts_digest(kit, leave_out=KIT_CODE_EXCLUDED)
 
 
 def save(folder, report, got, labs, kit) -> None:

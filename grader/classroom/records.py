@@ -120,22 +120,27 @@ def hooks_of(options: Options) -> Hooks:
                                run=swap.get(hooks.run, hooks.run))
 
 
-def kit_version(kit=KIT, config=DEFAULT_PATH) -> str:
-    """A hash of what grades a submission: the harness, make fragments, datasets, the grader with labs.toml and
-    thresholds.d, the rules that pick a lab's file from an upload, and the labs file in use."""
+def parts_digest(kit=KIT, *, extra=(), leave_out=()) -> str:
+    """A hash of the files of KIT_PARTS in kit, and extra (more files, in the kit or not), each by its path and
+    content, leaving out caches and the kit paths that start with one of leave_out."""
     kit, h = Path(kit), hashlib.sha256()
-    files = set()
+    files = {Path(e).resolve() for e in extra}
     for part in KIT_PARTS:
         path = kit / part
         files.update([path] if path.is_file() else (p for p in path.rglob("*") if p.is_file()))
-    files.add(Path(config).resolve())
     for path in sorted(files):
         rel = path.relative_to(kit) if path.is_relative_to(kit) else path
-        if "__pycache__" in rel.parts or path.suffix in (".pyc", ".tmp"):
+        if "__pycache__" in rel.parts or path.suffix in (".pyc", ".tmp") or rel.as_posix().startswith(leave_out):
             continue
         h.update(str(rel).encode() + b"\0")
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def kit_version(kit=KIT, config=DEFAULT_PATH) -> str:
+    """A hash of what grades a submission: the harness, make fragments, datasets, the grader with labs.toml and
+    thresholds.d, the rules that pick a lab's file from an upload, and the labs file in use."""
+    return parts_digest(kit, extra=[config])
 
 
 def context_key(options: Options, labs) -> str:
