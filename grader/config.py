@@ -147,6 +147,13 @@ class Limits:
     simulator_host_memory_mib: int = 512
     run_floor_seconds: float | None = None  # see run_limit
     run_reference_factor: float | None = None
+    lab_file_kib: int = 256  # the largest lab file graded (or compared for similarity); see lab_file_bytes
+
+    @property
+    def lab_file_bytes(self) -> int:
+        """The size past which a lab's file is refused before anything reads it (grader/grade.py) and left out of
+        the similarity report (grader/classroom/similarity.py): a lab file is a few KiB of code."""
+        return self.lab_file_kib << 10
 
     def for_run(self, simulator: bool) -> int:
         return self.simulator_host_memory_mib if simulator else self.host_memory_mib
@@ -163,12 +170,15 @@ class Limits:
 def _limits(raw, where: str) -> Limits:
     raw = _table(raw, where)
     _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib", "run_floor_seconds",
-                                    "run_reference_factor"})
+                                    "run_reference_factor", "lab_file_kib"})
     values = {}
     for key in raw:
         value = raw[key]
         if key.startswith("run_"):
             _positive(raw, key, where)
+        elif key == "lab_file_kib":
+            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 64 << 10:
+                raise ConfigError(f"{where}.{key}: expected a whole number of KiB from 16 to 65536, got {value!r}")
         elif isinstance(value, bool) or not isinstance(value, int) or value < 64:
             raise ConfigError(f"{where}.{key}: expected a whole number of MiB, at least 64, got {value!r}")
         values[key] = value

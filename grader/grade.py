@@ -33,6 +33,7 @@ from grader import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
 from grader.report import Report, format_table, gradescope_results, write_results
 from grader.process import left_by_us
+from grader.text import printable
 from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
@@ -85,6 +86,7 @@ class Grader:
         self.run_many = run_many if run_many is not None else (run_harness_runs if run is run_harness else None)
         self.sandbox = sandbox  # "auto", or "require": a run fails unless every layer of the sandbox is in force
         self.sandbox_layers = {}  # lab -> the checker's sandbox line (layers, missing) of its first run
+        self.build_layers = {}  # lab -> {"layers": [...], "missing": [...]}: what held the compile of its file
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
 
@@ -149,11 +151,18 @@ class Grader:
             report.device = gpuinfo.device_name(self.gpu_snapshot(), os.environ.get("CUDA_VISIBLE_DEVICES"),
                                                 os.environ.get("CUDA_DEVICE_ORDER"))
         report.sandbox = dict(self.sandbox_layers)
+        report.build_sandbox = dict(self.build_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
                           if m})
         if missing:
             report.notes.append(f"Sandbox: the lab's code ran without {', '.join(missing)} on this machine "
                                 f"(results.json extra_data.sandbox; --require-sandbox refuses to grade so)")
+        unboxed = sorted({m for layers in self.build_layers.values() for m in layers.get("missing", [])})
+        if unboxed:
+            labs_named = ", ".join(lab for lab, layers in self.build_layers.items() if layers.get("missing"))
+            report.notes.append(f"Sandbox: the compile of {labs_named} ran without "
+                                f"{'; '.join(unboxed)} (results.json extra_data.build_sandbox; --require-sandbox "
+                                f"refuses to build so; install bubblewrap: sudo apt-get install bubblewrap)")
         if self.no_device:
             report.notes.append(NO_DEVICE_MESSAGE.replace("not run: ", "Run-time tests not run: "))
             report.notes.append("Without a GPU, `make grade SIM=1` (python3 -m grader --simulator) runs the "
@@ -220,10 +229,23 @@ class Grader:
         """The TestResults of one lab: its static checks, its correctness groups and compute-sanitizer's row (on a GPU
         their runs side by side), then its performance test, timed alone."""
         source = self.submission / lab.name / lab.source
+        too_big = self.oversized(lab, source)
+        if too_big:
+            return self.refused(lab, too_big)
         self.log(f"{lab.name}: building {source}")
         with self.stage(lab.name, "build"):
+            required = {"sandbox": "require"} if self.sandbox == "require" else {}  # hooks that take no sandbox
             built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
-                               harness_build=self.harness_build)
+                               harness_build=self.harness_build, **required)
+        if getattr(built, "layers", None):
+            self.build_layers[lab.name] = {"layers": list(built.layers), "missing": list(built.missing)}
+        if required and not built.ok and getattr(built, "missing", None) and built.object is None:
+            # --require-sandbox and no bubblewrap here: the kit's (the machine's) problem, never the student's
+            report.kit_error = built.message
+            if built.message not in report.notes:
+                report.notes.append(built.message)
+            return [not_run(lab.name, name, points, "not run: the build's sandbox cannot run here (a kit problem)")
+                    for name, points in self._all_tests(lab)]
         headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
         with self.stage(lab.name, "static checks"):
             checked = self.static_check(lab, built, headline)
@@ -251,6 +273,28 @@ class Grader:
         if lab.performance:
             results.append(self.grade_performance(lab, built.program, all(r.full for r in results), report))
         return results
+
+    def oversized(self, lab, source: Path) -> str:
+        """Why the lab's file is refused unread for its size (labs.toml's [limits] lab_file_kib), or ""."""
+        try:
+            size = source.stat().st_size if source.is_file() else 0
+        except OSError:
+            return ""
+        cap = self.config.limits.lab_file_bytes
+        if size <= cap:
+            return ""
+        return (f"{lab.source} is refused unread: it is {_size(size)}, over the {_size(cap)} a lab file may be "
+                f"(grader/labs.toml [limits] lab_file_kib); a lab's file is a few KiB of code: remove what is not "
+                f"(long comments, data tables, pasted output) and submit it again")
+
+    def refused(self, lab, why: str) -> list:
+        """The rows of a lab whose file is refused before its build: NO BUILD first, every test 0, nothing run."""
+        self.log(f"{lab.name}: {why}")
+        results = [not_run(lab.name, name, points, f"not run: {why}") for name, points in self._tests(lab)]
+        if results:
+            results[0].status, results[0].summary = "NO BUILD", f"{why}: every test of this lab scores 0"
+        return [not_run(lab.name, STATIC_CHECKS, 0.0, "not run: the file was refused before it was compiled"),
+                *results]
 
     NEIGHBOUR_STATUSES = ("TIMEOUT", "CRASH", "CUDA ERROR", "ERROR")  # what another process on the GPU can cause
 
@@ -502,6 +546,13 @@ class Grader:
         return result
 
 
+def _size(size: int) -> str:
+    """A file size for a message: 5.0 MiB, 256 KiB."""
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.1f} MiB"
+    return f"{size / 1024:.0f} KiB" if size >= 1024 else f"{size} bytes"
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -520,8 +571,9 @@ def parse_args(argv):
     p.add_argument("--quiet", action="store_true", help="no progress lines, no details under failed tests")
     p.add_argument("--json-only", action="store_true", help="print results.json to stdout and nothing else")
     p.add_argument("--require-sandbox", action="store_true",
-                   help="refuse to run a lab's code unless every layer of the sandbox is in force (namespaces, an "
-                        "unprivileged uid, seccomp, rlimits): a run where one is missing fails as a kit problem")
+                   help="refuse to build or run a lab's code unless every layer of the sandbox is in force (the "
+                        "compile in bubblewrap; the run in namespaces, as an unprivileged uid, under seccomp and "
+                        "rlimits): a build or run where one is missing fails as a kit problem")
     p.add_argument("--simulator", action="store_true",
                    help="no GPU needed: run the kernels on the kit's CPU simulator (correctness of small sizes only; "
                         "built in build/grade-sim unless --build-dir)")
@@ -546,7 +598,8 @@ def main(argv=None, **hooks) -> int:
               f"your lab folders, e.g. make grade SUBMISSION=labs)", file=sys.stderr)
         return EXIT_BROKEN
     quiet = args.quiet or args.json_only
-    log = None if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    # progress lines carry student text (compiler messages, summaries): printed without its control characters
+    log = None if quiet else (lambda message: print(printable(message), file=sys.stderr, flush=True))
     grader_class = Grader
     if args.simulator:
         from grader import simulator
@@ -554,13 +607,15 @@ def main(argv=None, **hooks) -> int:
         hooks.setdefault("estimate_gpu", args.gpu)
         if args.build_dir == "build/grade":
             args.build_dir = "build/grade-sim"
+    results_path = args.results or Path(args.build_dir) / "results.json"
+    # a grading that does not reach its end leaves no results.json at all, never the previous submission's
+    Path(results_path).unlink(missing_ok=True)
     grader = grader_class(config, submission, build_dir=args.build_dir, timeout=args.timeout,
                           build_timeout=args.build_timeout, seed=args.seed, log=log,
                           sandbox="require" if args.require_sandbox else "auto", **hooks)
     report = grader.grade(labs)
     calibration = config.calibration
     report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")
-    results_path = args.results or Path(args.build_dir) / "results.json"
     write_results(report, results_path)
     page = report_html.write(report, labs, results_path)  # report.html beside it: the table and the speed chart
     if args.json_only:

@@ -194,9 +194,11 @@ def valid_results(data) -> bool:
 
 
 def write_json(path: Path, data: dict) -> None:
+    """data written to path atomically, every string of it without control characters (grader/text.py)."""
+    from grader.text import printable_json
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(printable_json(data), indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -396,6 +398,8 @@ def grade_once(argv, results: Path, limit) -> tuple:
     """(exit status or None on timeout, output, results.json's data or None) of one grader run."""
     results.unlink(missing_ok=True)
     status, output = run_grader(argv, limit)
+    from grader.text import printable
+    output = printable(output)
     print(output, flush=True)
     try:
         data = json.loads(results.read_text(encoding="utf-8"))

@@ -1,12 +1,19 @@
 """Reading a compiled object for the static checks (grader/static_check.py): its symbols as nm lists them, its ELF
 sections, relocations and symbol types, and the device images (cubins) of its fatbin, extracted by cuobjdump where
-they are compressed. ToolError: nm, objdump or cuobjdump failed or is missing (a kit problem, never a pass)."""
+they are compressed. ToolError: nm, objdump or cuobjdump failed or is missing (a kit problem, never a pass).
+
+Names and listings are student bytes: the tools' output is read as bytes and decoded with surrogateescape
+(grader/text.py), as are the names in the ELF file's own string tables, so a byte that is not UTF-8 (0xff) in a
+symbol name reads the same from nm and from the file, and never stops the checks."""
+import re
 import shutil
 import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.text import decode
 
 TOOL_TIMEOUT = 120.0
 
@@ -33,13 +40,19 @@ def require_tools() -> dict:
 
 
 def run_tool(argv, what: str) -> str:
+    """A tool's standard output, its bytes decoded with surrogateescape (grader/text.py); ToolError when it fails."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT)
+        done = subprocess.run(argv, capture_output=True, timeout=TOOL_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ToolError(f"{Path(argv[0]).name} failed on {what}: {e}") from None
     if done.returncode != 0:
-        raise ToolError(f"{Path(argv[0]).name} failed on {what} (exit {done.returncode}): {done.stderr.strip()[:500]}")
-    return done.stdout
+        raise ToolError(f"{Path(argv[0]).name} failed on {what} (exit {done.returncode}): "
+                        f"{decode(done.stderr).strip()[:500]}")
+    return decode(done.stdout, round_trip=True)
+
+
+# nm -P: "NAME TYPE [VALUE [SIZE]]"; the shortest name for which the rest of the line is those fields
+NM_LINE = re.compile(r"(?P<name>.+?) (?P<kind>\S)(?: (?:[0-9a-fA-F]*)(?: [0-9a-fA-F]*)?)? *")
 
 
 def read_symbols(nm: str, path) -> list:
@@ -50,10 +63,10 @@ def read_symbols(nm: str, path) -> list:
         raise ToolError(f"nm listed {len(raw)} symbols of {path}, but {len(demangled)} demangled")
     symbols = []
     for line, pretty in zip(raw, demangled):
-        parts = line.split()
-        if len(parts) < 2:
+        fields = NM_LINE.fullmatch(line)  # a name may hold spaces (an assembler's quoted name): the fields end the line
+        if not fields:
             continue
-        name, kind = parts[0], parts[1]
+        name, kind = fields["name"], fields["kind"]
         # the demangled line ends with the same fields as the plain one: strip them to get the demangled name
         tail = line[len(name):]
         symbols.append(Symbol(name, pretty[:len(pretty) - len(tail)] if pretty.endswith(tail) else name, kind))
@@ -90,7 +103,7 @@ class Elf:
 
     def _string(self, base: int, offset: int) -> str:
         end = self.data.index(b"\0", base + offset)
-        return self.data[base + offset:end].decode("utf-8", "replace")
+        return decode(self.data[base + offset:end], round_trip=True)
 
     def section(self, name: str):
         return next((s for s in self.sections if s["name"] == name), None)

@@ -3,6 +3,10 @@
 A Report holds the TestResults (grader/score.py) in order, the seed and the notes about the whole run. The tests
 of a bonus lab keep their own max_score, but only their score counts in the total: the total's maximum is that of
 the other labs.
+
+Both reports are student text as much as the kit's (a compiler's messages, the runner's printed output, symbol names
+in findings, file names): every string goes through grader/text.py's printable() on its way out, so no escape
+sequence or control character of the student's reaches a terminal, results.json or Gradescope.
 """
 import html
 import json
@@ -10,6 +14,8 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.text import printable, printable_json
 
 NAME_WIDTH = 20
 
@@ -27,6 +33,7 @@ class Report:
     kit_error: str = ""
     device: str = ""
     sandbox: dict = field(default_factory=dict)  # lab -> {"layers": ..., "missing": ...}: what held its runner
+    build_sandbox: dict = field(default_factory=dict)  # lab -> {"layers": [...], "missing": [...]}: its compile
     simulator: bool = False  # graded on the kit's CPU simulator (grader/simulator.py), not a GPU
     stage_seconds: dict = field(default_factory=dict)  # lab (or "kit") -> stage -> wall seconds (Grader.stage)
 
@@ -71,7 +78,8 @@ def format_table(report: Report, details: bool = True) -> str:
     With details, the extra text of a test that lost points (compiler errors, how to reproduce) follows its row.
     A bonus lab is marked "(bonus)", and a note under the table says its maximum is not in the total's.
     """
-    out = [f"Grading {report.submission}  (seed {report.seed}{', ' + report.device if report.device else ''})"]
+    out = [printable(f"Grading {report.submission}  (seed {report.seed}"
+                     f"{', ' + report.device if report.device else ''})", keep="")]
     for lab in report.labs():
         rows = [r for r in report.results if r.lab == lab]
         got, most = sum(r.score for r in rows), sum(r.max_score for r in rows)
@@ -81,14 +89,15 @@ def format_table(report: Report, details: bool = True) -> str:
         for r in rows:
             points = f"{_points(r.score):>6} / {_points(r.max_score):<4}"
             summary = r.summary.removeprefix("not run: ") if r.status == "not run" else r.summary
-            out.append(f"  {r.name:<{NAME_WIDTH}} {points} {r.status:<10} {summary}")
+            # a row is one line: a student's text in its summary cannot start a line that reads as another row
+            out.append(f"  {r.name:<{NAME_WIDTH}} {points} {r.status:<10} {printable(summary, keep='')}")
             if details and not r.full and r.detail and r.detail.strip() != r.summary.strip():
-                out.append(_indent(r.detail, " " * 6))
+                out.append(_indent(printable(r.detail), " " * 6))
     out.append("")
-    out.extend(report.notes)
+    out.extend(printable(note) for note in report.notes)
     out.extend(_bonus_notes(report))
     out.append(_total(report))
-    return "\n".join(out)
+    return printable("\n".join(out))
 
 
 def _total(report: Report) -> str:
@@ -138,6 +147,7 @@ def gradescope_results(report: Report) -> dict:
                        "bonus_labs": report.bonus_labs(), "seed": report.seed, "device": report.device,
                        "no_device": report.no_device, "kit_error": report.kit_error,
                        "static_check_findings": static_check_findings(report), "sandbox": report.sandbox,
+                       "build_sandbox": report.build_sandbox,
                        "performance_environment": performance_environment(report), "labs": lab_numbers(report),
                        "simulator": report.simulator, "stage_seconds": report.stage_seconds,
                        "run_seconds": run_seconds(report)},
@@ -147,7 +157,7 @@ def gradescope_results(report: Report) -> dict:
         data, waiting = pending(data)
         data["extra_data"]["pending_points"] = waiting
         retotal(data)  # the pending tests' maxima are 0 now, as Gradescope counts them
-    return data
+    return printable_json(data)
 
 
 def leaderboard(report: Report) -> list:
@@ -410,7 +420,8 @@ def set_output_format(results: dict, fmt: str) -> dict:
 
 
 def write_results(report: Report, path) -> None:
-    """Writes gradescope_results(report) to path (creating its folder), atomically."""
+    """Writes gradescope_results(report) to path (creating its folder), atomically: a temporary file beside it,
+    then os.replace, so that a reader (or a crash) never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

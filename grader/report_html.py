@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader import charts
 from grader.report import Report, _points, _total
+from grader.text import printable
 
 PAGE_NAME = "report.html"
 STATUS_CLASS = {"pass": "pass", "partial": "partial", "slow": "partial", "not run": "skip", "needs GPU": "skip"}
@@ -46,8 +47,8 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def esc(text) -> str:
-    """Text for the page: escaped, quotes included."""
-    return html.escape(str(text), quote=True)
+    """Text for the page: without control characters (grader/text.py), escaped, quotes included."""
+    return html.escape(printable(text), quote=True)
 
 
 def _status_class(status: str) -> str:

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from grader.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
                             require_tools, run_tool)
+from grader.text import printable
 
 MAX_NAMES = 4  # symbols named per finding; the rest are counted
 CALLS_TABLE = Path(__file__).resolve().with_name("lab_calls.toml")
@@ -542,10 +543,31 @@ def check_device(nm: str, elf: Elf, path) -> tuple:
     return functions, findings, notes
 
 
+UNREADABLE_SAYS = ("the kit could not read your object file: {error}. The object nvcc made of your file is not one "
+                   "the checks can read (an unusual construct: assembler directives, odd symbol names?); every test "
+                   "of this lab scores 0. Write the lab in plain CUDA C++; if it is plain, tell the course staff, "
+                   "quoting this message")
+
+
 def check_object(path, pattern: str) -> Verdict:
-    """The static checks of one student object (built from the file of a lab of the given harness pattern)."""
+    """The static checks of one student object (built from the file of a lab of the given harness pattern).
+
+    ToolError (a kit problem) when nm or objdump is missing or the kit's allow-list cannot be read. Whatever else
+    goes wrong while the object is read (a tool that fails on it, an exception of the checks on what is in it) is
+    the object's: one finding, "unreadable", that says so (UNREADABLE_SAYS), never a pass and never the kit's."""
     tools = require_tools()
-    path = Path(path)
+    try:
+        allowed_for(pattern)  # a broken lab_calls.toml is the kit's problem, found before the object is read
+    except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError) as e:
+        raise ToolError(f"the kit's {CALLS_TABLE.name} cannot be read: {e}") from None
+    try:
+        return _check_object(tools, Path(path), pattern)
+    except Exception as e:  # noqa: BLE001 - the student's object made the checks fail: the student's failure
+        error = printable(f"{type(e).__name__ if not isinstance(e, ToolError) else 'a tool failed'}: {e}", keep="")
+        return Verdict([Finding("unreadable", UNREADABLE_SAYS.format(error=error[:300]))])
+
+
+def _check_object(tools: dict, path: Path, pattern: str) -> Verdict:
     symbols = read_symbols(tools["nm"], path)
     elf = read_elf(path)
     device_functions, device_findings, notes = check_device(tools["nm"], elf, path)

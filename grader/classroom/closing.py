@@ -59,13 +59,14 @@ def close(rows, options: Options, labs, table: dict, log) -> int:
         lms.write(out, final, labs, options.canvas_roster or None, warn=log)
     except (lms.RosterError, OSError) as e:
         log(f"canvas.csv and gradescope.csv not written: {e}")
+    config = config_of(options)
     if options.similarity:
         try:
-            path, results = similarity.run(similarity.graded_folders(out), labs, out)
+            path, results = similarity.run(similarity.graded_folders(out), labs, out,
+                                           cap=config.limits.lab_file_bytes)
             log(f"similarity: {similarity.summary(results)}: {path}")
         except (similarity.SimilarityError, OSError) as e:
             log(f"similarity report not written: {e}")
-    config = config_of(options)
     page = class_report.write(out, final, labs, options=options.to_json(), calibration=config.calibration)
     if page:
         log(f"class report: {page}")

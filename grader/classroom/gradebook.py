@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grader.classroom.records import (EXIT_NO_DEVICE, EXIT_OK, EXIT_UNGRADED, GRADEBOOK, NOT_SCORED, Options,
                                       UNGRADED)
+from grader.text import printable
 
 
 # ---- the gradebook ----
@@ -17,8 +18,9 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet rea
 
 def text_cell(value) -> str:
     """A gradebook cell holding text (names, ids, notes, upload names: what students and exports chose), kept a
-    text in a spreadsheet: one that starts like a formula gets a leading ' (OWASP's CSV injection advice)."""
-    text = str(value if value is not None else "")
+    text in a spreadsheet: one that starts like a formula gets a leading ' (OWASP's CSV injection advice). A cell is
+    one line, without escape sequences or control characters (grader/text.py)."""
+    text = printable(value, keep="")
     return "'" + text if text.startswith(FORMULA_START) else text
 
 

@@ -19,6 +19,10 @@ untouched skeleton, says so. Pairs of groups whose shared code is more than THRE
 and into OUT/similarity.csv. A file with too little code of its own to fingerprint (noise_t characters of
 tokenized code) cannot be compared: the page counts such files per lab.
 
+A file larger than labs.toml's [limits] lab_file_kib (256 KiB; the grader refuses such a file unread) is left out,
+read no further than the cap, and the page names it with its size: copydetect's fingerprints and highlighted pages
+grow far faster than the file (a 22.7 MB upload took 8.7 GB and 335 s), and no honest lab file is that large.
+
 The files are student text: the page escapes every character of it and allows no scripts (report_html.CSP).
 Exit status: 0 the report was written; 2 bad usage, or copydetect is not installed (the message says how).
 """
@@ -35,7 +39,7 @@ from pathlib import Path
 
 from grader.classroom import intake
 from grader.classroom.records import list_students
-from grader.config import ConfigError, DEFAULT_PATH, load_config
+from grader.config import ConfigError, DEFAULT_PATH, Limits, load_config
 from grader.report_html import CSP, STYLE, esc
 
 KIT = Path(__file__).resolve().parents[2]
@@ -87,12 +91,21 @@ class LabResult:
     groups: list = field(default_factory=list)
     pairs: list = field(default_factory=list)
     too_small: list = field(default_factory=list)  # students whose file has no code of its own to fingerprint
+    too_large: list = field(default_factory=list)  # (student, bytes) of files over the cap, left out (read_capped)
     boilerplate: list = field(default_factory=list)  # what counted as given: "skeleton", "reference solution"
 
 
 def normalized(text: str) -> str:
     """The text two files must share to count as identical: line endings and trailing spaces aside."""
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip("\n")
+
+
+def read_capped(path: Path, cap: int) -> str | None:
+    """The file's text (UTF-8, a byte that is not replaced), or None when it is larger than cap bytes: never more
+    than cap + 1 bytes are read."""
+    with open(path, "rb") as f:
+        data = f.read(cap + 1)
+    return None if len(data) > cap else data.decode("utf-8", errors="replace")
 
 
 def lab_files(folders: dict, lab) -> dict:
@@ -111,11 +124,17 @@ def kit_file(kit: Path, part: str, lab) -> Path | None:
     return path if path.is_file() else None
 
 
-def identical_groups(files: dict, skeleton: str | None, reference: str | None) -> list:
-    """The students' files (files: {student: path}) grouped by their normalized text, largest group first."""
+def identical_groups(files: dict, skeleton: str | None, reference: str | None, cap: int | None = None,
+                     too_large: list | None = None) -> list:
+    """The students' files (files: {student: path}) grouped by their normalized text, largest group first. A file
+    over cap bytes is left out, its (student, size) appended to too_large."""
     by_text = {}
     for student, path in files.items():
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = read_capped(path, cap) if cap is not None else path.read_bytes().decode("utf-8", errors="replace")
+        if text is None:
+            if too_large is not None:
+                too_large.append((student, path.stat().st_size))
+            continue
         by_text.setdefault(normalized(text), []).append((student, path, text))
     groups = []
     for key, members in by_text.items():
@@ -194,9 +213,9 @@ def _coverage(detector, paths: dict, group: Group) -> float:
 
 
 def analyse(folders: dict, labs, kit=KIT, threshold: float = THRESHOLD, noise: int = NOISE,
-            use_solution: bool = True) -> list:
+            use_solution: bool = True, cap: int = Limits().lab_file_bytes) -> list:
     """A LabResult per lab of labs: the identical groups and the pairs that share code, for folders ({student: a
-    labs/-shaped folder of their files})."""
+    labs/-shaped folder of their files}); files over cap bytes are left out (LabResult.too_large)."""
     results = []
     for lab in labs:
         files = lab_files(folders, lab)
@@ -204,7 +223,9 @@ def analyse(folders: dict, labs, kit=KIT, threshold: float = THRESHOLD, noise: i
         reference_path = kit_file(kit, "solutions", lab) if use_solution else None
         skeleton = skeleton_path.read_text(encoding="utf-8") if skeleton_path else None
         reference = reference_path.read_text(encoding="utf-8") if reference_path else None
-        result = LabResult(lab.name, lab.source, identical_groups(files, skeleton, reference))
+        too_large = []
+        result = LabResult(lab.name, lab.source, identical_groups(files, skeleton, reference, cap, too_large),
+                           too_large=too_large)
         result.boilerplate = [name for name, text in (("the skeleton", skeleton), ("the reference solution",
                                                                                     reference)) if text]
         given = [text for text in (skeleton, reference) if text]
@@ -246,6 +267,11 @@ def lab_section(result: LabResult, threshold: float) -> str:
     if same:
         items = "".join(f"<li>{esc(group_line(g))}</li>" for g in same)
         parts.append(f"<h3>Identical files</h3><ul>{items}</ul>")
+    if result.too_large:
+        big = ", ".join(f"{student} ({size / (1 << 20):.1f} MiB)" if size >= 1 << 20 else
+                        f"{student} ({size >> 10} KiB)" for student, size in result.too_large)
+        parts.append(f"<p class=\"meta\">Left out, larger than a lab file may be (grader/labs.toml [limits] "
+                     f"lab_file_kib; the grader refuses them unread): {esc(big)}.</p>")
     if result.too_small:
         parts.append(f"<p class=\"meta\">Too little code of their own to compare (beyond the boilerplate): "
                      f"{esc(', '.join(result.too_small))}.</p>")
@@ -315,13 +341,17 @@ def graded_folders(out) -> dict:
 
 
 def summary(results: list) -> str:
-    """One line for a log: pairs per lab."""
-    return "; ".join(f"{r.lab}: {len(r.pairs)} pair{'s' if len(r.pairs) != 1 else ''}" for r in results)
+    """One line for a log: pairs per lab, and the files left out for their size."""
+    return "; ".join(f"{r.lab}: {len(r.pairs)} pair{'s' if len(r.pairs) != 1 else ''}"
+                     + (f" ({len(r.too_large)} file{'s' if len(r.too_large) != 1 else ''} over the size cap left "
+                        f"out: {', '.join(s for s, _ in r.too_large)})" if r.too_large else "") for r in results)
 
 
-def run(folders: dict, labs, out, threshold: float = THRESHOLD, noise: int = NOISE, kit=KIT) -> tuple:
-    """Compares, writes the report into out; returns (the page's path, the LabResults)."""
-    results = analyse(folders, labs, kit, threshold, noise)
+def run(folders: dict, labs, out, threshold: float = THRESHOLD, noise: int = NOISE, kit=KIT,
+        cap: int = Limits().lab_file_bytes) -> tuple:
+    """Compares, writes the report into out; returns (the page's path, the LabResults). cap: labs.toml's
+    lab_file_kib, in bytes."""
+    results = analyse(folders, labs, kit, threshold, noise, cap=cap)
     return write_report(results, out, threshold), results
 
 
@@ -350,7 +380,8 @@ def main(argv=None) -> int:
         parser.error("--threshold must be above 0 and at most 1")
     scratch = None
     try:
-        labs = load_config(args.config).select(args.lab)
+        config = load_config(args.config)
+        labs = config.select(args.lab)
         if args.graded:
             out, folders = Path(args.graded), graded_folders(args.graded)
             if not folders:
@@ -365,7 +396,7 @@ def main(argv=None) -> int:
                     folders[entry.student] = intake.gather(entry, labs, scratch / entry.student).submission
                 except intake.IntakeError as e:
                     log(f"similarity: {entry.student}: left out, the upload cannot be read: {e}")
-        path, results = run(folders, labs, out, args.threshold, args.noise)
+        path, results = run(folders, labs, out, args.threshold, args.noise, cap=config.limits.lab_file_bytes)
     except (ConfigError, ValueError, intake.IntakeError, SimilarityError) as e:
         print(f"similarity: {e}", file=sys.stderr)
         return EXIT_BROKEN

@@ -22,6 +22,7 @@ from grader.grade import Grader
 from grader.gpu_lock import GpuLock
 from grader.report import format_table, write_results
 from grader.run import NO_DEVICE_MESSAGE, Outcome
+from grader.text import printable
 
 
 # ---- one student, in a worker process ----
@@ -102,6 +103,7 @@ def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
         if record:
             return Prepared(entry.student, row={**record["row"], **identity(entry)}, unchanged=True)
         (folder / RECORD).unlink(missing_ok=True)
+        (folder / "results.json").unlink(missing_ok=True)  # never the previous upload's, if this grading fails
         prepared = Prepared(entry.student, key=key, got=got, files=files)
         hooks = hooks_of(options)
         for lab in labs:
@@ -241,7 +243,7 @@ def write_outputs(options, entry, folder, report, got, row, key, seconds, files=
     write_results(report, folder / "results.json")
     report_html.write(report, labs_of(options), folder / "results.json")  # their page, the class report links it
     lateness = late_work(options, entry, folder, row)
-    text = "\n".join([header(entry), *got.notes, *lateness, "", format_table(report), ""])
+    text = printable("\n".join([header(entry), *got.notes, *lateness, "", format_table(report), ""]))
     (folder / "feedback.txt").write_text(text, encoding="utf-8", errors="replace")
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     # graded_at: when the files were graded; a rescore (graded_at given) keeps it and says when it scored them again

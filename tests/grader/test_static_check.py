@@ -372,12 +372,29 @@ class Rules(unittest.TestCase):
         self.assertIn("nm and objdump not found: the grader's static checks need binutils", str(caught.exception))
         self.assertIn("a kit problem", str(caught.exception))
 
-    def test_an_unreadable_object_is_a_kit_error(self):
+    def test_an_unreadable_object_is_the_students_failure(self):
+        """The object is made from the student's file: a tool that fails on it, or a check that raises on what is in
+        it, is the student's failure (one finding, 0 points), not the kit's (issue 20: a crash while checking left
+        the previous results in place and told the student "not your fault")."""
         if not (shutil.which("nm") and shutil.which("objdump")):
             self.skipTest("binutils (nm, objdump) is not installed here")
         with tempfile.TemporaryDirectory() as tmp:
+            verdict = static_check.check_object(write_file(tmp, "student.o", "not an object"), "reduce")
+            self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
+            self.assertIn("the kit could not read your object file: ", verdict.findings[0].message)
+            with mock.patch("grader.static_check.read_symbols", side_effect=UnicodeDecodeError(
+                    "utf-8", b"\xff", 0, 1, "invalid start byte")):
+                verdict = static_check.check_object(write_file(tmp, "student.o", "not an object"), "reduce")
+        self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
+        self.assertIn("UnicodeDecodeError", verdict.findings[0].message)
+
+    def test_a_broken_allow_list_is_still_a_kit_error(self):
+        if not (shutil.which("nm") and shutil.which("objdump")):
+            self.skipTest("binutils (nm, objdump) is not installed here")
+        with tempfile.TemporaryDirectory() as tmp, mock.patch("grader.static_check.allowed_for",
+                                                              side_effect=ValueError("malformed")):
             with self.assertRaises(ToolError):
-                static_check.check_object(write_file(tmp, "student.o", "not an object"), "reduce")
+                static_check.check_object(write_file(tmp, "student.o", "x"), "reduce")
 
 
 def compile_object(pattern: str, source: Path, folder: Path, *settings):
