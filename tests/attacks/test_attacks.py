@@ -28,7 +28,9 @@ How each attack is graded:
   - afterwards: the copy's `git status` must be clean apart from build/; the shared build and the sibling
     unchanged; results.json not rewritten 1 s after grade.py exited; no process of the copy left, nor a shell with
     parent 1 and an emptied environment started since the grading began (a shell with its environment is some other
-    user's job on a shared machine); no `ATTACK-SEED <seed>` or `@@ BEGIN SOLUTION` in the outputs of the runs. The
+    user's job on a shared machine); no `ATTACK-SEED <seed>` or `@@ BEGIN SOLUTION` in the outputs of the runs; no
+    escape sequence, carriage return or other control character in what grade.py printed or in results.json, and
+    one "Total" line in each (student bytes are data: a lab's text must not draw on the grader's terminal). The
     copy is then put back as committed (and its shared build, if the attack changed it).
 
 The verdict is read from grade.py's table (the status column: FORBIDDEN, NO BUILD, ERROR, needs GPU) and
@@ -82,6 +84,8 @@ SETTLE = 1.0  # seconds to wait after grade.py exits before looking at results.j
 LEAK_SCAN_BYTES = 8 << 20  # of each output file, from its start and from its end
 SOLUTION_MARK = b"@@ BEGIN " + b"SOLUTION"
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "busybox"}
+# what no grader output may hold: ESC, CR, the other C0 controls but tab and line feed, DEL, and C1 (UTF-8 encoded)
+CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 
 # ---- grading one attack ----
@@ -305,6 +309,7 @@ class Worker:
                 out.got = "no results"
         seed = str(report.get("extra_data", {}).get("seed", ""))
         out.escapes.extend(self.leaks(work / "grade", seed))
+        out.escapes.extend(self.text_injected(work / "grade.log", results))
 
         # put the copy back, each file with the time it had, so that make rebuilds nothing for the next attack
         git(self.kit, "checkout", "-q", "--", ".")
@@ -364,6 +369,32 @@ class Worker:
         if most > PROCESS_CAP:
             escapes.append(f"{most} processes of the copy at once (more than {PROCESS_CAP})")
         return escapes
+
+    @staticmethod
+    def text_injected(log: Path, results: Path) -> list:
+        """Control characters (escape sequences, carriage returns) in grade.py's printed output or in results.json,
+        or more than one line that starts "Total " in either: the lab's text drawing on the grader's."""
+        found = []
+        for path, what in ((log, "grade.py's output"), (results, "results.json")):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if path == results:  # JSON writes a control character as \u001b: look at the strings themselves
+                try:
+                    data = json.dumps(json.loads(data), ensure_ascii=False).encode("utf-8", "surrogateescape")
+                    output = json.loads(data).get("output", "")
+                except (ValueError, AttributeError):
+                    output = ""
+                totals = sum(1 for ln in str(output).splitlines() if ln.startswith("Total "))
+            else:
+                totals = sum(1 for ln in data.splitlines() if ln.startswith(b"Total "))
+            bad = CONTROL_BYTES.search(data)
+            if bad:
+                found.append(f"a control character ({bad.group()!r}) in {what}")
+            if totals > 1:
+                found.append(f"{totals} lines starting 'Total ' in {what}")
+        return found
 
     @staticmethod
     def leaks(folder: Path, seed: str) -> list:
