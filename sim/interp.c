@@ -361,11 +361,23 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
         }
         if (slice-- == 0 || c->yield)
             return RUN_SLICE;
-        if (++c->executed > c->budget) {
+        if (++w->executed > c->warp_budget) {
             sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_LIMIT,
-                     "instruction budget exhausted (%llu warp instructions; set PPL_SIM_MAX_INSTRUCTIONS to raise "
-                     "it): the kernel probably hangs",
-                     (unsigned long long)c->budget);
+                     "this warp alone ran %llu warp instructions (PPL_SIM_MAX_INSTRUCTIONS), far more than any "
+                     "warp of a lab needs: a loop that does not end (on a GPU the kernel would hang)",
+                     (unsigned long long)c->warp_budget);
+            return RUN_ERROR;
+        }
+        if (++c->executed > c->budget) {
+            sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_BUDGET,
+                     "instruction budget exhausted, not a hang: the launch ran %llu warp instructions, its budget "
+                     "(PPL_SIM_MAX_INSTRUCTIONS %llu + PPL_SIM_INSTRUCTIONS_PER_THREAD %llu x %llu threads "
+                     "launched), and no warp ran more than %llu on its own; more work than the simulator runs in "
+                     "one launch",
+                     (unsigned long long)c->budget, (unsigned long long)c->warp_budget,
+                     (unsigned long long)c->per_thread,
+                     (unsigned long long)c->threads_launched,
+                     (unsigned long long)c->warp_budget);
             return RUN_ERROR;
         }
         const uint32_t pc = w->pc;
@@ -596,7 +608,7 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
 
 int sim_release_barrier(ctx *c)
 {
-    uint32_t waiting = 0, exited = 0, wsync = 0, total = 0;
+    uint32_t waiting = 0, exited = 0, skipped = 0, wsync = 0, total = 0;
     uint32_t first_pc = UINT32_MAX;
     int divergent = 0;
     const warp *ex_w = NULL, *ws_w = NULL;
@@ -605,6 +617,7 @@ int sim_release_barrier(ctx *c)
         waiting += (uint32_t)ptx_popc32(w->bar_wait);
         uint32_t ex = w->exited & w->valid;
         exited += (uint32_t)ptx_popc32(ex);
+        skipped += (uint32_t)ptx_popc32(ex & w->bar_passed);
         if (ex && !ex_w)
             ex_w = w;
         wsync += (uint32_t)ptx_popc32(w->ws_wait);
@@ -631,11 +644,19 @@ int sim_release_barrier(ctx *c)
         return -1;
     }
     const ptx_insn *bar = &c->m->code[first_pc - 1];
-    if (exited) {
-        char d[200];
-        snprintf(d, sizeof d, "__syncthreads() completed with %u of the block's %u threads exited: a barrier not "
-                 "every thread reaches (undefined behaviour; exited threads count as arrived since Volta)",
-                 exited, total);
+    /* Exited threads take no part in a barrier (the PTX ISA: bar.sync waits for the non-exited threads; an exit
+       releases a barrier the exiting threads held up), as on every GPU since Volta: `if (i >= n) return;` before
+       the block's barriers is no finding (docs/DESIGN.md, "Behaviours whose detection differs by platform"). A
+       thread that passed a barrier of this block and exited while the others wait at one again skipped a barrier
+       the rest still take: a barrier in divergent code (`if (t < stride) { ...; __syncthreads(); }`), which
+       compute-sanitizer's synccheck reports too. */
+    if (skipped) {
+        char d[400];
+        snprintf(d, sizeof d, "__syncthreads() completed with %u of the block's %u threads exited after passing an "
+                 "earlier __syncthreads() of the block: they skipped a barrier the other threads still take (a "
+                 "barrier in divergent code, undefined by the CUDA programming guide: every thread of the block "
+                 "must reach each __syncthreads())",
+                 skipped, total);
         sim_finding_add(F_BARRIER_EXITED, c->m, c->k, bar, NULL, d);
     }
     if (divergent) {
@@ -661,6 +682,7 @@ int sim_release_barrier(ctx *c)
             w->regs[(size_t)at->ops[0].reg * 32 + (size_t)l] = v;
         }
         if (w->bar_wait) {
+            w->bar_passed |= w->bar_wait;
             w->bar_wait = 0;
             w->bar_pred = 0;
             w->wepoch++;

@@ -22,6 +22,8 @@ typedef struct warp {
     uint32_t valid;       /* lanes that exist (the last warp of a block may be partial) */
     uint32_t exited;
     uint32_t bar_wait;    /* lanes waiting at bar.sync */
+    uint32_t bar_passed;  /* lanes that have been released from a bar.sync of this block (an exit after that skips
+                             a barrier the rest of the block still takes: sim_release_barrier) */
     uint32_t ws_wait;     /* lanes waiting at bar.warp.sync */
     uint32_t wepoch;      /* warp-sync epoch: bumped by bar.warp.sync, shfl, vote, bar.sync */
     uint32_t id;          /* warp index in the block */
@@ -40,6 +42,8 @@ typedef struct warp {
                              the same load of the same lane reading the same value again is a spin (sched.c) */
     uint32_t spin_lane;
     uint64_t spin_addr, spin_val;
+    uint64_t executed;    /* warp instructions this warp has issued in its block: more than ctx's warp_budget is a
+                             loop that does not end (SIM_ERR_LIMIT) */
 } warp;
 
 /* Shadow state of one 4-byte shared-memory word (race detection). tid 0xffff: none. */
@@ -101,7 +105,12 @@ typedef struct ctx {
     uint8_t *local;       /* nthreads * local_size */
     uint32_t local_size;
     uint32_t bepoch;
-    uint64_t executed, budget;
+    uint64_t executed;    /* warp instructions the launch has issued */
+    uint64_t warp_budget; /* the most one warp may issue: PPL_SIM_MAX_INSTRUCTIONS (a warp past it loops forever) */
+    uint64_t budget;      /* the most the launch may issue: warp_budget + PPL_SIM_INSTRUCTIONS_PER_THREAD x its
+                             threads (past it: SIM_ERR_BUDGET, too much work to simulate, not a hang) */
+    uint64_t per_thread;  /* PPL_SIM_INSTRUCTIONS_PER_THREAD */
+    uint64_t threads_launched; /* block threads x blocks */
     uint64_t tmp[4][32];  /* special-register values, scratch */
     sim_launch_result *res;
     sim_status status;

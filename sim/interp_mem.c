@@ -180,6 +180,173 @@ void sim_regions_remove_module(struct sim_module *m)
     }
 }
 
+const char *sim_mem_describe(uint64_t addr, char *buf, size_t n)
+{
+    const region *r = region_lookup(addr, 1);
+    if (r)
+        snprintf(buf, n, "%s, byte offset %llu", r->label, (unsigned long long)(addr - r->base));
+    else
+        snprintf(buf, n, "address 0x%llx", (unsigned long long)addr);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ footprints (sim.h) */
+
+/* A footprint keeps, per kind of access (SIM_FP_*), the byte ranges touched as sorted, disjoint intervals, each with
+   the instruction that touched it first; touching bytes next to an interval extends it, so a coalesced kernel's
+   footprint is a few intervals whatever its size. */
+typedef struct fp_iv {
+    uint64_t lo, hi; /* [lo, hi) */
+    sim_site site;   /* m NULL: a copy's bytes */
+} fp_iv;
+
+typedef struct fp_set {
+    fp_iv *iv;
+    size_t n, cap, last; /* last: the interval the previous access went to (accesses mostly go on from there) */
+} fp_set;
+
+struct sim_footprint {
+    fp_set set[3];
+};
+
+static sim_footprint *g_fp; /* where launches record their accesses (sim_footprint_record); NULL: nowhere */
+
+sim_footprint *sim_footprint_new(void)
+{
+    sim_footprint *f = calloc(1, sizeof *f);
+    if (!f)
+        abort();
+    return f;
+}
+
+void sim_footprint_free(sim_footprint *f)
+{
+    if (!f)
+        return;
+    if (g_fp == f)
+        g_fp = NULL;
+    for (int k = 0; k < 3; k++)
+        free(f->set[k].iv);
+    free(f);
+}
+
+void sim_footprint_record(sim_footprint *f) { g_fp = f; }
+
+static void fp_insert(fp_set *s, uint64_t lo, uint64_t hi, const sim_site *site)
+{
+    size_t i;
+    if (s->n && s->iv[s->last].lo <= lo && lo <= s->iv[s->last].hi) {
+        i = s->last;
+    } else {
+        size_t a = 0, b = s->n; /* the first interval starting after lo */
+        while (a < b) {
+            const size_t mid = (a + b) / 2;
+            if (s->iv[mid].lo <= lo)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        if (a > 0 && s->iv[a - 1].hi >= lo) {
+            i = a - 1;
+        } else {
+            if (s->n == s->cap) {
+                s->cap = s->cap ? 2 * s->cap : 16;
+                s->iv = realloc(s->iv, s->cap * sizeof *s->iv);
+                if (!s->iv)
+                    abort();
+            }
+            memmove(&s->iv[a + 1], &s->iv[a], (s->n - a) * sizeof *s->iv);
+            s->iv[a] = (fp_iv){lo, hi, *site};
+            s->n++;
+            i = a;
+        }
+    }
+    fp_iv *v = &s->iv[i];
+    if (hi > v->hi)
+        v->hi = hi;
+    size_t j = i + 1; /* intervals the grown one now reaches merge into it */
+    while (j < s->n && s->iv[j].lo <= v->hi) {
+        if (s->iv[j].hi > v->hi)
+            v->hi = s->iv[j].hi;
+        j++;
+    }
+    if (j > i + 1) {
+        memmove(&s->iv[i + 1], &s->iv[j], (s->n - j) * sizeof *s->iv);
+        s->n -= j - (i + 1);
+    }
+    s->last = i;
+}
+
+void sim_footprint_add(sim_footprint *f, uint64_t addr, uint64_t bytes, int what)
+{
+    static const sim_site copy = {NULL, NULL, NULL};
+    if (f && bytes && what >= 0 && what < 3)
+        fp_insert(&f->set[what], addr, addr + bytes, &copy);
+}
+
+/* A warp's global access of size bytes at off[] for the lanes in mask, into the recording footprint: lanes that
+   touch consecutive bytes go in as one range. */
+static void fp_access(ctx *c, const uint64_t *off, uint32_t mask, unsigned size, int what, uint32_t pc)
+{
+    const sim_site site = {c->m, c->k, &c->m->code[pc]};
+    fp_set *s = &g_fp->set[what];
+    uint64_t lo = 0, hi = 0;
+    int have = 0;
+    for (uint32_t mm = mask; mm; mm &= mm - 1) {
+        const uint64_t a = off[__builtin_ctz(mm)];
+        if (have && a == hi) {
+            hi += size;
+        } else if (!(have && a >= lo && a + size <= hi)) {
+            if (have)
+                fp_insert(s, lo, hi, &site);
+            lo = a, hi = a + size, have = 1;
+        }
+    }
+    if (have)
+        fp_insert(s, lo, hi, &site);
+}
+
+/* The first byte two interval lists share: 1 with it in *addr and the two intervals, or 0. */
+static int fp_overlap(const fp_set *a, const fp_set *b, uint64_t *addr, const fp_iv **ia, const fp_iv **ib)
+{
+    size_t i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        const fp_iv *x = &a->iv[i], *y = &b->iv[j];
+        if (x->hi <= y->lo)
+            i++;
+        else if (y->hi <= x->lo)
+            j++;
+        else {
+            *addr = x->lo > y->lo ? x->lo : y->lo;
+            *ia = x, *ib = y;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int sim_footprint_conflict(const sim_footprint *a, const sim_footprint *b, uint64_t *addr, int *what_a,
+                           int *what_b, const sim_site **site_a, const sim_site **site_b)
+{
+    /* the pairs that race, writes first: a write against anything, then an atomic against a plain read */
+    static const int pairs[][2] = {{SIM_FP_WRITE, SIM_FP_WRITE}, {SIM_FP_WRITE, SIM_FP_READ},
+                                   {SIM_FP_READ, SIM_FP_WRITE},  {SIM_FP_WRITE, SIM_FP_ATOMIC},
+                                   {SIM_FP_ATOMIC, SIM_FP_WRITE}, {SIM_FP_ATOMIC, SIM_FP_READ},
+                                   {SIM_FP_READ, SIM_FP_ATOMIC}};
+    if (!a || !b)
+        return 0;
+    for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+        const fp_iv *x, *y;
+        if (fp_overlap(&a->set[pairs[p][0]], &b->set[pairs[p][1]], addr, &x, &y)) {
+            *what_a = pairs[p][0], *what_b = pairs[p][1];
+            *site_a = x->site.m ? &x->site : NULL;
+            *site_b = y->site.m ? &y->site : NULL;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ findings */
 
 static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint32_t insn_a, uint32_t insn_b,
@@ -615,6 +782,8 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     }
     if (glm) {
         sector_stats(c, ic, off, glm, total, !is_ld);
+        if (g_fp)
+            fp_access(c, off, glm, total, is_ld ? SIM_FP_READ : is_atom ? SIM_FP_ATOMIC : SIM_FP_WRITE, pc);
         if (!is_atom)
             for (uint32_t mm = glm; mm; mm &= mm - 1) {
                 int l = __builtin_ctz(mm);

@@ -50,9 +50,30 @@ static int check_member_masks(ctx *c, warp *w, const ptx_insn *ins, const uint64
     return 0;
 }
 
+/* A shuffle lane l read lane j, in range but not in l's member mask M: the CUDA C++ Programming Guide ("Warp
+   Shuffle Functions") lets a thread read only a thread that takes part in the same __shfl_*_sync, and the PTX ISA
+   leaves the value undefined when the source lane is not in membermask. A finding, as compute-sanitizer has none
+   for it: cuda-samples' reduce7 shuffles with the __ballot_sync mask of the lanes that hold a value and reads the
+   lanes past them; on a GPU such a lane's register usually still holds what the code expects, or not. */
+static void shfl_outside_mask(ctx *c, const warp *w, const ptx_insn *ins, int l, int j, uint32_t mask, uint32_t m)
+{
+    const unsigned tid = w->id * 32 + (unsigned)l, bx = c->block.x, by = c->block.y;
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "shuffle reads a lane outside its member mask: lane %d read lane %d, which mask 0x%08x does not name "
+             "(%s): the value is undefined (CUDA C++ Programming Guide, Warp Shuffle Functions: a thread may only "
+             "read from a thread that takes part in the same __shfl_*_sync); name every lane the shuffle reads in "
+             "the mask, or keep the offsets inside it (first seen: block (%u,%u,%u) thread (%u,%u,%u))",
+             l, j, mask, (m >> j & 1) ? "it calls the shuffle with another mask" : "it does not call this shuffle",
+             c->bid.x, c->bid.y, c->bid.z, tid % bx, tid / bx % by, tid / (bx * by));
+    sim_finding_add(F_SHFL_OUTSIDE_MASK, c->m, c->k, ins, NULL, detail);
+}
+
 /* shfl.sync.mode.b32 d[|p], a, b, c, membermask: b the lane or offset, c packs the segment mask (bits 8-12: 32 -
-   width) and the clamp (bits 0-4); p says whether the source lane was in range. */
-static void do_shfl(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+   width) and the clamp (bits 0-4); p says whether the source lane was in range. A source lane in range but outside
+   the calling lane's mask M is a finding (shfl_outside_mask); the value read is that lane's register, as the
+   simulator keeps it. */
+static void do_shfl(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, const uint64_t *M)
 {
     const ptx_operand *o = ins->ops;
     const uint64_t *A = sim_opv(c, w, &o[1], 0), *B = sim_opv(c, w, &o[2], 1), *C = sim_opv(c, w, &o[3], 2);
@@ -73,6 +94,8 @@ static void do_shfl(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         }
         if (!ok)
             j = l;
+        else if (!((uint32_t)M[l] >> (j & 31) & 1))
+            shfl_outside_mask(c, w, ins, l, j & 31, (uint32_t)M[l], m);
         D[l] = zx(src[j & 31], 32);
         if (P)
             P[l] = (uint64_t)ok;
@@ -194,7 +217,7 @@ int sim_warp_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
     if (check_member_masks(c, w, ins, M, m))
         return c->status;
     if (ins->op == OP_SHFL) {
-        do_shfl(c, w, ins, m);
+        do_shfl(c, w, ins, m, M);
         return 0;
     }
     for (uint32_t left = m; left;) { /* each member mask's lanes: a tile of the warp, or all of it */

@@ -311,11 +311,22 @@ typedef enum sim_finding_kind {
     F_SHARED_RACE_BLOCK,    /* two warps of one block, no __syncthreads between */
     F_UNINIT_SHARED,
     F_UNINIT_GLOBAL,
-    F_BARRIER_EXITED,       /* a bar.sync passed only because some threads had exited */
+    F_BARRIER_EXITED,       /* a bar.sync passed while threads that had passed an earlier one had exited: they
+                               skipped it (a barrier in divergent code); an exit before any barrier is none */
     F_BARRIER_DIVERGENT,    /* threads of one block released from different bar.sync instructions */
     F_GLOBAL_RACE_WARP,     /* global memory: two lanes of one warp, no __syncwarp between */
-    F_GLOBAL_RACE_BLOCK     /* global memory: two warps of one block, no __syncthreads between */
+    F_GLOBAL_RACE_BLOCK,    /* global memory: two warps of one block, no __syncthreads between */
+    F_SHFL_OUTSIDE_MASK,    /* a shfl.sync read a lane its member mask does not name */
+    F_STREAM_RACE           /* two kernels or copies on streams with no order between them touch the same bytes,
+                               one writing (runtime_stream.c) */
 } sim_finding_kind;
+
+/* Where a kernel touched memory (sim.h's footprints): the module, the kernel, the instruction. */
+struct sim_site {
+    const struct sim_module *m;
+    const ptx_func *k;
+    const ptx_insn *ins;
+};
 
 /* Registers a kernel's stats block (called by the parser for each .entry). */
 sim_kstats *sim_stats_new(struct sim_module *m, ptx_func *f);

@@ -14,7 +14,7 @@
 
 typedef struct finding {
     sim_finding_kind kind;
-    const sim_kstats *ks;
+    const sim_kstats *ks, *ks_b; /* the kernels of both instructions (ks_b: ks, but for a stream race) */
     uint32_t insn_a, insn_b; /* instruction indices (insn_b UINT32_MAX: none) */
     char *kernel;
     char *where_a, *where_b; /* "file:line" */
@@ -153,7 +153,7 @@ void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const pt
     finding *f = &g_findings[g_nfindings++];
     memset(f, 0, sizeof *f);
     f->kind = kind;
-    f->ks = ks;
+    f->ks = f->ks_b = ks;
     f->insn_a = ia;
     f->insn_b = ib;
     f->kernel = dupn(kernel->name, strlen(kernel->name));
@@ -171,6 +171,63 @@ void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const pt
     f->detail = dupn(detail, strlen(detail));
     f->count = 1;
     note_both_races(f);
+}
+
+/* One side of a stream race: a kernel's instruction (its kernel, place, PTX line and text), or a copy, which `what`
+   names. */
+static void race_side(const sim_site *site, const char *what, const sim_kstats **ks, uint32_t *insn, char **where,
+                      uint32_t *ptx, char **text)
+{
+    char buf[512];
+    if (site) {
+        *ks = site->k->stats;
+        *insn = (uint32_t)(site->ins - site->m->code);
+        where_of(site->m, site->ins, buf, sizeof buf);
+        *where = dupn(buf, strlen(buf));
+        *ptx = site->ins->ptx_line;
+        *text = dupn(site->m->text + site->ins->text_off, site->ins->text_len);
+    } else {
+        *ks = NULL;
+        *insn = UINT32_MAX;
+        *where = dupn(what, strlen(what));
+        *ptx = 0;
+        *text = dupn(what, strlen(what));
+    }
+}
+
+void sim_stream_race_add(const sim_site *site_a, const char *what_a, const sim_site *site_b, const char *what_b,
+                         const char *detail)
+{
+    const char *kernel = site_a ? site_a->k->name : what_a;
+    const size_t klen = site_a ? strlen(kernel) : strcspn(kernel, " ");
+    finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = F_STREAM_RACE;
+    f.kernel = dupn(kernel, klen);
+    race_side(site_a, what_a, &f.ks, &f.insn_a, &f.where_a, &f.ptx_a, &f.text_a);
+    race_side(site_b, what_b, &f.ks_b, &f.insn_b, &f.where_b, &f.ptx_b, &f.text_b);
+    for (size_t i = g_nfindings; i-- > 0;) {
+        finding *g = &g_findings[i];
+        if (g->kind == F_STREAM_RACE && strcmp(g->kernel, f.kernel) == 0 && strcmp(g->where_a, f.where_a) == 0 &&
+            strcmp(g->where_b, f.where_b) == 0) {
+            g->count++;
+            free(f.kernel);
+            free(f.where_a);
+            free(f.where_b);
+            free(f.text_a);
+            free(f.text_b);
+            return;
+        }
+    }
+    if (g_nfindings >= g_capfindings) {
+        g_capfindings = g_capfindings ? 2 * g_capfindings : 32;
+        g_findings = realloc(g_findings, g_capfindings * sizeof *g_findings);
+        if (!g_findings)
+            abort();
+    }
+    f.detail = dupn(detail, strlen(detail));
+    f.count = 1;
+    g_findings[g_nfindings++] = f;
 }
 
 size_t sim_findings_count(void) { return g_nfindings; }
@@ -309,6 +366,8 @@ static const char *kind_name(sim_finding_kind k)
     case F_BARRIER_DIVERGENT: return "divergent-barrier";
     case F_GLOBAL_RACE_WARP: return "global-race-intra-warp";
     case F_GLOBAL_RACE_BLOCK: return "global-race-inter-warp";
+    case F_SHFL_OUTSIDE_MASK: return "shfl-outside-mask";
+    case F_STREAM_RACE: return "stream-race";
     default: return "unknown";
     }
 }
@@ -366,8 +425,9 @@ void sim_report_text(FILE *out)
             if (f->where_b)
                 fprintf(out, " and %s", f->where_b);
             fprintf(out, " (%llu times): %s\n", (unsigned long long)f->count, f->detail);
-            fprintf(out, "      PTX line %u: %s\n", f->ptx_a, f->text_a);
-            if (f->text_b)
+            if (f->ptx_a)
+                fprintf(out, "      PTX line %u: %s\n", f->ptx_a, f->text_a);
+            if (f->text_b && f->ptx_b)
                 fprintf(out, "      PTX line %u: %s\n", f->ptx_b, f->text_b);
         }
     }
@@ -467,7 +527,7 @@ void sim_report_json(FILE *out)
         if (f->where_b) {
             fprintf(out, ", \"other_where\": ");
             json_str(out, f->where_b);
-            json_place(out, "other_", f->ks, f->insn_b);
+            json_place(out, "other_", f->ks_b, f->insn_b);
             fprintf(out, ", \"other_ptx_line\": %u, \"other_instruction\": ", f->ptx_b);
             json_str(out, f->text_b);
         }

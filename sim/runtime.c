@@ -108,7 +108,7 @@ static int env_flag(const char *name)
 
 /* One thing that stopped a kernel: kind "kernel-fault" (status: out-of-bounds, misaligned, limit, trap, deadlock,
    bad-sync-mask, bad-launch, failure) or "cannot-simulate" (a limitation of the simulator, status: parse,
-   unsupported, no-kernel, device-code, managed-memory). */
+   unsupported, no-kernel, device-code, managed-memory, budget: the launch's instruction budget). */
 typedef struct {
     const char *kind, *status;
     char what[300];
@@ -589,7 +589,7 @@ static const char *fault_name(sim_status status)
     }
 }
 
-static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, size_t shared)
+static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, size_t shared, cudaStream_t stream)
 {
     if (rt_sticky != cudaSuccess)
         return rt_fail(rt_sticky);
@@ -609,8 +609,15 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
     static sim_launch_result result; /* 2 KiB: kept off the stack */
     memset(&result, 0, sizeof result);
     const size_t findings = sim_findings_count();
+    char call[300];
+    snprintf(call, sizeof call, "kernel %s", f->name);
+    rt_op *op = rt_op_begin(stream, call); /* its place among the program's streams (runtime_device.c) */
+    if (rt_streams_in_use())
+        sim_footprint_record(rt_op_footprint(op));
     const sim_status status = sim_launch(m, f->name, (sim_dim3){grid.x, grid.y, grid.z},
                                          (sim_dim3){block.x, block.y, block.z}, shared, args, &result);
+    sim_footprint_record(NULL);
+    rt_op_end(op, 0);
     print_new_findings(findings, f->name);
     if (status == SIM_OK) {
         write_report("launch");
@@ -625,6 +632,8 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
         return cannot_simulate(what, "unsupported", message);
     if (status == SIM_ERR_NO_KERNEL)
         return cannot_simulate(what, "no-kernel", message);
+    if (status == SIM_ERR_BUDGET) /* more work than the simulator runs, with no warp looping: not a hang */
+        return cannot_simulate(what, "budget", message);
     int sticky;
     const cudaError_t err = launch_error(status, &sticky);
     add_error("kernel-fault", fault_name(status), what, message);
@@ -678,8 +687,7 @@ cudaError_t __cudaGetKernel(void **kernel, const void *hostFun)
 cudaError_t __cudaLaunchKernel(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                cudaStream_t stream)
 {
-    (void)stream;
-    return launch((rt_function *)kernel, gridDim, blockDim, args, sharedMem);
+    return launch((rt_function *)kernel, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -693,8 +701,7 @@ cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 gridDim, dim3 blockDim, v
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                              cudaStream_t stream)
 {
-    (void)stream;
-    return launch(find_function(func), gridDim, blockDim, args, sharedMem);
+    return launch(find_function(func), gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,

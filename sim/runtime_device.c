@@ -2,9 +2,10 @@
  * runtime_device.c - the simulator's one fake device ("PPL SIMT simulator", compute capability 7.5, RT_SM_COUNT
  * SMs: runtime_internal.h), synchronization, streams and events, versions, and the error strings.
  *
- * Launches and copies are synchronous, so synchronizing does nothing but report the sticky error, and an event
- * records the wall-clock time at which it is recorded: cudaEventElapsedTime gives the CPU time the simulator took,
- * which says nothing about a GPU's speed.
+ * Launches and copies run when they are issued, so synchronizing runs nothing: it reports the sticky error and
+ * tells the stream check what the host has waited for (streams and events, below). An event records the wall-clock
+ * time at which it is recorded: cudaEventElapsedTime gives the CPU time the simulator took, which says nothing about
+ * a GPU's speed.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -170,7 +171,6 @@ cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
     return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess; }
 
 /* The simulator keeps its memory and its report: a reset only forgets the sticky error, as on a GPU. */
 cudaError_t cudaDeviceReset(void)
@@ -195,44 +195,289 @@ cudaError_t cudaDriverGetVersion(int *driverVersion)
     return cudaSuccess;
 }
 
-/* ---- streams (everything runs in order at once: a stream is only a handle) ---- */
+/* ---- streams and events: the order the program gives its work ----
+ *
+ * Work runs at once, in the order the program issues it, but on a GPU work of different streams has no order
+ * between it unless the program gives one: an event recorded in one stream and waited for in another
+ * (cudaEventRecord, cudaStreamWaitEvent), the legacy default stream (each operation in it waits for the work
+ * issued before to every blocking stream, and blocking streams' operations wait for the default stream's work;
+ * cudaStreamNonBlocking streams take no part), or the host waiting (cudaDeviceSynchronize, cudaStreamSynchronize,
+ * cudaEventSynchronize, a copy to host memory, a synchronous cudaMemcpy from it). The simulator keeps that order as
+ * vector clocks, one per stream (an operation's place: its stream's count; A is ordered before B when B's stream
+ * had seen A's count when B was issued), and checks each kernel, copy and set against the operations of other
+ * streams not ordered with it and not yet waited for by the host: where they touch the same bytes, one writing
+ * (the core's footprints, sim.h), it is a stream race (finding `stream-race`), which on a GPU gives a result that
+ * depends on which runs first. Kernels record their footprints once the program has created a stream (before,
+ * all work is the default stream's and in order); copies and sets always do. */
+
+#define RT_MAX_STREAMS 1024 /* stream clocks; a program that creates more reuses those of destroyed streams whose
+                               work the host has waited for, and past that runs its streams as the default one */
+#define RT_MAX_KEPT 256     /* operations kept for the check until the host waits for them (the oldest go first) */
+
+typedef struct {
+    uint64_t *vc;          /* RT_MAX_STREAMS counts: the operations of each stream this one's next waits for */
+    unsigned char blocking; /* created without cudaStreamNonBlocking (the default stream: index 0) */
+    unsigned char live;    /* not destroyed */
+    unsigned number;       /* the program's n-th stream, for messages (the default stream: 0) */
+} rt_stream_clock;
 
 struct CUstream_st {
-    int unused;
+    int index;
 };
 
-cudaError_t cudaStreamCreate(cudaStream_t *stream)
+struct rt_op {
+    int stream;
+    uint64_t seq;          /* its count in its stream */
+    sim_footprint *fp;
+    char what[320];        /* "cudaMemsetAsync on stream 1 (non-blocking)" */
+};
+
+static rt_stream_clock clocks[RT_MAX_STREAMS];
+static int nclocks = 1;    /* index 0: the default stream */
+static unsigned streams_made;
+static uint64_t host_vc[RT_MAX_STREAMS]; /* what the host has waited for */
+static rt_op *kept[RT_MAX_KEPT];
+static int nkept;
+
+static uint64_t *clock_of(int i)
 {
-    if (!stream)
-        return rt_fail(cudaErrorInvalidValue);
-    *stream = calloc(1, sizeof **stream);
-    return *stream ? cudaSuccess : rt_fail(cudaErrorMemoryAllocation);
+    if (!clocks[i].vc) {
+        clocks[i].vc = calloc(RT_MAX_STREAMS, sizeof(uint64_t));
+        if (!clocks[i].vc)
+            abort();
+        if (i == 0)
+            clocks[0].blocking = clocks[0].live = 1;
+    }
+    return clocks[i].vc;
+}
+
+static void join(uint64_t *into, const uint64_t *from)
+{
+    for (int i = 0; i < nclocks; i++)
+        if (from[i] > into[i])
+            into[i] = from[i];
+}
+
+/* The clock index of a stream handle: the default stream (NULL, cudaStreamLegacy, cudaStreamPerThread, which waits
+   for it too) is 0. */
+static int stream_index(cudaStream_t s)
+{
+    if (!s || s == cudaStreamLegacy || s == cudaStreamPerThread)
+        return 0;
+    return s->index;
+}
+
+int rt_streams_in_use(void) { return streams_made > 0; }
+
+static const char *stream_name(int i, char *buf, size_t n)
+{
+    if (i == 0)
+        snprintf(buf, n, "the default stream");
+    else
+        snprintf(buf, n, "stream %u%s", clocks[i].number, clocks[i].blocking ? "" : " (non-blocking)");
+    return buf;
+}
+
+/* What issuing an operation (or an event record, or a wait) in stream i waits for: what the host waited for, and
+   the default stream's implicit order with blocking streams. */
+static uint64_t *issue(int i)
+{
+    uint64_t *vc = clock_of(i);
+    join(vc, host_vc);
+    if (i == 0) {
+        for (int b = 1; b < nclocks; b++)
+            if (clocks[b].vc && clocks[b].blocking)
+                join(vc, clocks[b].vc);
+    } else if (clocks[i].blocking) {
+        join(vc, clock_of(0));
+    }
+    return vc;
+}
+
+/* Forgets the kept operations the host has waited for: everything issued later is ordered after them. */
+static void prune(void)
+{
+    int n = 0;
+    for (int k = 0; k < nkept; k++) {
+        if (host_vc[kept[k]->stream] >= kept[k]->seq) {
+            sim_footprint_free(kept[k]->fp);
+            free(kept[k]);
+        } else {
+            kept[n++] = kept[k];
+        }
+    }
+    nkept = n;
+}
+
+static void host_waits_for(const uint64_t *vc)
+{
+    join(host_vc, vc);
+    prune();
+}
+
+rt_op *rt_op_begin(cudaStream_t stream, const char *call)
+{
+    const int i = stream_index(stream);
+    uint64_t *vc = issue(i);
+    rt_op *op = calloc(1, sizeof *op);
+    if (!op)
+        abort();
+    op->stream = i;
+    op->seq = ++vc[i];
+    op->fp = sim_footprint_new();
+    char name[64];
+    snprintf(op->what, sizeof op->what, "%s on %s", call, stream_name(i, name, sizeof name));
+    return op;
+}
+
+sim_footprint *rt_op_footprint(rt_op *op) { return op->fp; }
+
+void rt_op_range(rt_op *op, const void *p, size_t bytes, int what)
+{
+    sim_footprint_add(op->fp, (uint64_t)(uintptr_t)p, bytes, what);
+}
+
+/* A stream race between op (just issued) and an earlier operation k not ordered with it: the finding names first a
+   kernel, one of a stream the program created before one of the default stream (the student's: the kit's harness
+   uses the default stream alone), and a copy only when neither side is a kernel. */
+static void stream_race(const rt_op *op, const rt_op *k, uint64_t addr, int what_a, int what_b, const sim_site *sa,
+                        const sim_site *sb)
+{
+    static const char *const did[] = {"reads", "writes", "updates (atomically)"};
+    const int rank_op = 2 * (sa != NULL) + (op->stream != 0), rank_k = 2 * (sb != NULL) + (k->stream != 0);
+    const int op_first = rank_op >= rank_k;
+    const rt_op *a = op_first ? op : k, *b = op_first ? k : op;
+    const sim_site *site_a = op_first ? sa : sb, *site_b = op_first ? sb : sa;
+    const int wa = op_first ? what_a : what_b, wb = op_first ? what_b : what_a;
+    char where[200], detail[1400];
+    const int apart = !clocks[a->stream].blocking || !clocks[b->stream].blocking;
+    snprintf(detail, sizeof detail,
+             "stream race: %s %s device memory (%s) that %s %s, and nothing orders the two: %s; on a GPU they "
+             "may run in either order or at once. Order them: cudaEventRecord in one stream and cudaStreamWaitEvent "
+             "in the other, one stream for both, or a synchronization between",
+             a->what, did[wa], sim_mem_describe(addr, where, sizeof where), b->what, did[wb],
+             apart ? "a non-blocking stream (cudaStreamNonBlocking) neither waits for the default stream nor makes "
+                     "it wait"
+                   : "work of two streams runs in any order unless an event orders it");
+    sim_stream_race_add(site_a, a->what, site_b, b->what, detail);
+}
+
+void rt_op_end(rt_op *op, int host_sync)
+{
+    const uint64_t *vc = clock_of(op->stream);
+    for (int k = 0; k < nkept; k++) {
+        const rt_op *o = kept[k];
+        if (o->stream == op->stream || vc[o->stream] >= o->seq)
+            continue; /* ordered before op */
+        uint64_t addr;
+        int wa, wb;
+        const sim_site *sa, *sb;
+        if (sim_footprint_conflict(op->fp, o->fp, &addr, &wa, &wb, &sa, &sb))
+            stream_race(op, o, addr, wa, wb, sa, sb);
+    }
+    if (nkept == RT_MAX_KEPT) {
+        sim_footprint_free(kept[0]->fp);
+        free(kept[0]);
+        memmove(&kept[0], &kept[1], (RT_MAX_KEPT - 1) * sizeof *kept);
+        nkept--;
+    }
+    kept[nkept++] = op;
+    if (host_sync)
+        host_waits_for(vc);
+}
+
+/* A fresh stream clock: a new index, or that of a destroyed stream whose work the host has waited for (its count
+   goes on, so nothing issued before can seem to come after); -1 when there is none. */
+static int new_clock(void)
+{
+    if (nclocks < RT_MAX_STREAMS)
+        return nclocks++;
+    for (int i = 1; i < RT_MAX_STREAMS; i++)
+        if (!clocks[i].live && clocks[i].vc && host_vc[i] >= clocks[i].vc[i])
+            return i;
+    return -1;
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
-    (void)flags;
-    return cudaStreamCreate(stream);
+    if (!stream)
+        return rt_fail(cudaErrorInvalidValue);
+    *stream = calloc(1, sizeof **stream);
+    if (!*stream)
+        return rt_fail(cudaErrorMemoryAllocation);
+    const int i = new_clock();
+    if (i < 0) {
+        static int said;
+        if (!said++)
+            fprintf(stderr, RT_PREFIX "more than %d streams at once: the later ones run as the default stream\n",
+                    RT_MAX_STREAMS);
+        (*stream)->index = 0;
+        return cudaSuccess;
+    }
+    clock_of(0);
+    uint64_t *vc = clock_of(i);
+    join(vc, host_vc);
+    clocks[i].blocking = !(flags & cudaStreamNonBlocking);
+    clocks[i].live = 1;
+    clocks[i].number = ++streams_made;
+    (*stream)->index = i;
+    return cudaSuccess;
 }
 
+cudaError_t cudaStreamCreate(cudaStream_t *stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *stream, unsigned int flags, int priority)
+{
+    (void)priority;
+    return cudaStreamCreateWithFlags(stream, flags);
+}
+
+/* Its work still runs, and still counts for the check; only the handle goes. */
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-    free(stream);
+    const int i = stream_index(stream);
+    if (i > 0)
+        clocks[i].live = 0;
+    if (stream != cudaStreamLegacy && stream != cudaStreamPerThread)
+        free(stream);
     return cudaSuccess;
 }
 
 #undef cudaStreamSynchronize
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    (void)stream;
-    return cudaDeviceSynchronize();
+    host_waits_for(clock_of(stream_index(stream)));
+    return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;
 }
 
-/* ---- events: wall-clock time when recorded ---- */
+/* Everything has run: the stream is idle, and the host knows it. */
+#undef cudaStreamQuery
+cudaError_t cudaStreamQuery(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
+
+cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int *flags)
+{
+    if (!flags)
+        return rt_fail(cudaErrorInvalidValue);
+    *flags = clocks[stream_index(stream)].blocking || !stream_index(stream) ? cudaStreamDefault
+                                                                             : cudaStreamNonBlocking;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    for (int i = 0; i < nclocks; i++)
+        if (clocks[i].vc)
+            join(host_vc, clocks[i].vc);
+    prune();
+    return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;
+}
+
+/* ---- events: wall-clock time when recorded, and the place in the streams' order ---- */
 
 struct CUevent_st {
     double ms;
     int recorded;
+    uint64_t vc[RT_MAX_STREAMS]; /* the work of each stream the record waited for */
 };
 
 cudaError_t cudaEventCreate(cudaEvent_t *event)
@@ -258,11 +503,31 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 #undef cudaEventRecord
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    (void)stream;
     if (!event)
         return rt_fail(cudaErrorInvalidResourceHandle);
     event->ms = rt_now_ms();
     event->recorded = 1;
+    memcpy(event->vc, issue(stream_index(stream)), sizeof event->vc);
+    return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;
+}
+
+#undef cudaEventRecordWithFlags
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{
+    (void)flags;
+    return cudaEventRecord(event, stream);
+}
+
+/* The stream's later work waits for what the event's record waited for (nothing, when it was never recorded). */
+#undef cudaStreamWaitEvent
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    (void)flags;
+    if (!event)
+        return rt_fail(cudaErrorInvalidResourceHandle);
+    uint64_t *vc = issue(stream_index(stream));
+    if (event->recorded)
+        join(vc, event->vc);
     return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;
 }
 
@@ -270,9 +535,12 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     if (!event)
         return rt_fail(cudaErrorInvalidResourceHandle);
+    if (event->recorded)
+        host_waits_for(event->vc);
     return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;
 }
 
+/* The work before the record has run (it all runs at once): the host knows it, as after cudaEventSynchronize. */
 cudaError_t cudaEventQuery(cudaEvent_t event) { return cudaEventSynchronize(event); }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)

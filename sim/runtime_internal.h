@@ -76,6 +76,20 @@ void *rt_symbol_address(const void *symbol, size_t *bytes, cudaError_t *err);
 void rt_set_binary_origin(void **fatCubinHandle, const char *origin);
 int rt_kernel_params(const void *host, uint32_t *sizes, int max, cudaError_t *err);
 
+/* The order of the program's work between streams (runtime_device.c): each kernel, copy and set is an operation of
+   its stream. rt_op_begin places one in stream (NULL: the default stream) and names it for messages ("cudaMemcpyAsync
+   on stream 2"); the caller adds the device bytes it touches (a copy's and a set's with rt_op_range, a kernel's by
+   recording the launch into rt_op_footprint while rt_streams_in_use() says that the program has created a stream);
+   rt_op_end checks it against the operations of other streams with no order to it, reports each race
+   (`stream-race`), and keeps it until the host waits for it (host_sync: the host waits for it now, as for a copy to
+   host memory). */
+typedef struct rt_op rt_op;
+rt_op *rt_op_begin(cudaStream_t stream, const char *call);
+void rt_op_range(rt_op *op, const void *p, size_t bytes, int what);
+sim_footprint *rt_op_footprint(rt_op *op);
+void rt_op_end(rt_op *op, int host_sync);
+int rt_streams_in_use(void);
+
 /* Wall-clock milliseconds (CLOCK_MONOTONIC), for events. */
 double rt_now_ms(void);
 

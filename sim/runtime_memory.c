@@ -136,7 +136,11 @@ static cudaError_t bad_range(const char *call, const char *side, const void *p, 
     return rt_fail(cudaErrorInvalidValue);
 }
 
-static cudaError_t copy(const char *call, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+/* A copy of count bytes in stream (async: cudaMemcpyAsync, which does not wait for the host). The host waits for
+   a copy into host memory, and for a synchronous one from it; a copy between device buffers is the device's alone
+   (CUDA's "API synchronization behavior"). */
+static cudaError_t copy(const char *call, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                        cudaStream_t stream, int async)
 {
     rt_init();
     if (rt_sticky != cudaSuccess)
@@ -157,26 +161,32 @@ static cudaError_t copy(const char *call, void *dst, const void *src, size_t cou
         return bad_range(call, "destination", dst, count);
     if (src_dev && !rt_is_device_range(src, count))
         return bad_range(call, "source", src, count);
+    rt_op *op = rt_op_begin(stream, call);
+    if (dst_dev)
+        rt_op_range(op, dst, count, SIM_FP_WRITE);
+    if (src_dev)
+        rt_op_range(op, src, count, SIM_FP_READ);
     memmove(dst, src, count);
     if (dst_dev)
         sim_mem_set_initialized(dst, count, 1);
+    rt_op_end(op, !dst_dev || (!async && !src_dev));
     return cudaSuccess;
 }
 
 #undef cudaMemcpy
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return copy("cudaMemcpy", dst, src, count, kind);
+    return copy("cudaMemcpy", dst, src, count, kind, NULL, 0);
 }
 
 #undef cudaMemcpyAsync
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
-    return copy("cudaMemcpyAsync", dst, src, count, kind);
+    return copy("cudaMemcpyAsync", dst, src, count, kind, stream, 1);
 }
 
-static cudaError_t set(const char *call, void *devPtr, int value, size_t count)
+/* A set of device memory in stream: the host does not wait for it. */
+static cudaError_t set(const char *call, void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     if (rt_sticky != cudaSuccess)
         return rt_fail(rt_sticky);
@@ -184,19 +194,24 @@ static cudaError_t set(const char *call, void *devPtr, int value, size_t count)
         return cudaSuccess;
     if (!rt_is_device_range(devPtr, count))
         return bad_range(call, "destination", devPtr, count);
+    rt_op *op = rt_op_begin(stream, call);
+    rt_op_range(op, devPtr, count, SIM_FP_WRITE);
     memset(devPtr, value, count);
     sim_mem_set_initialized(devPtr, count, 1);
+    rt_op_end(op, 0);
     return cudaSuccess;
 }
 
 #undef cudaMemset
-cudaError_t cudaMemset(void *devPtr, int value, size_t count) { return set("cudaMemset", devPtr, value, count); }
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+    return set("cudaMemset", devPtr, value, count, NULL);
+}
 
 #undef cudaMemsetAsync
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    (void)stream;
-    return set("cudaMemsetAsync", devPtr, value, count);
+    return set("cudaMemsetAsync", devPtr, value, count, stream);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
@@ -254,47 +269,72 @@ static cudaError_t symbol_copy(const char *call, const void *symbol, size_t coun
     return cudaSuccess;
 }
 
+/* Copies to and from a __device__ variable are operations of their stream, as copies are (copy). */
+static cudaError_t to_symbol(const char *call, const void *symbol, const void *src, size_t count, size_t offset,
+                             enum cudaMemcpyKind kind, cudaStream_t stream, int async)
+{
+    void *p;
+    const cudaError_t err = symbol_copy(call, symbol, count, offset, &p);
+    if (err != cudaSuccess)
+        return err;
+    const int src_dev = kind == cudaMemcpyDeviceToDevice;
+    if (src_dev && !rt_is_device_range(src, count))
+        return bad_range(call, "source", src, count);
+    rt_op *op = rt_op_begin(stream, call);
+    rt_op_range(op, p, count, SIM_FP_WRITE);
+    if (src_dev)
+        rt_op_range(op, src, count, SIM_FP_READ);
+    memmove(p, src, count);
+    sim_mem_set_initialized(p, count, 1);
+    rt_op_end(op, !async && !src_dev);
+    return cudaSuccess;
+}
+
+static cudaError_t from_symbol(const char *call, void *dst, const void *symbol, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    void *p;
+    const cudaError_t err = symbol_copy(call, symbol, count, offset, &p);
+    if (err != cudaSuccess)
+        return err;
+    const int dst_dev = kind == cudaMemcpyDeviceToDevice;
+    if (dst_dev && !rt_is_device_range(dst, count))
+        return bad_range(call, "destination", dst, count);
+    rt_op *op = rt_op_begin(stream, call);
+    rt_op_range(op, p, count, SIM_FP_READ);
+    if (dst_dev)
+        rt_op_range(op, dst, count, SIM_FP_WRITE);
+    memmove(dst, p, count);
+    if (dst_dev)
+        sim_mem_set_initialized(dst, count, 1);
+    rt_op_end(op, !dst_dev);
+    return cudaSuccess;
+}
+
 #undef cudaMemcpyToSymbol
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
                                enum cudaMemcpyKind kind)
 {
-    void *p;
-    const cudaError_t err = symbol_copy("cudaMemcpyToSymbol", symbol, count, offset, &p);
-    if (err != cudaSuccess)
-        return err;
-    if (kind == cudaMemcpyDeviceToDevice && !rt_is_device_range(src, count))
-        return bad_range("cudaMemcpyToSymbol", "source", src, count);
-    memmove(p, src, count);
-    sim_mem_set_initialized(p, count, 1);
-    return cudaSuccess;
+    return to_symbol("cudaMemcpyToSymbol", symbol, src, count, offset, kind, NULL, 0);
 }
 
 #undef cudaMemcpyFromSymbol
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
                                  enum cudaMemcpyKind kind)
 {
-    void *p;
-    const cudaError_t err = symbol_copy("cudaMemcpyFromSymbol", symbol, count, offset, &p);
-    if (err != cudaSuccess)
-        return err;
-    if (kind == cudaMemcpyDeviceToDevice && !rt_is_device_range(dst, count))
-        return bad_range("cudaMemcpyFromSymbol", "destination", dst, count);
-    memmove(dst, p, count);
-    return cudaSuccess;
+    return from_symbol("cudaMemcpyFromSymbol", dst, symbol, count, offset, kind, NULL);
 }
 
 #undef cudaMemcpyToSymbolAsync
 cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
                                     enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+    return to_symbol("cudaMemcpyToSymbolAsync", symbol, src, count, offset, kind, stream, 1);
 }
 
 #undef cudaMemcpyFromSymbolAsync
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+    return from_symbol("cudaMemcpyFromSymbolAsync", dst, symbol, count, offset, kind, stream);
 }

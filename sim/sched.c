@@ -32,7 +32,9 @@
 #include "interp_internal.h"
 
 #define SLICE 2000u                           /* instructions of a warp's turn in order and in reverse */
-#define DEFAULT_MAX_INSTRUCTIONS 300000000ull /* warp instructions per launch; see README.md */
+#define DEFAULT_MAX_INSTRUCTIONS 300000000ull /* warp instructions one warp may issue, and the launch's base
+                                                 budget; see README.md ("Instruction budget") */
+#define DEFAULT_PER_THREAD 64ull              /* warp instructions the launch's budget grows by per thread launched */
 #define STUCK_WINDOW (1u << 18)               /* warp instructions without progress before a spin is suspected */
 #define STUCK_SPINS 64                        /* ... and at least this many spins in them */
 #define PROBE_MAX 64                          /* blocks the forward-progress probe may make resident */
@@ -218,8 +220,9 @@ static int start_block(ctx *c, sched *s)
         warp *w = &b->warps[i];
         uint32_t n = nt - i * 32 >= 32 ? 32 : nt - i * 32;
         w->valid = n == 32 ? 0xffffffffu : (1u << n) - 1;
-        w->exited = w->bar_wait = w->ws_wait = w->held = w->hold_left = w->bar_pred = 0;
+        w->exited = w->bar_wait = w->bar_passed = w->ws_wait = w->held = w->hold_left = w->bar_pred = 0;
         w->spin_pc = 0;
+        w->executed = 0;
         w->id = i;
         memset(w->depth, 0, sizeof w->depth);
         for (int l = 0; l < 32; l++)
@@ -479,10 +482,23 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
         c->nslots = m->max_entry_regs + m->func_regs;
     if (c->nslots == 0)
         c->nslots = 1;
+    /* The instruction budget scales with the launched work: a grid of a million near-empty blocks (lab 07 launching
+       n + 127 blocks) needs more warp instructions than any one warp may run, and is no hang. */
     const char *env = getenv("PPL_SIM_MAX_INSTRUCTIONS");
-    c->budget = env && *env ? strtoull(env, NULL, 0) : DEFAULT_MAX_INSTRUCTIONS;
-    if (!c->budget)
-        c->budget = DEFAULT_MAX_INSTRUCTIONS;
+    c->warp_budget = env && *env ? strtoull(env, NULL, 0) : DEFAULT_MAX_INSTRUCTIONS;
+    if (!c->warp_budget)
+        c->warp_budget = DEFAULT_MAX_INSTRUCTIONS;
+    env = getenv("PPL_SIM_INSTRUCTIONS_PER_THREAD");
+    c->per_thread = env && *env ? strtoull(env, NULL, 0) : DEFAULT_PER_THREAD;
+    uint64_t threads = nthreads, extra;
+    if (__builtin_mul_overflow(threads, (uint64_t)grid.x, &threads) ||
+        __builtin_mul_overflow(threads, (uint64_t)grid.y, &threads) ||
+        __builtin_mul_overflow(threads, (uint64_t)grid.z, &threads))
+        threads = UINT64_MAX;
+    c->threads_launched = threads;
+    if (__builtin_mul_overflow(threads, c->per_thread, &extra) ||
+        __builtin_add_overflow(extra, c->warp_budget, &c->budget))
+        c->budget = UINT64_MAX;
 
     sched s;
     memset(&s, 0, sizeof s);

@@ -38,10 +38,13 @@ typedef enum sim_status {
     SIM_ERR_BAD_SYNC_MASK = 7, /* shfl/vote/bar.warp.sync with a mask naming lanes that are not converged */
     SIM_ERR_TRAP = 8,          /* trap / brkpt / a failed assert */
     SIM_ERR_MISALIGNED = 9,    /* an access not aligned to its size */
-    SIM_ERR_LIMIT = 10,        /* the instruction budget (PPL_SIM_MAX_INSTRUCTIONS) ran out, or every thread spins
-                                  on something nothing will change: a hang */
-    SIM_ERR_FORWARD_PROGRESS = 11 /* a block waits for a block that has not started (CUDA starts blocks in any order,
-                                     any number at a time) */
+    SIM_ERR_LIMIT = 10,        /* a hang: one warp ran PPL_SIM_MAX_INSTRUCTIONS warp instructions on its own (a loop
+                                  that does not end), or every thread spins on something nothing will change */
+    SIM_ERR_FORWARD_PROGRESS = 11, /* a block waits for a block that has not started (CUDA starts blocks in any
+                                      order, any number at a time) */
+    SIM_ERR_BUDGET = 12        /* the launch's instruction budget ran out (PPL_SIM_MAX_INSTRUCTIONS plus
+                                  PPL_SIM_INSTRUCTIONS_PER_THREAD per thread launched) with no warp looping: more work
+                                  than the simulator runs, not a hang (a limitation, like SIM_ERR_UNSUPPORTED) */
 } sim_status;
 
 typedef struct sim_dim3 { unsigned x, y, z; } sim_dim3;
@@ -98,6 +101,35 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
 int sim_set_schedule(const char *spec, char *err, size_t errlen);
 /* The schedule in force, in the form sim_set_schedule takes ("random:1234"). */
 const char *sim_schedule_name(void);
+
+/* ---- footprints: the device bytes a launch or a copy touches (streams without an order between them) ---- */
+
+/* What a footprint keeps of each access: bytes read, written, or updated by an atomic (atomics never race with each
+   other; an atomic against a plain read or write does). */
+enum { SIM_FP_READ = 0, SIM_FP_WRITE = 1, SIM_FP_ATOMIC = 2 };
+typedef struct sim_footprint sim_footprint;
+/* Where a kernel touched a footprint's bytes first: its module, kernel and instruction (opaque here). */
+typedef struct sim_site sim_site;
+sim_footprint *sim_footprint_new(void);
+void sim_footprint_free(sim_footprint *f);
+/* Makes the following launches add every global and constant access of theirs to f, each byte range with the
+   instruction that touched it first (NULL, the default: record nothing, at no cost). */
+void sim_footprint_record(sim_footprint *f);
+/* Adds [addr, addr + bytes) to f as `what` (SIM_FP_*): the device bytes of a copy or a set. */
+void sim_footprint_add(sim_footprint *f, uint64_t addr, uint64_t bytes, int what);
+/* Whether a and b touch a byte in common with at least one of them writing it (a write or an atomic against
+   anything but two atomics): 1 with the lowest such byte found in *addr, what each did there (SIM_FP_*), and the
+   instruction of each that did (NULL for bytes a copy added); 0 when they do not. */
+int sim_footprint_conflict(const sim_footprint *a, const sim_footprint *b, uint64_t *addr, int *what_a,
+                           int *what_b, const sim_site **site_a, const sim_site **site_b);
+/* "cudaMalloc #3, 4096 bytes, byte offset 16" into buf: the device memory that holds addr, for messages. */
+const char *sim_mem_describe(uint64_t addr, char *buf, size_t n);
+/* Records a stream race: two operations with no order between them (streams, runtime_device.c) that touch the same
+   bytes, one writing. Each side is a kernel's instruction (site, from sim_footprint_conflict) or a copy (site
+   NULL), and `what` names it for people ("cudaMemsetAsync on stream 2"). The finding's kernel is side a's (or, for
+   a copy, what_a's first word: "cudaMemsetAsync"); detail says what raced. Deduplicated on both sides' places. */
+void sim_stream_race_add(const sim_site *site_a, const char *what_a, const sim_site *site_b, const char *what_b,
+                         const char *detail);
 
 /* ---- counts and findings ---- */
 

@@ -123,7 +123,8 @@ __global__ void deadlock(int *out)
     out[threadIdx.x] = 1;
 }
 
-/* Early exit before a barrier: a finding, not an error (exited threads count as arrived). */
+/* Early exit before a barrier (the guard of a public cs344 lab 01): exited threads take no part in a barrier, as on
+   Volta and later GPUs (the PTX ISA's bar.sync waits for the non-exited threads): no finding. */
 __global__ void exit_before_barrier(int *out, int n)
 {
     __shared__ int s[64];
@@ -132,6 +133,57 @@ __global__ void exit_before_barrier(int *out, int n)
     s[threadIdx.x] = threadIdx.x;
     __syncthreads();
     out[threadIdx.x] = s[(threadIdx.x + 1) % n];
+}
+
+/* A barrier inside `if (t < stride)` (lab 03's barrier-in-branch): threads that passed the first step's barrier skip
+   the next ones and exit while the others wait there: a barrier in divergent code, a finding. */
+__global__ void exit_after_barrier(int *out)
+{
+    __shared__ int s[64];
+    const unsigned t = threadIdx.x;
+    s[t] = (int)t;
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (t < stride) {
+            s[t] += s[t + stride];
+            __syncthreads();
+        }
+    }
+    if (t == 0)
+        out[0] = s[0];
+}
+
+/* cuda-samples' reduce7 tail: the mask names the lanes that hold a warp's sum (8 of them), but the shuffles read
+   lanes 16, 8, 4 ... past it (shfl-outside-mask); shfl_in_mask keeps them inside with width 8. */
+__global__ void shfl_outside_mask(const float *in, float *out)
+{
+    float v = in[threadIdx.x];
+    const unsigned mask = __ballot_sync(0xffffffffu, threadIdx.x < 8);
+    if (threadIdx.x < 8)
+        for (int offset = 16; offset > 0; offset /= 2)
+            v += __shfl_down_sync(mask, v, offset); /* LINE_SHFL_OUT */
+    if (threadIdx.x == 0)
+        out[0] = v;
+}
+
+__global__ void shfl_in_mask(const float *in, float *out)
+{
+    float v = in[threadIdx.x];
+    const unsigned mask = __ballot_sync(0xffffffffu, threadIdx.x < 8);
+    if (threadIdx.x < 8)
+        for (int offset = 4; offset > 0; offset /= 2)
+            v += __shfl_down_sync(mask, v, offset, 8);
+    if (threadIdx.x == 0)
+        out[0] = v;
+}
+
+/* A grid of n + 127 blocks (lab 07 launching a block per element and then some): most are empty. */
+__global__ void near_empty(int *out, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    out[i] = i;
 }
 
 /* An off-by-one write past the end of out (n elements). */
