@@ -97,7 +97,8 @@ regrade-bench:
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
 CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) $(if $(SIM),--simulator) \
 	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX)) $(if $(FORCE),--force) $(if $(OVERRIDES),--overrides $(OVERRIDES)) \
-	$(if $(CANVAS_ROSTER),--canvas-roster $(CANVAS_ROSTER)) $(if $(NO_SIMILARITY),--no-similarity)
+	$(if $(CANVAS_ROSTER),--canvas-roster $(CANVAS_ROSTER)) $(if $(NO_SIMILARITY),--no-similarity) \
+	$(if $(ALLOW_WEAKER_SANDBOX),--allow-weaker-sandbox)
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 ## make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)

@@ -101,6 +101,26 @@ def bwrap_argv(*, toolkit, read_only=(), writable=(), workdir=None, tmp_size=Non
     return argv + ["--"]
 
 
+ALLOW_WEAKER = "--allow-weaker-sandbox"
+INSTALL_BWRAP = ("install bubblewrap (sudo apt-get install bubblewrap; in a container, one that allows unprivileged "
+                 "user namespaces)")
+
+
+def weaker_sandbox(nvcc: str | None = None) -> str:
+    """"" when every sandbox layer a grading needs can be set up here, else one line naming the missing layer, why
+    and how to install it. Bubblewrap is the compile's sandbox (build_lab) and the runner's first layer (the
+    checker's namespaces, harness/checker/sandbox.c): without it both run with fewer layers. nvcc: the compiler
+    (default: the one on PATH); without one nothing is compiled, and this says nothing."""
+    nvcc = nvcc or shutil.which(os.environ.get("NVCC", "nvcc")) or shutil.which("nvcc", path="/usr/local/cuda/bin")
+    if not nvcc:
+        return ""
+    why = bwrap_usable(str(toolkit_root(nvcc)))
+    if not why:
+        return ""
+    return (f"the sandbox's first layer is missing: {why}, so the students' compiles would run without bubblewrap "
+            f"(resource limits only) and their programs without namespaces; {INSTALL_BWRAP}")
+
+
 @functools.lru_cache(maxsize=None)
 def bwrap_usable(toolkit: str) -> str:
     """"" when bubblewrap runs a program here with bwrap_argv's options, else why not (one line)."""

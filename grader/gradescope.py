@@ -18,6 +18,13 @@ Only each lab's one file is taken; the kit's harness, Makefiles and datasets are
 SM and LAB come from the environment (run_autograder reads them from autograder.env, which make gradescope
 writes); --lab overrides LAB. AUTOGRADE_TIMEOUT (seconds) bounds the whole grading run. Exit status 0 when
 results.json was written; run_autograder writes a last-resort one otherwise.
+
+No silent fallback: a runner where a sandbox layer is missing (bubblewrap does not run: the compile's sandbox and
+the runner's namespaces) grades nothing; every submission's result says so, as the staff's problem, with the layer
+and how to install it. AUTOGRADE_ALLOW_WEAKER_SANDBOX=1 in the runner's environment (autograder.env) or
+--allow-weaker-sandbox grades with the layers the runner has (results.json and the printed table say which);
+otherwise grade.py runs with --require-sandbox, so that a run or build without a layer is the kit's error, never a
+grade.
 """
 from __future__ import annotations
 
@@ -37,6 +44,7 @@ MAX_DEPTH = 8
 EXIT_NO_DEVICE, EXIT_BROKEN = 77, 2
 STAFF = "This is not your fault: please tell the course staff."
 SIMULATOR_VARIABLE = "AUTOGRADE_SIMULATOR"  # 1: grade on the simulator, 0: never; unset: when there is no GPU
+WEAKER_VARIABLE = "AUTOGRADE_ALLOW_WEAKER_SANDBOX"  # 1: grade even where a sandbox layer is missing
 SIM_NOTE = "Graded on the kit's CPU simulator"  # grade.py's note for a student at a terminal (make grade SIM=1)
 
 
@@ -408,8 +416,9 @@ def grade_once(argv, results: Path, limit) -> tuple:
     return status, output, data if valid_results(data) else None
 
 
-def grade(root: Path, lab_filter: str) -> dict:
-    """Grades root/submission and returns the results to write."""
+def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
+    """Grades root/submission and returns the results to write. allow_weaker: grade where a sandbox layer is
+    missing (the module's docstring)."""
     from grader.report import retotal
     try:
         config = load_kit_config()
@@ -430,8 +439,16 @@ def grade(root: Path, lab_filter: str) -> dict:
         return fallback_results("The autograder has no CUDA toolkit (nvcc), so nothing was compiled. " + STAFF
                                 + " (Course staff: setup.sh installs it from NVIDIA's package repository; see its "
                                   "output when the image was built.)", labs, notes)
+    from grader.build_sandbox import weaker_sandbox
+    weaker = weaker_sandbox()
+    if weaker and not allow_weaker:
+        return fallback_results("The autograder would run your code with a sandbox layer missing, so it graded "
+                                "nothing. " + STAFF + f" (Course staff: {weaker}; or set {WEAKER_VARIABLE}=1 in "
+                                "autograder.env to grade with the layers this runner has.)", labs, notes)
     results = work / "results.json"
     argv = [sys.executable, "-m", "grader", "--submission", str(submission), "--results", str(results)]
+    if not weaker:
+        argv.append("--require-sandbox")  # a layer lost after the check above is the kit's error, never a grade
     if lab_filter:
         argv += ["--lab", lab_filter]
     limit = float(os.environ["AUTOGRADE_TIMEOUT"]) if os.environ.get("AUTOGRADE_TIMEOUT") else None
@@ -502,6 +519,8 @@ def main(argv=None) -> int:
     parser.add_argument("--prebuild", action="store_true", help="compile the harness (setup.sh)")
     parser.add_argument("--collect", nargs=2, type=Path, metavar=("SUBMISSION", "DEST"),
                         help="only gather the files of SUBMISSION into DEST")
+    parser.add_argument("--allow-weaker-sandbox", action="store_true",
+                        help=f"grade even where a sandbox layer is missing (also {WEAKER_VARIABLE}=1)")
     args = parser.parse_args(argv)
     if args.prebuild:
         return prebuild(args.lab)
@@ -512,7 +531,8 @@ def main(argv=None) -> int:
         return 0
     path = args.root / "results" / "results.json"
     try:
-        data = grade(args.root, args.lab)
+        allow = args.allow_weaker_sandbox or os.environ.get(WEAKER_VARIABLE, "").strip() == "1"
+        data = grade(args.root, args.lab, allow_weaker=allow)
     except Exception as e:  # never leave Gradescope without results
         import traceback
         traceback.print_exc()

@@ -63,6 +63,7 @@ from grader.classroom.pool import build_harnesses, grade_class, graders_per_gpu,
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
 from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
+from grader.build_sandbox import ALLOW_WEAKER, weaker_sandbox
 from grader.config import ConfigError, DEFAULT_PATH
 from grader.grade import DEFAULT_TIMEOUT
 
@@ -76,6 +77,8 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
               "simulator; STATIC_ONLY=1 runs none)", file=sys.stderr)
         return EXIT_BROKEN
     static_only = args.static_only or (args.gpus == 0 and not args.simulator)  # no GPU asked for: none is used
+    if refused_sandbox(args, "grade-class"):
+        return EXIT_BROKEN
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
                       simulator=args.simulator,
@@ -120,6 +123,21 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
         print(f"grader.classroom: {error}", file=sys.stderr)
         return EXIT_BROKEN
     return grade_class(chosen, options, jobs, gpu_ids, log, others=others)
+
+
+def refused_sandbox(args, what: str) -> bool:
+    """Whether the class is not graded for a missing sandbox layer (grader/build_sandbox.py: weaker_sandbox), which
+    says so on stderr: which layer, how to install it, and the option that grades with fewer layers anyway."""
+    why = weaker_sandbox()
+    if not why:
+        return False
+    if args.allow_weaker_sandbox:
+        print(f"grader.classroom: warning: {why}; grading anyway ({ALLOW_WEAKER}): each student's results.json "
+              f"says which layers held their compile and runs", file=sys.stderr)
+        return False
+    print(f"grader.classroom: {what} refuses to grade: {why}. To grade with the layers this machine has, pass "
+          f"{ALLOW_WEAKER} (make {what} ALLOW_WEAKER_SANDBOX=1)", file=sys.stderr)
+    return True
 
 
 def only(entries, ids: str | None) -> tuple:
@@ -169,6 +187,10 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--canvas-roster", help="Canvas's gradebook export, whose students canvas.csv is matched to "
                                            "(grader/classroom/lms.py)")
     p.add_argument("--no-similarity", action="store_true", help="skip the similarity report (similarity.html)")
+    p.add_argument("--allow-weaker-sandbox", action="store_true",
+                   help="grade even where a sandbox layer is missing (bubblewrap: the compile's sandbox and the "
+                        "runner's namespaces); without it the class is not graded and the message says which layer "
+                        "is missing and how to install it. results.json records the layers either way")
 
 
 def parse_args(argv):
