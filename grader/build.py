@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
+from grader.objfile import ToolError, read_elf
 from grader.process import run_process
 from grader.sim_target import may_need_later_gpu, target_note
 from grader.source_check import check_source
@@ -301,8 +302,29 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
         result.message = (f"{source.name} does not compile (the link failed):\n"
                           + trim_compiler_output(proc.output, folder))
         return result
+    try:
+        write_module(result.object, folder / MODULE_FILE)
+    except (ToolError, OSError) as e:
+        result.message = f"{source.name} is refused: its compiled file cannot be read ({e})"
+        return result
     result.ok, result.program, result.runner = True, program, runner if runner.is_file() else None
     return result
+
+
+MODULE_FILE = "module.fatbin"
+
+
+def write_module(student_object: Path, path: Path) -> None:
+    """Writes the device code of the student's object (its .nv_fatbin section; empty when it has none) to path,
+    beside the lab program, which passes it to the checker (--module, mk/lab.mk's launcher): the device program
+    lets the runner register that device code and no other, so the code the static checks read is the code that
+    runs (a fatbinary stored as data, or pieced together at run time, is refused: harness/device/runner_link.c)."""
+    elf = read_elf(student_object)
+    section = elf.section(".nv_fatbin")
+    data = elf.contents(section) if section else b""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 __all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "kit_failure", "make_argv", "missing_package",

@@ -26,8 +26,8 @@ MAX_EXPONENT = 40  # 2^K sizes: K at most this, as harness/checker/cli.c's ppl_p
 
 @dataclass(frozen=True)
 class Pattern:
-    """One pattern of the kit: a family of labs sharing a harness (harness/runner/NAME_*.cu, harness/checker/NAME.c)
-    and a student file."""
+    """One pattern of the kit: a family of labs sharing a harness (harness/device/NAME_*.cu,
+    harness/runner/NAME_runner.cpp, harness/checker/NAME.c) and a student file."""
 
     name: str  # reduce: the harness family, the lab program NAME_lab
     source: str  # the student's file in every lab of this pattern (reduce.cu)

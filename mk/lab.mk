@@ -32,25 +32,40 @@ include $(KIT)/mk/checker.mk
 HARNESS_BUILD ?= $(KIT)/build/harness/$(ARCH_TAG)
 PROGRAM := $(BUILD)/$(PATTERN)_lab
 RUNNER := $(BUILD)/$(PATTERN)_runner
-HARNESS_CU := $(RUNNER_CU) $(RUNNER_CU_$(PATTERN))
-HARNESS_OBJS := $(HARNESS_CU:%.cu=$(HARNESS_BUILD)/%.o) $(HARNESS_BUILD)/stats.o
-HEADERS := $(wildcard $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h)
+# The device program: kit code only, one per pattern and GPU architecture, shared by every lab of the pattern.
+DEVICE := $(HARNESS_BUILD)/$(PATTERN)_device
+DEVICE_OBJS := $(patsubst %.cu,$(HARNESS_BUILD)/%.o,$(DEVICE_CU) $(DEVICE_CU_$(PATTERN)) $(PATTERN)_support.cu) \
+               $(HARNESS_BUILD)/stats.o
+# The device's backend: the GPU's (CUDA's runtime and driver) here; mk/sim.mk's is the simulator.
+DEVICE_BACKEND ?= $(HARNESS_BUILD)/backend_gpu.o $(HARNESS_BUILD)/runner_link.o
+DEVICE_LDLIBS ?=
+DEVICE_DEFS ?=
+RUNNER_OBJS := $(RUNNER_CXX:%.cpp=$(HARNESS_BUILD)/runner_%.o) $(HARNESS_BUILD)/runner_$(PATTERN)_runner.o \
+               $(HARNESS_BUILD)/runner_$(PATTERN)_support.o
+# The runner's CUDA runtime: calls forwarded to the device program (sim/device_client.c), the same for a GPU and the
+# simulator.
+SIM_BUILD ?= $(KIT)/build/sim/lib
+CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
+CUDA_INCLUDE ?= $(abspath $(dir $(shell command -v $(NVCC) 2>/dev/null))../include)
+HEADERS := $(wildcard $(HARNESS)/device/*.h $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h)
 STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES)
 
 .PHONY: all harness run check sanitize profile grade sim clean student-flags help
 all: $(PROGRAM)
-harness: $(HARNESS_OBJS) $(CHECKER)
+harness: $(DEVICE) $(RUNNER_OBJS) $(CLIENT_LIB) $(CHECKER)
 
-# The lab program: a launcher of the checker with this lab's runner, so `PATTERN_lab ARGS` runs the lab.
-# LAUNCHER_ARGS: more of the checker's options, as shell words (mk/sim.mk's --sim-device).
+# The lab program: a launcher of the checker with this lab's runner and its pattern's device program, so that
+# `PATTERN_lab ARGS` runs the lab. LAUNCHER_ARGS: more of the checker's options, as shell words.
 LAUNCHER_ARGS ?=
-$(PROGRAM): $(RUNNER) $(CHECKER)
-	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\nexec "%s" --pattern %s --runner "$$(cd "$$(dirname "$$0")" && pwd)/%s" %s "$$@"\n' \
-	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" '$(LAUNCHER_ARGS)' > $@
+$(PROGRAM): $(RUNNER) $(DEVICE) $(CHECKER)
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\n# module.fatbin beside it (the grader writes it: grader/build.py) is the only device code the runner may run.\nhere="$$(cd "$$(dirname "$$0")" && pwd)"\nif [ -f "$$here/module.fatbin" ]; then set -- --module "$$here/module.fatbin" "$$@"; fi\nexec "%s" --pattern %s --runner "$$here/%s" --device "%s" %s "$$@"\n' \
+	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" "$(abspath $(DEVICE))" \
+	    '$(LAUNCHER_ARGS)' > $@
 	chmod +x $@
 
-$(RUNNER): $(BUILD)/student.o $(HARNESS_OBJS)
-	$(NVCC) $(NVCCFLAGS) -o $@ $^ $(LAB_LDLIBS)
+# The runner: the student's object, the kit's runner files and the client runtime, no CUDA runtime of its own.
+$(RUNNER): $(BUILD)/student.o $(RUNNER_OBJS) $(CLIENT_LIB)
+	$(NVCC) $(NVCCFLAGS) -cudart none -o $@ $^ $(LAB_LDLIBS)
 
 # The student's file sees harness/include/ alone.
 $(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h) | $(BUILD)
@@ -60,13 +75,35 @@ $(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h) | $(BUILD)
 student-flags:
 	@echo $(NVCC) $(STUDENT_NVCCFLAGS)
 
-# The harness objects are shared by every lab built at once (the test suite, a class's workers): each is written
-# under a name of its own and renamed when complete, so no build links a half-written object.
-$(HARNESS_BUILD)/%.o: $(HARNESS)/runner/%.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+# The device program and the runner's objects are shared by every lab built at once (the test suite, a class's
+# workers): each is written under a name of its own and renamed when complete, so no build links a half-written one.
+$(DEVICE): $(DEVICE_OBJS) $(DEVICE_BACKEND)
+	$(NVCC) $(NVCCFLAGS) -o $@.$$$$.tmp $^ $(DEVICE_LDLIBS) && mv -f $@.$$$$.tmp $@
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/device/%.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) $(DEVICE_DEFS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+$(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+$(HARNESS_BUILD)/runner_link.o: $(HARNESS)/device/runner_link.c $(HEADERS) | $(HARNESS_BUILD)
+	$(CC) $(CFLAGS) $(DEVICE_INCLUDES) -I$(CUDA_INCLUDE) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 $(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.c $(HEADERS) | $(HARNESS_BUILD)
-	$(CC) $(CFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+	$(CC) $(CFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+# The runner's kit files: host code only, built by the host compiler against the CUDA headers.
+RUNNER_CXXFLAGS := $(OPT_FLAGS) -std=c++17 -Wall -x c++ $(RUNNER_INCLUDES) -I$(CUDA_INCLUDE)
+$(HARNESS_BUILD)/runner_%.o: $(HARNESS)/runner/%.cpp $(HEADERS) | $(HARNESS_BUILD)
+	$(CXX) $(RUNNER_CXXFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+$(HARNESS_BUILD)/runner_%_support.o: $(HARNESS)/common/%_support.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(CXX) $(RUNNER_CXXFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+# One build of the client library at a time (flock), as mk/sim.mk's libraries.
+$(CLIENT_LIB): $(KIT)/sim/device_client.c $(KIT)/sim/fatbin.h $(HARNESS)/common/device_protocol.h
+	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT) \
+	    $(CLIENT_LIB)
 
 $(BUILD) $(HARNESS_BUILD):
 	mkdir -p $@

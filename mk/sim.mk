@@ -1,15 +1,14 @@
 # sim.mk - builds one lab program for the kit's SIMT simulator (sim/), to run on a machine without a GPU.
 #
-# The same program as mk/lab.mk (whose rules and file lists it includes): the kit's harness plus the student's one
-# file, unchanged, with three differences:
+# The same programs as mk/lab.mk (whose rules and file lists it includes): the runner, the student's one file with the
+# kit's runner files, and the pattern's device program, with three differences:
 #   - nvcc embeds PTX for compute_$(SM) beside the sm_$(SM) cubin, SM=75 (the kit's floor, Turing) unless SM=NN is
 #     given as for a GPU build (SM=80 for __reduce_add_sync or bf16 __hfma): the simulator runs the PTX and its
 #     device reports that compute capability (sim/README.md, "The device"); the grader's static checks read the
 #     cubin as usual; the fatbinary is left uncompressed (-Xfatbin -compress=false), so that no part of the
 #     kit needs libzstd or the zstd program to read it;
-#   - the runner links build/sim/lib/libpplsim-client.a (sim/Makefile) instead of cudart (-cudart none), and the
-#     lab program starts the simulator's device process (build/sim/lib/ppl_sim_device) beside it, where the
-#     kernels run (sim/device_protocol.h says why);
+#   - the device program links the simulator (build/sim/lib/libpplsim-device.a, sim/Makefile) instead of CUDA's
+#     runtime (-cudart none): the lab's kernels and the kit's run on the CPU, in the device program's process;
 #   - harness/cub_scan.cu is replaced by sim/cub_scan_sim.cu, a plain scan with the same function (CUB's kernels
 #     only matter as a yardstick of speed, which a simulator does not measure).
 #
@@ -28,6 +27,11 @@ BUILD ?= build/sim
 SIM_SM := $(or $(SM),75)
 HARNESS_BUILD ?= $(KIT)/build/sim/harness/sm$(SIM_SM)
 SIM_BUILD ?= $(KIT)/build/sim/lib
+SIM_DEVICE_LIB := $(SIM_BUILD)/libpplsim-device.a
+include $(KIT)/mk/zstd.mk
+DEVICE_BACKEND := $(SIM_DEVICE_LIB)
+DEVICE_DEFS := -DPPL_DEVICE_SIMULATOR
+DEVICE_LDLIBS := -Xlinker --wrap=__cudaRegisterFatBinary $(ZSTD_LIBS) -lm
 
 include $(KIT)/mk/lab.mk
 
@@ -38,31 +42,22 @@ SIM_ARCH_FLAGS := -gencode arch=compute_$(SIM_SM),code=sm_$(SIM_SM) -gencode arc
 NVCCFLAGS := $(filter-out $(ARCH_FLAGS),$(NVCCFLAGS)) $(SIM_ARCH_FLAGS) -cudart none -Xfatbin -compress=false
 LAB_LDLIBS := -lm
 
-# The kernels run in the simulator's device process, beside the runner (sim/device_protocol.h): the runner links
-# the client library, which forwards its CUDA calls there (last among its inputs, $^, before LAB_LDLIBS), and the
-# lab program starts the device through the checker (--sim-device).
-SIM_CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
-SIM_DEVICE := $(SIM_BUILD)/ppl_sim_device
-# The simulator's sizes are small (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may
-# each take 512 MiB of host memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default
-# 8 GiB): the reference solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
-# The kit's harness objects of this pattern, joined in one file: device code found whole there, and only that, is
-# the kit's in the report (sim/device_main.c); the checker opens it for the device (--sim-kit-object).
-SIM_KIT_OBJECTS := $(HARNESS_BUILD)/kit-objects-$(PATTERN).bin
-LAUNCHER_ARGS := --sim-device "$(abspath $(SIM_DEVICE))" --sim-kit-object "$(abspath $(SIM_KIT_OBJECTS))" \
-                 --host-memory-mib 512
-$(RUNNER): $(SIM_CLIENT_LIB)
-$(PROGRAM): $(SIM_DEVICE) $(SIM_KIT_OBJECTS)
+# The device program is built for the simulator: the same sources, its kernels compiled for compute_$(SM) and linked
+# with the simulator (build/sim/lib/libpplsim-device.a: the runtime and the core, with harness/device/runner_link.c
+# and sim/backend_sim.c) instead of CUDA's runtime; the runner is a GPU build's, whose client runtime forwards its
+# calls to whichever device program the checker starts beside it. The simulator's sizes are small
+# (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may each take 512 MiB of host
+# memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default 8 GiB): the reference
+# solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
+LAUNCHER_ARGS := --host-memory-mib 512
 # `harness` is everything of the kit's a lab program needs, the simulator included: grader/build.py builds it before
 # any student's file, so that a failure there is reported as the kit's, not as a student's link error.
-harness: $(SIM_KIT_OBJECTS) $(SIM_CLIENT_LIB) $(SIM_DEVICE)
-$(SIM_KIT_OBJECTS): $(HARNESS_OBJS)
-	cat $^ > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 # One build of the simulator's libraries at a time (flock): labs built at once (the test suite, a class's workers)
 # share them, and two makes writing one archive left it truncated ("ar: error reading core_ptx_parse.o").
-$(SIM_LIB) $(SIM_CLIENT_LIB) $(SIM_DEVICE): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile)
+$(SIM_LIB) $(SIM_DEVICE_LIB): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile) \
+		$(HARNESS)/device/runner_link.c $(HARNESS)/device/runner_link.h $(HARNESS)/device/backend.h
 	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
 
 $(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) $(RUNNER_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+	$(NVCC) $(NVCCFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@

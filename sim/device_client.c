@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PREFIX "ppl-sim: "
+#define PREFIX "ppl: "
 #define EXIT_USAGE 2 /* the harness's PPL_EXIT_USAGE */
 #define MAX_PARAMS 1024
 
@@ -49,7 +49,7 @@ static void gone(const char *why)
 {
     if (!device_gone++) {
         fflush(stdout);
-        fprintf(stderr, PREFIX "the simulator's device process is gone (%s): every CUDA call fails from here on\n",
+        fprintf(stderr, PREFIX "the kit's device program is gone (%s): every CUDA call fails from here on\n",
                 why);
     }
 }
@@ -151,6 +151,9 @@ static int hello(void)
 }
 
 #define KEY(p) ((uint64_t)(uintptr_t)(p))
+/* A stream's handle: NULL, cudaStreamLegacy (1) and cudaStreamPerThread (2) are all the default stream (0); the
+   device's own handles are above them. */
+#define SKEY(s) ((uintptr_t)(s) <= 2 ? (uint64_t)0 : KEY(s))
 
 /* ---- registration (nvcc's generated code, before main) ---- */
 
@@ -280,7 +283,7 @@ static cudaError_t params_of(const void *func, kernel_params **out)
     return cudaSuccess;
 }
 
-static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared)
+static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, cudaStream_t stream)
 {
     kernel_params *k = NULL;
     cudaError_t err = params_of(func, &k);
@@ -302,7 +305,7 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
         at += k->sizes[i];
     }
     const uint64_t a[6] = {KEY(func), grid.x | (uint64_t)grid.y << 32, grid.z | (uint64_t)block.x << 32,
-                           block.y | (uint64_t)block.z << 32, shared};
+                           block.y | (uint64_t)block.z << 32, shared, SKEY(stream)};
     err = call_bulk(PPL_DEV_LAUNCH, a, bytes, total, NULL, NULL, 0, NULL);
     free(bytes);
     return err;
@@ -320,8 +323,7 @@ cudaError_t __cudaGetKernel(void **kernel, const void *hostFun)
 cudaError_t __cudaLaunchKernel(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                cudaStream_t stream)
 {
-    (void)stream;
-    return launch(kernel, gridDim, blockDim, args, sharedMem);
+    return launch(kernel, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -334,8 +336,7 @@ cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 gridDim, dim3 blockDim, v
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                              cudaStream_t stream)
 {
-    (void)stream;
-    return launch(func, gridDim, blockDim, args, sharedMem);
+    return launch(func, gridDim, blockDim, args, sharedMem, stream);
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -529,12 +530,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream) { return cudaStreamCreateWithFlags(stream, 0); }
 
-cudaError_t cudaStreamDestroy(cudaStream_t stream) { return call(PPL_DEV_STREAM_DESTROY, KEY(stream), 0, 0, 0, NULL); }
+cudaError_t cudaStreamDestroy(cudaStream_t stream) { return call(PPL_DEV_STREAM_DESTROY, SKEY(stream), 0, 0, 0, NULL); }
 
 #undef cudaStreamSynchronize
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    return call(PPL_DEV_STREAM_SYNC, KEY(stream), 0, 0, 0, NULL);
+    return call(PPL_DEV_STREAM_SYNC, SKEY(stream), 0, 0, 0, NULL);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
@@ -554,7 +555,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) { return call(PPL_DEV_EVENT_DEST
 #undef cudaEventRecord
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    return call(PPL_DEV_EVENT_RECORD, KEY(event), KEY(stream), 0, 0, NULL);
+    return call(PPL_DEV_EVENT_RECORD, KEY(event), SKEY(stream), 0, 0, NULL);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    return call(PPL_DEV_STREAM_WAIT_EVENT, SKEY(stream), KEY(event), flags, 0, NULL);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) { return call(PPL_DEV_EVENT_SYNC, KEY(event), 0, 0, 0, NULL); }
@@ -632,7 +638,7 @@ static cudaError_t read_device(void *dst, const void *src, size_t count)
     return cudaSuccess;
 }
 
-static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     if (kind == cudaMemcpyDefault) { /* unified addressing: the device says which pointers are its own */
         const int dst_dev = is_device(dst), src_dev = is_device(src);
@@ -645,7 +651,7 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     case cudaMemcpyDeviceToHost:
         return read_device(dst, src, count);
     case cudaMemcpyDeviceToDevice:
-        return call(PPL_DEV_COPY, KEY(dst), KEY(src), count, 0, NULL);
+        return call(PPL_DEV_COPY, KEY(dst), KEY(src), count, SKEY(stream), NULL);
     case cudaMemcpyHostToHost: {
         const cudaError_t err = call(PPL_DEV_COPY, 0, 0, 0, 0, NULL); /* nothing copied: the sticky error */
         if (err != cudaSuccess || count == 0)
@@ -663,14 +669,13 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
 #undef cudaMemcpy
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return copy(dst, src, count, kind);
+    return copy(dst, src, count, kind, NULL);
 }
 
 #undef cudaMemcpyAsync
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
-    return copy(dst, src, count, kind);
+    return copy(dst, src, count, kind, stream);
 }
 
 #undef cudaMemset
@@ -682,8 +687,7 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 #undef cudaMemsetAsync
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemset(devPtr, value, count);
+    return call(PPL_DEV_SET, KEY(devPtr), (uint64_t)(int64_t)value, count, SKEY(stream), NULL);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
@@ -786,3 +790,28 @@ static void at_exit(int status, void *unused)
 }
 
 __attribute__((constructor)) static void register_exit(void) { on_exit(at_exit, NULL); }
+
+/* ---- the runner's main (harness/runner/main.c) ---- */
+
+int ppl_runner_next(int status, const char *message, uint64_t args[PPL_CALL_ARGS])
+{
+    const uint64_t a[6] = {(uint64_t)(int64_t)status};
+    size_t len = status && message ? strlen(message) : 0;
+    if (len > PPL_DEV_MAX_MESSAGE - 1)
+        len = PPL_DEV_MAX_MESSAGE - 1;
+    char text[PPL_DEV_MAX_MESSAGE];
+    memcpy(text, message ? message : "", len);
+    text[len] = '\0';
+    uint64_t r[2] = {0, 0}, got = 0;
+    memset(args, 0, PPL_CALL_ARGS * sizeof *args);
+    const cudaError_t err = call_bulk(PPL_DEV_NEXT, a, text, len ? len + 1 : 0, r, args,
+                                      PPL_CALL_ARGS * sizeof *args, &got);
+    if (err != cudaSuccess || got != PPL_CALL_ARGS * sizeof *args)
+        return PPL_CALL_END;
+    return (int)r[0];
+}
+
+cudaError_t ppl_runner_kit_scan(const int *d_in, int *d_out, size_t n)
+{
+    return call(PPL_DEV_KIT_SCAN, KEY(d_in), KEY(d_out), n, 0, NULL);
+}

@@ -140,14 +140,13 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         }
         o->ro_paths[o->num_ro++] = arg;
         return 1;
-    case PPL_OPT_SIM_DEVICE:
-    case PPL_OPT_SIM_KIT:
+    case PPL_OPT_DEVICE:
+    case PPL_OPT_MODULE:
         if (arg[0] != '/') {
-            fprintf(stderr, "--%s %s: expected an absolute path\n",
-                    code == PPL_OPT_SIM_DEVICE ? "sim-device" : "sim-kit-object", arg);
+            fprintf(stderr, "--%s %s: expected an absolute path\n", code == PPL_OPT_DEVICE ? "device" : "module", arg);
             return -1;
         }
-        *(code == PPL_OPT_SIM_DEVICE ? &o->sim_device : &o->sim_kit) = arg;
+        *(code == PPL_OPT_DEVICE ? &o->device : &o->module) = arg;
         return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)

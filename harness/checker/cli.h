@@ -50,12 +50,13 @@ typedef struct {
     int runs_fd;                   /* --runs-fd N: read argument lists from N and run each, one runner for all (-1) */
     int sandbox_mode;              /* --sandbox auto|require|off (sandbox.h's ppl_sandbox_mode) */
     double cpu_seconds;            /* --cpu-seconds: the runner's CPU time limit (0: none) */
-    const char *sim_device;        /* --sim-device: the simulator's device process (sim/device_main.c), started
-                                      beside the runner; the --runner-fd descriptors go to it instead */
+    const char *device;            /* --device: the device program of the pattern (harness/device/, built for a GPU
+                                      or the simulator), started beside the runner; the --runner-fd descriptors go
+                                      to it */
     long host_memory_mib;          /* --host-memory-mib: the host memory the runner (and the simulator's device) may
                                       take, MiB (RLIMIT_DATA; default PPL_SANDBOX_DATA_MIB; 0: none) */
-    const char *sim_kit;           /* --sim-kit-object: the kit's harness objects (one file, mk/sim.mk joins them),
-                                      whose device code alone the report calls the kit's */
+    const char *module;            /* --module: the fatbinary the grader's static checks read from the student's
+                                      object, the only device code the runner may register (none: any) */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
@@ -65,7 +66,7 @@ enum {
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
     PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO,
-    PPL_OPT_SIM_DEVICE, PPL_OPT_SIM_KIT, PPL_OPT_HOST_MEMORY
+    PPL_OPT_DEVICE, PPL_OPT_MODULE, PPL_OPT_HOST_MEMORY
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -79,15 +80,18 @@ enum {
         {"runner-rw", required_argument, 0, PPL_OPT_RUNNER_RW}, {"sandbox", required_argument, 0, PPL_OPT_SANDBOX},   \
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
         {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
-        {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"sim-device", required_argument, 0, PPL_OPT_SIM_DEVICE}, \
-        {"sim-kit-object", required_argument, 0, PPL_OPT_SIM_KIT},                                             \
+        {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"device", required_argument, 0, PPL_OPT_DEVICE}, \
+        {"module", required_argument, 0, PPL_OPT_MODULE},                                             \
         {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
     "Grading: --seed-fd N reads the seed from descriptor N (a pipe) instead of --seed, --result-fd N writes the\n" \
     "result lines to descriptor N instead of --result.\n"                                                          \
-    "The runner: --runner PATH (the program with the lab's code; PATTERN_lab passes it), --sandbox auto|require|off\n" \
+    "The programs (PATTERN_lab passes both): --runner PATH (the program with the lab's code; it has no GPU), --device\n" \
+    "PATH (the kit's device program of the pattern, for a GPU or the simulator: it runs the runner's CUDA calls and\n" \
+    "the timings), --module FILE (the only device code the runner may run: the grader passes what its checks read),\n" \
+    "--sandbox auto|require|off\n" \
     "(auto: the strongest sandbox this machine allows; require: fail unless every layer is in force; off: none, for\n" \
     "debuggers, as --in-process), --runner-wrap ARG (repeated: a tool that starts the runner, inside the sandbox),\n" \
     "--runner-rw DIR (a folder that tool may write), --runner-ro DIR (a folder it may read: its installation),\n" \
@@ -97,10 +101,8 @@ enum {
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \
     "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs).\n"                \
-    "The simulator (mk/sim.mk's lab programs pass these): --sim-device PATH starts the simulator's device process\n" \
-    "beside the runner, in a sandbox of its own (the runner's CUDA calls go to it; the --runner-fd descriptors,\n"  \
-    "its report channel, go to it and not to the runner), --sim-kit-object PATH (the kit's harness objects: only\n" \
-    "device code found whole there is the kit's in its report; any other is the student's).\n"
+    "--runner-fd, --runner-wrap, --runner-rw and --runner-ro are the device program's: it holds the report channel\n" \
+    "and runs the kernels, under the wrapping tool.\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

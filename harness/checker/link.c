@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The runner's descriptors for requests and replies (runner/main.cu's --fds). */
-#define RUNNER_REQUEST_FD 3
-#define RUNNER_REPLY_FD 4
+/* The device program's descriptors for requests and replies (device/main.cu's --fds). */
+#define DEVICE_REQUEST_FD 3
+#define DEVICE_REPLY_FD 4
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -96,15 +96,15 @@ static void unstage(ppl_link *l)
 }
 
 /*
- * As root, the sandbox runs the runner as nobody (65534), who may not reach it where it lies (a kit under a 0700
- * home) nor the checker binary its stage runs from: both are copied to a fresh folder under /tmp that nobody can
- * traverse, and removed as soon as the runner answers. Returns 0 (paths in runner and exe, or unchanged where
- * nothing is staged), or -1 with the reason in l->message.
+ * As root, the sandbox runs both programs as nobody (65534), who may not reach them where they lie (a kit under a
+ * 0700 home) nor the checker binary its stage runs from: the three are copied to a fresh folder under /tmp that
+ * nobody can traverse, and removed as soon as the device program answers. Returns 0 (paths in runner, device and
+ * exe, or unchanged where nothing is staged), or -1 with the reason in l->message.
  */
 static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe, char *device, size_t len)
 {
     snprintf(runner, len, "%s", o->runner);
-    snprintf(device, len, "%s", o->sim_device ? o->sim_device : "");
+    snprintf(device, len, "%s", o->device);
     exe[0] = '\0';
     if (geteuid() != 0 || o->mode == PPL_SANDBOX_OFF)
         return 0;
@@ -120,165 +120,153 @@ static int stage(ppl_link *l, const ppl_link_options *o, char *runner, char *exe
     self[n] = '\0';
     snprintf(runner, len, "%s/runner", l->staged);
     snprintf(exe, len, "%s/ppl_checker", l->staged);
-    if (copy_file(o->runner, runner) != 0 || copy_file(self, exe) != 0) {
-        snprintf(l->message, sizeof l->message, "cannot copy %s for the sandbox: %s", o->runner, strerror(errno));
+    snprintf(device, len, "%s/device", l->staged);
+    const char *failed = copy_file(o->runner, runner) != 0   ? o->runner
+                         : copy_file(self, exe) != 0         ? self
+                         : copy_file(o->device, device) != 0 ? o->device
+                                                             : NULL;
+    if (failed) {
+        snprintf(l->message, sizeof l->message, "cannot copy %.900s for the sandbox: %s", failed, strerror(errno));
         unstage(l);
         return -1;
-    }
-    if (o->sim_device) {
-        snprintf(device, len, "%s/device", l->staged);
-        if (copy_file(o->sim_device, device) != 0) {
-            snprintf(l->message, sizeof l->message, "cannot copy %s for the sandbox: %s", o->sim_device,
-                     strerror(errno));
-            unstage(l);
-            return -1;
-        }
     }
     return 0;
 }
 
-/* ---- the simulator's device process (sim/device_main.c, sim/device_protocol.h) ----
- * On the simulator the lab's kernels run in a process of their own, beside the runner: the runner's CUDA calls
- * go to it over a socket, and it alone holds the report channel (o->fds), so that nothing the student's host code
- * does in the runner's process (close, fill or forge a descriptor, write the simulator's memory) can touch what
- * the simulator reports. It runs in the runner's sandbox mode and profile, with the runner's program and the
- * kit's harness objects open for reading (the device checks that the code it runs is the program's, and which of it
- * is the kit's). The runner gets the socket at RUNNER_DEVICE_FD (or above its --runner-fd ones, when a tool wraps
- * it and keeps them), protected, named by PPL_SIM_DEVICE_FD. */
-#define RUNNER_DEVICE_FD 5
-#define DEVICE_FD_ENV "PPL_SIM_DEVICE_FD" /* sim/device_protocol.h's PPL_DEV_FD_ENV */
-#define DEVICE_GRACE_S 10.0 /* seconds the device may take to end after the runner did (a launch in progress ends at
-                               the simulator's instruction limit) */
+/* ---- the runner, beside the device program (docs/DESIGN.md, "Three programs") ----
+ * The runner holds the student's code and nothing else: no pipe to the checker, no report channel, no GPU (its
+ * sandbox binds no GPU device node), no kit kernel. Its CUDA calls go over one socket to the device program, which
+ * holds the GPU or the simulator and alone talks to the checker. It gets the socket at RUNNER_SOCKET_FD, protected,
+ * named by PPL_SIM_DEVICE_FD (harness/common/device_protocol.h's PPL_DEV_FD_ENV). */
+#define RUNNER_SOCKET_FD 3
+#define DEVICE_FD_ENV "PPL_SIM_DEVICE_FD"
+#define RUNNER_GRACE_S 2.0 /* seconds the runner may take to end after the device program did */
 
-/* Starts the device; *runner_end gets the runner's end of the socket. 0, or -1 with the reason in l->message. */
-static int start_device(ppl_link *l, const ppl_link_options *o, const char *device, const char *exe,
-                        int *runner_end)
+/* Starts the runner; *device_end gets the device program's end of the socket. 0, or -1 with the reason in
+ * l->message. */
+static int start_runner(ppl_link *l, const ppl_link_options *o, const char *runner, const char *exe,
+                        int *device_end)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(l->message, sizeof l->message, "cannot create the simulator's device socket: %s", strerror(errno));
+        snprintf(l->message, sizeof l->message, "cannot create the runner's socket: %s", strerror(errno));
         return -1;
     }
-    const int program = open(o->runner, O_RDONLY | O_CLOEXEC);
-    const int kit = o->sim_kit ? open(o->sim_kit, O_RDONLY | O_CLOEXEC) : -1;
-    if (program < 0 || (o->sim_kit && kit < 0)) {
-        snprintf(l->message, sizeof l->message, "cannot read %s for the simulator's device: %s",
-                 program < 0 ? o->runner : o->sim_kit, strerror(errno));
-        close(sv[0]), close(sv[1]);
-        if (program >= 0)
-            close(program);
-        if (kit >= 0)
-            close(kit);
-        return -1;
-    }
-    int keep[8] = {sv[0], program}, child[8] = {3, 4}, n = 2, hi = 5;
-    const int reports = o->num_wrap ? 0 : o->num_fds < 4 ? o->num_fds : 4; /* a wrapped runner's tool keeps them */
-    for (int k = 0; k < reports; k++, n++) {
-        keep[n] = child[n] = o->fds[k];
-        hi = o->fds[k] >= hi ? o->fds[k] + 1 : hi;
-    }
-    char kit_fd[16];
-    snprintf(kit_fd, sizeof kit_fd, "%d", hi);
-    if (kit >= 0)
-        keep[n] = kit, child[n++] = hi;
-    /* without the kit's objects every module is the student's */
-    const char *argv[] = {device, "--channel", "3", "--program-fd", "4", kit >= 0 ? "--kit-fd" : NULL, kit_fd, NULL};
+    int keep[1] = {sv[0]}, child[1] = {RUNNER_SOCKET_FD}, protect[1] = {RUNNER_SOCKET_FD};
+    char value[16];
+    snprintf(value, sizeof value, "%d", RUNNER_SOCKET_FD);
+    setenv(DEVICE_FD_ENV, value, 1);
+    const char *argv[] = {runner, NULL};
     ppl_sandbox_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.argv = argv;
     spec.keep_fds = keep;
     spec.child_fds = child;
-    spec.num_keep = n;
-    spec.protect_fds = o->fds;
-    spec.num_protect = reports;
+    spec.num_keep = 1;
+    spec.protect_fds = protect;
+    spec.num_protect = 1;
     spec.profile = PPL_PROFILE_RUNNER;
     spec.mode = o->mode;
+    spec.no_gpu = 1;
     spec.cpu_seconds = o->cpu_seconds;
     spec.data_mib = o->host_memory_mib;
     spec.stage_exe = exe[0] ? exe : NULL;
-    char note[512];
     fflush(NULL);
-    const pid_t pid = ppl_sandbox_start(&spec, &l->device_sandbox, note, sizeof note);
+    const pid_t pid = ppl_sandbox_start(&spec, &l->runner_sandbox, l->runner_note, sizeof l->runner_note);
+    unsetenv(DEVICE_FD_ENV);
     close(sv[0]);
-    close(program);
-    if (kit >= 0)
-        close(kit);
     if (pid < 0) {
-        snprintf(l->message, sizeof l->message, "cannot start the simulator's device %s: %s", o->sim_device, note);
+        snprintf(l->message, sizeof l->message, "cannot start the runner %s: %s", o->runner, l->runner_note);
         close(sv[1]);
         return -1;
     }
-    l->device = pid;
-    *runner_end = sv[1];
+    l->runner = pid;
+    *device_end = sv[1];
     return 0;
 }
 
-/* Ends the device once the runner has ended: it ends by itself when it reads the end of the socket (having
- * written its last report), or is killed after DEVICE_GRACE_S. */
-static void end_device(ppl_link *l)
+/* Reaps the runner, killed if it has not ended within `grace` seconds; its wait status, or -1 if there was none. */
+static int end_runner(ppl_link *l, double grace)
 {
-    if (l->device <= 0)
-        return;
-    const double until = ppl_link_now() + DEVICE_GRACE_S;
+    if (l->runner <= 0)
+        return -1;
+    const double until = ppl_link_now() + grace;
     int status = 0;
     pid_t done = 0;
-    while ((done = waitpid(l->device, &status, WNOHANG)) == 0 && ppl_link_now() < until)
-        usleep(10000);
-    if (done != l->device) {
-        ppl_sandbox_kill(l->device);
-        while (waitpid(l->device, &status, 0) < 0 && errno == EINTR)
+    while ((done = waitpid(l->runner, &status, WNOHANG)) == 0 && ppl_link_now() < until)
+        usleep(5000);
+    if (done != l->runner) {
+        ppl_sandbox_kill(l->runner);
+        while (waitpid(l->runner, &status, 0) < 0 && errno == EINTR)
             ;
     }
-    l->device = 0;
+    l->runner = 0;
+    return ppl_sandbox_wait_status(&l->runner_sandbox, status);
 }
 
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
 {
     memset(l, 0, sizeof *l);
-    l->to_runner = l->from_runner = -1;
+    l->to_device = l->from_device = -1;
+    if (!o->device) {
+        snprintf(l->message, sizeof l->message, "no device program (--device PATH: PATTERN_lab passes it)");
+        return PPL_LINK_SYSTEM;
+    }
+    const int module = o->module ? open(o->module, O_RDONLY | O_CLOEXEC) : -1;
+    if (o->module && module < 0) {
+        snprintf(l->message, sizeof l->message, "cannot read the module file %s: %s", o->module, strerror(errno));
+        return PPL_LINK_SYSTEM;
+    }
     int requests[2], replies[2];
     if (pipe2(requests, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0) {
-        snprintf(l->message, sizeof l->message, "cannot create the runner's pipes: %s", strerror(errno));
+        snprintf(l->message, sizeof l->message, "cannot create the device program's pipes: %s", strerror(errno));
+        if (module >= 0)
+            close(module);
         return PPL_LINK_SYSTEM;
     }
     fcntl(requests[1], F_SETPIPE_SZ, 1 << 20); /* bulk inputs move in large writes */
     fcntl(replies[0], F_SETPIPE_SZ, 1 << 20);
     char runner[4096], exe[4096], device[4096];
     int device_end = -1;
-    if (stage(l, o, runner, exe, device, sizeof runner) != 0 ||
-        (o->sim_device && start_device(l, o, device, exe, &device_end) != 0)) {
+    if (stage(l, o, runner, exe, device, sizeof runner) != 0 || start_runner(l, o, runner, exe, &device_end) != 0) {
         close(requests[0]), close(requests[1]), close(replies[0]), close(replies[1]);
+        if (module >= 0)
+            close(module);
         unstage(l);
         return PPL_LINK_SYSTEM;
     }
-    const char *argv[64];
-    int argc = 0;
-    for (int k = 0; k < o->num_wrap && argc < 56; k++)
-        argv[argc++] = o->wrap[k];
-    char fds[32];
-    snprintf(fds, sizeof fds, "%d,%d", RUNNER_REQUEST_FD, RUNNER_REPLY_FD);
-    argv[argc++] = runner;
-    argv[argc++] = "--fds";
-    argv[argc++] = fds;
-    argv[argc] = NULL;
-    /* The runner keeps its two pipes, the --runner-fd descriptors unless the simulator's device holds them (its
-       report channel; a tool around the runner keeps them: its log), and its socket to the device, all protected
-       but the pipes. */
-    int keep[7] = {requests[0], replies[1]}, child[7] = {RUNNER_REQUEST_FD, RUNNER_REPLY_FD}, protect[5];
-    int num_keep = 2, num_protect = 0, device_fd = RUNNER_DEVICE_FD;
-    for (int k = 0; k < o->num_fds && k < 4 && (!o->sim_device || o->num_wrap); k++) {
+    /* The device program keeps its two pipes, the --runner-fd descriptors (its report channel, or the log of a
+       tool that wraps it), its socket to the runner and the module file. */
+    int keep[8] = {requests[0], replies[1]}, child[8] = {DEVICE_REQUEST_FD, DEVICE_REPLY_FD}, protect[6];
+    int num_keep = 2, num_protect = 0, next_fd = 5;
+    for (int k = 0; k < o->num_fds && k < 4; k++) {
         keep[num_keep] = child[num_keep] = protect[num_protect++] = o->fds[k];
         num_keep++;
-        device_fd = o->fds[k] >= device_fd ? o->fds[k] + 1 : device_fd;
+        next_fd = o->fds[k] >= next_fd ? o->fds[k] + 1 : next_fd;
     }
-    if (o->sim_device) {
-        keep[num_keep] = device_end;
-        child[num_keep++] = protect[num_protect++] = device_fd;
-        char value[16];
-        snprintf(value, sizeof value, "%d", device_fd);
-        setenv(DEVICE_FD_ENV, value, 1);
+    const int socket_fd = next_fd++, module_fd = next_fd++;
+    keep[num_keep] = device_end, child[num_keep++] = socket_fd;
+    if (module >= 0)
+        keep[num_keep] = module, child[num_keep++] = module_fd;
+    const char *argv[64];
+    int argc = 0;
+    for (int k = 0; k < o->num_wrap && argc < 52; k++)
+        argv[argc++] = o->wrap[k];
+    char fds[32], socket_text[16], module_text[16];
+    snprintf(fds, sizeof fds, "%d,%d", DEVICE_REQUEST_FD, DEVICE_REPLY_FD);
+    snprintf(socket_text, sizeof socket_text, "%d", socket_fd);
+    snprintf(module_text, sizeof module_text, "%d", module_fd);
+    argv[argc++] = device;
+    argv[argc++] = "--fds";
+    argv[argc++] = fds;
+    argv[argc++] = "--runner-fd";
+    argv[argc++] = socket_text;
+    if (module >= 0) {
+        argv[argc++] = "--module-fd";
+        argv[argc++] = module_text;
     }
-    const char *ro[5] = {runner};
+    argv[argc] = NULL;
+    const char *ro[5] = {device};
     const int num_ro = 1 + (o->num_ro < 4 ? o->num_ro : 4);
     for (int k = 1; k < num_ro; k++)
         ro[k] = o->ro_paths[k - 1];
@@ -291,7 +279,7 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     spec.protect_fds = protect;
     spec.num_protect = num_protect;
     spec.ro_paths = ro;
-    spec.num_ro = o->num_wrap ? num_ro : 0; /* the program itself is bound; a wrapped runner and its tool must be too */
+    spec.num_ro = o->num_wrap ? num_ro : 0; /* the program itself is bound; a wrapped one and its tool must be too */
     spec.rw_paths = o->rw_paths;
     spec.num_rw = o->num_rw;
     spec.profile = o->num_wrap ? PPL_PROFILE_TOOL : PPL_PROFILE_RUNNER;
@@ -303,40 +291,68 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     const pid_t pid = ppl_sandbox_start(&spec, &l->sandbox, l->sandbox_note, sizeof l->sandbox_note);
     close(requests[0]);
     close(replies[1]);
-    if (device_end >= 0)
-        close(device_end);
+    close(device_end);
+    if (module >= 0)
+        close(module);
     if (pid < 0) {
-        snprintf(l->message, sizeof l->message, "cannot start the runner %s: %s", o->runner, l->sandbox_note);
-        end_device(l);
+        snprintf(l->message, sizeof l->message, "cannot start the device program %s: %s", o->device,
+                 l->sandbox_note);
+        end_runner(l, 0);
         unstage(l);
         close(requests[1]);
         close(replies[0]);
         return PPL_LINK_SYSTEM;
     }
-    l->runner = pid;
+    l->device = pid;
     l->wrapped = o->num_wrap > 0;
-    l->to_runner = requests[1];
-    l->from_runner = replies[0];
-    fcntl(l->to_runner, F_SETFL, O_NONBLOCK); /* write_timed waits with poll: a runner that stops reading cannot
-                                                 block the checker past the deadline */
-    signal(SIGPIPE, SIG_IGN); /* a dead runner makes write() fail with EPIPE instead */
+    l->to_device = requests[1];
+    l->from_device = replies[0];
+    fcntl(l->to_device, F_SETFL, O_NONBLOCK); /* write_timed waits with poll: a device program that stops reading
+                                                 cannot block the checker past the deadline */
+    signal(SIGPIPE, SIG_IGN); /* a dead device program makes write() fail with EPIPE instead */
     return 0;
 }
 
 static void reap(ppl_link *l)
 {
-    if (l->runner <= 0)
+    if (l->device <= 0)
         return;
     int status = 0;
-    while (waitpid(l->runner, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(l->device, &status, 0) < 0 && errno == EINTR)
         ;
     l->wait_status = ppl_sandbox_wait_status(&l->sandbox, status);
-    l->runner = 0;
+    l->device = 0;
 }
 
+/* The device program ended without its reply: it reports for the runner, so the runner's end is the cause when it
+ * ended too (it crashed, and the device program was told; or the device program was stopped for it); otherwise the
+ * device program's own end is reported. */
 static int gone(ppl_link *l)
 {
     reap(l);
+    int status = 0;
+    pid_t done = 0;
+    for (int k = 0; l->runner > 0 && k < 20 && (done = waitpid(l->runner, &status, WNOHANG)) == 0; k++)
+        usleep(10000); /* a runner that dies brings the device program down with it: give it a moment */
+    if (l->runner > 0 && done == l->runner) {
+        l->runner = 0;
+        const int runner = ppl_sandbox_wait_status(&l->runner_sandbox, status);
+        if (!(WIFEXITED(runner) && WEXITSTATUS(runner) == 0))
+            l->wait_status = runner;
+    } else {
+        end_runner(l, 0); /* still running: not the cause */
+    }
+    char how[96];
+    ppl_describe_wait_status(l->wait_status, how, sizeof how);
+    snprintf(l->message, sizeof l->message, "the runner %s", how);
+    return PPL_LINK_GONE;
+}
+
+/* The device program says the runner ended in the middle of a call: how it ended is the case's result. */
+static int runner_gone(ppl_link *l)
+{
+    const int status = end_runner(l, RUNNER_GRACE_S);
+    l->wait_status = status == -1 ? 0 : status;
     char how[96];
     ppl_describe_wait_status(l->wait_status, how, sizeof how);
     snprintf(l->message, sizeof l->message, "the runner %s", how);
@@ -390,17 +406,18 @@ static int wait_ready(ppl_link *l, int fd, short events)
             continue;
         if (ready == 0 && ppl_link_now() < l->deadline)
             continue;
-        if (l->runner > 0) {
-            ppl_sandbox_kill(l->runner);
+        if (l->device > 0) {
+            ppl_sandbox_kill(l->device);
             reap(l);
         }
+        end_runner(l, 0);
         snprintf(l->message, sizeof l->message,
                  "timed out (the kernel may loop forever or deadlock at a barrier, or a host loop never ends)");
         return PPL_LINK_TIMEOUT;
     }
 }
 
-static int wait_readable(ppl_link *l) { return wait_ready(l, l->from_runner, POLLIN); }
+static int wait_readable(ppl_link *l) { return wait_ready(l, l->from_device, POLLIN); }
 
 /* Reads len bytes from the runner within the deadline: the number read (short at the end of file), -1 on an error,
  * or PPL_LINK_TIMEOUT - 1000 (below any length) when the deadline passed. */
@@ -408,13 +425,13 @@ static int wait_readable(ppl_link *l) { return wait_ready(l, l->from_runner, POL
 static ssize_t read_timed(ppl_link *l, void *buf, size_t len)
 {
     if (l->deadline <= 0)
-        return read_all(l->from_runner, buf, len);
+        return read_all(l->from_device, buf, len);
     char *p = (char *)buf;
     size_t got = 0;
     while (got < len) {
         if (wait_readable(l) != 0)
             return READ_TIMED_OUT;
-        const ssize_t done = read(l->from_runner, p + got, len - got);
+        const ssize_t done = read(l->from_device, p + got, len - got);
         if (done < 0 && errno == EINTR)
             continue;
         if (done < 0)
@@ -432,10 +449,10 @@ static int write_timed(ppl_link *l, const void *buf, size_t len)
 {
     const char *p = (const char *)buf;
     while (len > 0) {
-        const int waited = wait_ready(l, l->to_runner, POLLOUT);
+        const int waited = wait_ready(l, l->to_device, POLLOUT);
         if (waited != 0)
             return waited;
-        const ssize_t done = write(l->to_runner, p, len < 65536 ? len : 65536);
+        const ssize_t done = write(l->to_device, p, len < 65536 ? len : 65536);
         if (done < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (done < 0)
@@ -449,7 +466,7 @@ static int write_timed(ppl_link *l, const void *buf, size_t len)
 int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
 {
     l->message[0] = '\0';
-    if (l->runner <= 0) {
+    if (l->device <= 0) {
         snprintf(l->message, sizeof l->message, "the runner has already ended");
         return PPL_LINK_SYSTEM;
     }
@@ -491,8 +508,11 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
             if (read_timed(l, l->message, keep) != (ssize_t)keep)
                 return gone(l);
             l->message[keep] = '\0';
-            skip(l->from_runner, r.bytes - keep);
-            l->error_status = PPL_EXIT_CUDA; /* whatever it asks: the runner's word never blames the kit */
+            skip(l->from_device, r.bytes - keep);
+            if (r.status == PPL_STATUS_RUNNER_GONE)
+                return runner_gone(l);
+            /* the device program is the kit's: a 2 is a kit problem; anything of the runner's it passes on as 3 */
+            l->error_status = r.status == PPL_EXIT_USAGE ? PPL_EXIT_USAGE : PPL_EXIT_CUDA;
             return PPL_LINK_ERROR;
         }
         if (on_message && (r.type == PPL_MSG_PERTURB || r.type == PPL_MSG_RECORD || r.type == PPL_MSG_KEY) &&
@@ -539,18 +559,18 @@ int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t reques
 int ppl_link_stop(ppl_link *l)
 {
     unstage(l);
-    if (l->to_runner >= 0)
-        close(l->to_runner);
-    l->to_runner = -1;
+    if (l->to_device >= 0)
+        close(l->to_device);
+    l->to_device = -1;
     int status = 0;
-    if (l->runner > 0) {
+    if (l->device > 0) {
         reap(l);
         status = l->wait_status;
     }
-    if (l->from_runner >= 0)
-        close(l->from_runner);
-    l->from_runner = -1;
-    end_device(l);
+    if (l->from_device >= 0)
+        close(l->from_device);
+    l->from_device = -1;
+    end_runner(l, RUNNER_GRACE_S);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -651,32 +671,32 @@ void ppl_link_fail(ppl_link *l, int code)
 {
     const int result = ppl_link_report(l, code);
     unstage(l);
-    if (l->runner > 0 && l->wrapped && l->to_runner >= 0) {
+    if (l->device > 0 && l->wrapped && l->to_device >= 0) {
         /* a wrapping tool writes its summary when its target ends: end the runner by closing its requests, and
          * give the tool a few seconds before the kill */
-        close(l->to_runner);
-        l->to_runner = -1;
-        for (int k = 0; k < 50 && l->runner > 0; k++) {
+        close(l->to_device);
+        l->to_device = -1;
+        for (int k = 0; k < 50 && l->device > 0; k++) {
             int status;
-            const pid_t done = waitpid(l->runner, &status, WNOHANG);
-            if (done == l->runner) {
+            const pid_t done = waitpid(l->device, &status, WNOHANG);
+            if (done == l->device) {
                 l->wait_status = ppl_sandbox_wait_status(&l->sandbox, status);
-                l->runner = 0;
+                l->device = 0;
             } else {
                 usleep(100000);
             }
         }
     }
-    if (l->runner > 0) {
-        ppl_sandbox_kill(l->runner);
+    if (l->device > 0) {
+        ppl_sandbox_kill(l->device);
         reap(l);
     }
-    if (l->to_runner >= 0)
-        close(l->to_runner);
-    if (l->from_runner >= 0)
-        close(l->from_runner);
-    l->to_runner = l->from_runner = -1;
-    end_device(l);
+    if (l->to_device >= 0)
+        close(l->to_device);
+    if (l->from_device >= 0)
+        close(l->from_device);
+    l->to_device = l->from_device = -1;
+    end_runner(l, RUNNER_GRACE_S);
     if (recovery) { /* several runs: this one ends here, the next starts a fresh runner */
         recovered_result = result;
         longjmp(*recovery, 1);

@@ -1,12 +1,14 @@
 /*
- * link.h - the checker's side of protocol.h: starting the runner program in the sandbox (sandbox.h), and talking to
- * it over two pipes (plain C, no CUDA).
+ * link.h - the checker's side of protocol.h: starting the device program and the runner in the sandbox (sandbox.h),
+ * and talking to the device program over two pipes (plain C, no CUDA).
  *
- * The runner is another program, built from the runner harness and the student's one file; the checker never links
- * or loads it. The checker alone holds the seed, the inputs' generator, the references, the perturbation plan and
- * the result channel; it sends the runner each input when the runner must load it and each timed run's
- * perturbation when the runner asks for it. Anything the runner says can only make a case fail: a runner that dies,
- * exits, or answers with something malformed is reported as the fault of the case in progress (ppl_link_fail).
+ * Three programs (docs/DESIGN.md): the checker; the device program of the pattern (harness/device/, kit code only),
+ * which holds the GPU or the simulator, loads the inputs, runs the lab's function and times it; and the runner, the
+ * student's one file with a few kit files, which has no GPU and reaches the device program alone, over a socket,
+ * for every CUDA call. The checker never links or loads either. It alone holds the seed, the inputs' generator, the
+ * references, the perturbation plan and the result channel; it sends the device program each input when it must
+ * load it and each timed run's perturbation when asked. A runner that dies, exits, or sends the device program
+ * something malformed is reported as the fault of the case in progress (ppl_link_fail).
  */
 #ifndef PPL_LINK_H
 #define PPL_LINK_H
@@ -29,34 +31,36 @@ enum {
 };
 
 typedef struct {
-    const char *runner;           /* the runner program's path */
-    const char *const *wrap;      /* a tool that starts the runner (compute-sanitizer and its options), or NULL */
+    const char *runner;           /* the runner program's path (the student's code) */
+    const char *const *wrap;      /* a tool that starts the device program (compute-sanitizer and its options), or
+                                     NULL */
     int num_wrap;
     const char *const *rw_paths;  /* folders the wrapped tool may write (its log) */
     int num_rw;
-    const int *fds;               /* descriptors the runner keeps at the same numbers and may not close (>= 5) */
+    const int *fds;               /* descriptors the device program keeps at the same numbers (>= 5): its report
+                                     channel, or the log of the tool around it */
     int num_fds;
     ppl_sandbox_mode mode;
     double cpu_seconds;           /* the runner's CPU time limit (0: none) */
     const char *const *ro_paths;  /* folders the wrapped tool may read (its installation), besides the runner */
     int num_ro;
-    const char *sim_device;       /* the simulator's device program, started beside the runner (NULL: none): the
-                                     runner's CUDA calls go to it, and so do `fds` (its report channel) */
-    long host_memory_mib;         /* the runner's (and the device's) host memory limit, MiB (0: none) */
-    const char *sim_kit;          /* the kit's harness objects, joined (NULL: none): only device code found whole
-                                     there is "kit" in the report */
+    const char *device;           /* the device program's path (harness/device/, for a GPU or the simulator) */
+    long host_memory_mib;         /* the runner's and the device program's host memory limit, MiB (0: none) */
+    const char *module;           /* the fatbinary the grader's static checks read from the student's object (NULL:
+                                     none, any is run): the only device code the runner may register */
 } ppl_link_options;
 
 typedef struct {
-    pid_t runner;          /* the sandboxed program's pid (0 once reaped) */
-    int to_runner;         /* the checker's ends of the two pipes (-1: closed) */
-    int from_runner;
-    double deadline;       /* CLOCK_MONOTONIC seconds by which the runner must answer (0: none) */
-    char staged[256];      /* a private folder with copies of the runner and the checker, until the runner answers */
-    int wrapped;           /* a tool (compute-sanitizer) runs the runner: it gets time to write its log at the end */
-    pid_t device;          /* the simulator's device process (0: none, or reaped) */
-    ppl_sandbox_report device_sandbox;
-    ppl_sandbox_report sandbox; /* the layers in force */
+    pid_t device;          /* the device program's pid (0 once reaped) */
+    int to_device;         /* the checker's ends of the two pipes (-1: closed) */
+    int from_device;
+    double deadline;       /* CLOCK_MONOTONIC seconds by which the device program must answer (0: none) */
+    char staged[256];      /* a private folder with copies of the programs and the checker, until the first answer */
+    int wrapped;           /* a tool (compute-sanitizer) runs the device program: it gets time to write its log */
+    pid_t runner;          /* the runner's pid (0 once reaped) */
+    ppl_sandbox_report runner_sandbox; /* the layers around the runner, which holds the student's code */
+    char runner_note[512];
+    ppl_sandbox_report sandbox; /* the layers around the device program */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */
     int wait_status;       /* PPL_LINK_GONE: as the runner's own wait status would read */

@@ -95,14 +95,17 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
         *key = x.key;
 }
 
-/* The line that says which sandbox layers held the runner (grader/run.py keeps it in results.json). */
+/* The line that says which sandbox layers held the runner, the program with the student's code (grader/run.py keeps
+ * it in results.json), and the device program's, which runs the student's kernels. */
 static void report_sandbox(const ppl_link *l)
 {
     ppl_results_begin_case("sandbox");
     ppl_results_start("sandbox", "info");
-    ppl_results_str("layers", l->sandbox.layers);
-    ppl_results_str("missing", l->sandbox.missing);
-    ppl_results_str("message", l->sandbox_note);
+    ppl_results_str("layers", l->runner_sandbox.layers);
+    ppl_results_str("missing", l->runner_sandbox.missing);
+    ppl_results_str("message", l->runner_note);
+    ppl_results_str("device_layers", l->sandbox.layers);
+    ppl_results_str("device_missing", l->sandbox.missing);
     ppl_results_end();
 }
 
@@ -117,7 +120,7 @@ static const ppl_checker_pattern *find_pattern(int argc, char **argv)
     for (size_t k = 0; name && k < sizeof patterns / sizeof *patterns; k++)
         if (strcmp(patterns[k]->name, name) == 0)
             return patterns[k];
-    fprintf(stderr, "usage: ppl_checker --pattern reduce|scan|compact --runner PATH [options]%s%s\n",
+    fprintf(stderr, "usage: ppl_checker --pattern reduce|scan|compact --runner PATH --device PATH [options]%s%s\n",
             name ? "\nunknown pattern: " : "", name ? name : "");
     return NULL;
 }
@@ -130,8 +133,8 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
     const ppl_link_options lo = {o->runner,       o->wrap,           o->num_wrap,
                                  o->rw_paths,     o->num_rw,         o->runner_fds,
                                  o->num_runner_fds, (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds,
-                                 o->ro_paths,     o->num_ro,         o->sim_device,
-                                 o->host_memory_mib, o->sim_kit};
+                                 o->ro_paths,     o->num_ro,         o->device,
+                                 o->host_memory_mib, o->module};
     if (ppl_link_start(link, &lo) != 0) {
         ppl_results_begin_case("sandbox");
         fprintf(stderr, "%s\n", link->message);
@@ -253,7 +256,7 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         args++;
         run_argv[run_argc] = NULL;
         ppl_results_set_run(k);
-        if (link.runner <= 0 && (started = start_runner(&link, &saved, &dev, 0)) != 0) {
+        if (link.device <= 0 && (started = start_runner(&link, &saved, &dev, 0)) != 0) {
             end_run(k, started);
             return started;
         }

@@ -436,7 +436,7 @@ static void bwrap_args(argvec *a, const char *bwrap, const char *exe, const ppl_
             snprintf(buf, sizeof buf, "/dev/nvidia%s", nvidia[i]);
         else
             snprintf(buf, sizeof buf, "/dev/nvidia%d", i - 5);
-        if (access(buf, F_OK) == 0)
+        if (!s->no_gpu && access(buf, F_OK) == 0)
             push3(a, "--dev-bind", buf, buf);
     }
     push3(a, "--ro-bind", "/sys", "/sys"), push3(a, "--tmpfs", "/tmp", NULL);

@@ -77,6 +77,7 @@ typedef struct {
     long data_mib;      /* RLIMIT_DATA in MiB for the runner profile (not a wrapped tool, which sizes its own shadow
                            memory): private writable memory, not the CUDA driver's PROT_NONE reservations; 0: none */
     const char *stage_exe; /* the checker binary the stage runs from (a copy that nobody, 65534, can reach); NULL: this one */
+    int no_gpu;            /* bind no GPU device node (the runner, whose CUDA calls go to the device program) */
 } ppl_sandbox_spec;
 
 typedef struct {

@@ -40,6 +40,10 @@ typedef struct {
     uint32_t reserved;
 } ppl_msg_header;
 
+/* The status of a PPL_MSG_ERROR that says the runner (the student's process) ended or died in the middle of a call:
+ * the checker then reaps it and reports how it ended (link.h's PPL_LINK_GONE). */
+#define PPL_STATUS_RUNNER_GONE 200
+
 /* The largest payload of a message, apart from the bulk of LOAD and RUN (bounded by the size of the case). */
 #define PPL_MSG_SMALL_MAX 65536
 

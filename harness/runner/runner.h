@@ -1,58 +1,33 @@
 /*
- * runner.h - the runner program's side of protocol.h: what runner/main.cu offers the pattern files
- * (runner/reduce_serve.cu, scan_serve.cu, compact_serve.cu), and what each pattern file defines for it.
- *
- * The runner is the only program that links the student's file. It runs in the checker's sandbox
- * (checker/sandbox.h) and serves one request at a time; it never judges anything. A fatal error anywhere in it
- * (CUDA_CHECK, ppl_results_fatal) becomes a PPL_MSG_ERROR reply and the runner's end.
+ * runner.h - the runner: the student's one file with this folder's few kit files, the only program that links the
+ * student's code (docs/DESIGN.md, "Three programs"). It has no GPU: its CUDA runtime is sim/device_client.c, which
+ * forwards every call to the device program over one socket, and the device program tells its main which call of
+ * the lab's function to make next. It holds nothing of the grade's: no seed, no input, no output, no timing.
  */
 #ifndef PPL_RUNNER_H
 #define PPL_RUNNER_H
 
-#include <stddef.h>
 #include <stdint.h>
 
-#include "protocol.h"
+#include <cuda_runtime_api.h>
 
-/* The device HELLO opened. */
-const ppl_device_info *ppl_runner_device(void);
-
-/* Room for bytes more of the current reply's bulk (host memory the caller fills, e.g. with cudaMemcpy). Fatal if
- * the reply would outgrow what its request allows. */
-void *ppl_reply_bulk(size_t bytes);
-
-/* During a benchmark: the perturbation of run `run`, asked of the checker (an answer that is not one is fatal). */
-ppl_perturbation ppl_runner_perturbation(uint64_t run);
-
-/* During a RUN with want_input_sum, after the lab's call: the checksum key, asked of the checker. */
-uint64_t ppl_runner_key(void);
-
-/* The keyed checksum of the loaded input as the call left it (d_in: n 32-bit words on the device), for a RUN with
- * want_input_sum; 0 without. */
-uint64_t ppl_runner_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n);
-
-/* During a benchmark: sends one checked run's values to the checker. */
-void ppl_runner_record(const ppl_run_record *r);
-
-/* A fatal error: the message goes to the checker as the reply, then the runner exits with status. */
-void ppl_runner_fatal(const char *message, int status)
-#ifdef __GNUC__
-    __attribute__((noreturn))
+#ifdef __cplusplus
+extern "C" {
 #endif
-    ;
 
-/* ---- defined by the pattern file ---- */
+/* sim/device_client.c's: reports how the last call ended (status 0: it returned; else the exit status its
+ * CUDA_CHECK asked for, with its message) and returns the next call (a PPL_CALL_*) with its arguments. */
+int ppl_runner_next(int status, const char *message, uint64_t args[6]);
 
-/* Copies the n elements at input (host, elem_bytes each) to the device as the input of the runs to come. The input
- * is unmapped when this returns, before any of the student's code runs. */
-void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes);
+/* sim/device_client.c's: the kit's exclusive scan, run by the device program (PPL_DEV_KIT_SCAN). */
+cudaError_t ppl_runner_kit_scan(const int *d_in, int *d_out, size_t n);
 
-/* One call of the lab's function on the loaded input; fills reply and appends ppl_run_bulk_words(n, rq) words of
- * bulk with ppl_reply_bulk. */
-void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply);
+/* The pattern's file (reduce_runner.cpp, ...): makes call with args (the lab's function); 0, or -1 when the call
+ * is not this pattern's. */
+int ppl_runner_dispatch(int call, const uint64_t *args);
 
-/* Times the lab's function against the pattern's yardstick (and extras) on the loaded input; fills reply and appends
- * the samples with ppl_runner_bench_reply (bench.h). */
-void ppl_pattern_bench(const ppl_bench_request *rq, ppl_bench_reply *reply);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -243,8 +243,16 @@ static void misbehave(uint32_t mode, uint32_t type, uint64_t fixed_bytes)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || strcmp(argv[1], "--fds") != 0 || strcmp(argv[2], "3,4") != 0) {
-        fprintf(stderr, "usage: fake_runner --fds 3,4\n");
+    if (argc == 1) { /* started as the runner, beside the device program: waits for the end of its socket */
+        char byte;
+        while (read(3, &byte, 1) > 0)
+            ;
+        return 0;
+    }
+    if (argc < 5 || strcmp(argv[1], "--fds") != 0 || strcmp(argv[2], "3,4") != 0 ||
+        strcmp(argv[3], "--runner-fd") != 0) {
+        fprintf(stderr, "usage: fake_runner --fds 3,4 --runner-fd N (as the device program), or no options (as "
+                        "the runner)\n");
         return 2;
     }
     uint32_t mode = FAKE_NORMAL;

@@ -41,6 +41,7 @@ static void start_in(ppl_link *l, ppl_sandbox_mode mode, const int *fds, int num
     ppl_link_options o;
     memset(&o, 0, sizeof o);
     o.runner = PPL_FAKE_RUNNER;
+    o.device = PPL_FAKE_RUNNER;
     o.fds = fds;
     o.num_fds = num_fds;
     o.mode = mode;
@@ -96,8 +97,8 @@ static int failed_run(ppl_link *l, uint32_t mode)
 /* Ends a runner whatever it is doing (ppl_link_stop alone would wait for one that never reads its end of file). */
 static void stop_hard(ppl_link *l)
 {
-    if (l->runner > 0)
-        ppl_sandbox_kill(l->runner);
+    if (l->device > 0)
+        ppl_sandbox_kill(l->device);
     ppl_link_stop(l);
 }
 
@@ -122,13 +123,13 @@ START_TEST(test_round_trips)
 {
     ppl_link l;
     start(&l);
-    ck_assert_int_gt(l.runner, 0);
-    ck_assert_int_ne(l.runner, getpid()); /* another process */
+    ck_assert_int_gt(l.device, 0);
+    ck_assert_int_ne(l.device, getpid()); /* another process */
     ck_assert_str_eq(l.sandbox.layers, "none");
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
     ck_assert_int_eq(h.status, 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4"); /* the two pipes and the standard three, nothing else */
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5"); /* the pipes, the runner's socket and the standard three */
     ck_assert_int_eq(h.dev.cc_major * 10 + h.dev.cc_minor, 75);
     for (uint64_t n = 1; n <= (3u << 20); n *= 37) { /* up to 12 MiB each way: far more than a pipe holds */
         uint32_t *x = (uint32_t *)malloc(n * 4);
@@ -154,9 +155,9 @@ START_TEST(test_round_trips)
         free(bulk);
     }
     ck_assert_int_eq(ppl_link_stop(&l), 0); /* it exits 0 at the end of its requests */
-    ck_assert_int_eq(l.runner, 0);
-    ck_assert_int_eq(l.to_runner, -1);
-    ck_assert_int_eq(l.from_runner, -1);
+    ck_assert_int_eq(l.device, 0);
+    ck_assert_int_eq(l.to_device, -1);
+    ck_assert_int_eq(l.from_device, -1);
 }
 END_TEST
 
@@ -171,7 +172,7 @@ START_TEST(test_runner_keeps_only_its_descriptors)
     start_in(&l, PPL_SANDBOX_OFF, keep, 1);
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,9"); /* the secrets closed, the findings channel kept at 9 */
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,9,10"); /* the secrets closed, the findings channel kept at 9 */
     ck_assert_int_ne(fcntl(secret[0], F_GETFD), -1); /* the checker keeps them */
     ck_assert_int_ne(fcntl(secret[1], F_GETFD), -1);
     ck_assert_int_eq(ppl_link_stop(&l), 0);
@@ -184,12 +185,13 @@ START_TEST(test_a_runner_that_cannot_start)
     ppl_link_options o;
     memset(&o, 0, sizeof o);
     o.runner = "/nonexistent/reduce_runner";
+    o.device = PPL_FAKE_RUNNER;
     o.mode = PPL_SANDBOX_OFF;
     ck_assert_int_eq(ppl_link_start(&l, &o), PPL_LINK_SYSTEM);
     ck_assert_msg(strstr(l.message, "cannot start the runner /nonexistent/reduce_runner") == l.message, "%s",
                   l.message);
-    ck_assert_int_eq(l.runner, 0);
-    ck_assert_int_eq(l.to_runner, -1);
+    ck_assert_int_eq(l.device, 0);
+    ck_assert_int_eq(l.to_device, -1);
     ck_assert_int_eq(ppl_link_send(&l, PPL_MSG_HELLO, NULL, 0, NULL, 0), PPL_LINK_SYSTEM);
 }
 END_TEST
@@ -267,7 +269,7 @@ START_TEST(test_crash_is_reported_for_the_case)
     ck_assert_int_eq(code, PPL_LINK_GONE);
     ck_assert(WIFSIGNALED(l.wait_status) && WTERMSIG(l.wait_status) == SIGSEGV);
     ck_assert_str_eq(l.message, "the runner died of SIGSEGV (signal 11)");
-    ck_assert_int_eq(l.runner, 0); /* reaped */
+    ck_assert_int_eq(l.device, 0); /* reaped */
     int action;
     char *line = report_line(&l, code, &action);
     ck_assert_int_eq(action, -SIGSEGV); /* the checker dies of it too, so the exit status says "crash" */
@@ -331,7 +333,7 @@ START_TEST(test_fatal_error_reaches_the_checker)
 }
 END_TEST
 
-START_TEST(test_a_fatal_error_exits_3_whatever_it_asks)
+START_TEST(test_a_fatal_error_exits_2_or_3)
 {
     ppl_link l;
     start(&l);
@@ -341,7 +343,8 @@ START_TEST(test_a_fatal_error_exits_3_whatever_it_asks)
     stop_hard(&l);
     start(&l);
     ck_assert_int_eq(failed_run(&l, FAKE_ERROR_2), PPL_LINK_ERROR);
-    ck_assert_int_eq(l.error_status, 3); /* not 2 either: the runner's word never blames the kit */
+    ck_assert_int_eq(l.error_status, 2); /* the device program is the kit's: its 2 is a kit problem (the runner's
+                                            failures it passes on as 3: harness/device/runner_link.c) */
     ck_assert_str_eq(l.message, "the input is not a multiple of 4 bytes");
     ck_assert_int_eq(ppl_link_stop(&l), -1);
 }
@@ -436,7 +439,7 @@ START_TEST(test_a_silent_runner_is_gone_once_killed)
 {
     ppl_link l;
     start(&l);
-    silent_runner = l.runner;
+    silent_runner = l.device;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = kill_silent_runner;
@@ -462,7 +465,7 @@ static void expect_timeout(ppl_link *l, int code, double t0)
 {
     ck_assert_msg(code == PPL_LINK_TIMEOUT, "code %d: %s", code, l->message);
     ck_assert_msg(now_s() - t0 < 5.0, "the deadline was 0.5 s away; it took %.1f s", now_s() - t0);
-    ck_assert_int_eq(l->runner, 0); /* killed and reaped */
+    ck_assert_int_eq(l->device, 0); /* killed and reaped */
     ck_assert(WIFSIGNALED(l->wait_status) && WTERMSIG(l->wait_status) == SIGKILL);
 }
 
@@ -595,7 +598,7 @@ static void fail_after(uint32_t mode)
 START_TEST(test_fail_dies_of_the_runners_signal) { fail_after(FAKE_CRASH); }
 END_TEST
 
-START_TEST(test_fail_exits_with_the_fatal_status) { fail_after(FAKE_ERROR_2); } /* 3, though it asks for 2 */
+START_TEST(test_fail_exits_with_the_fatal_status) { fail_after(FAKE_ERROR_2); } /* 2: the kit's device program */
 END_TEST
 
 START_TEST(test_fail_exits_1_when_the_runner_exits) { fail_after(FAKE_EXIT); }
@@ -629,10 +632,10 @@ START_TEST(test_fail_with_a_recovery_point)
     ppl_link_set_recovery(NULL);
     ck_assert_int_eq(rounds, 1);
     ck_assert_int_eq(ppl_link_recovered_result(), 1);
-    ck_assert_int_eq(l.runner, 0);
+    ck_assert_int_eq(l.device, 0);
     ck_assert(WIFSIGNALED(l.wait_status) && WTERMSIG(l.wait_status) == SIGKILL);
-    ck_assert_int_eq(l.to_runner, -1);
-    ck_assert_int_eq(l.from_runner, -1);
+    ck_assert_int_eq(l.to_device, -1);
+    ck_assert_int_eq(l.from_device, -1);
 }
 END_TEST
 
@@ -646,7 +649,7 @@ START_TEST(test_round_trip_in_the_sandbox)
     ck_assert_msg(strstr(l.sandbox.layers, "die-with-parent") != NULL, "layers: %s", l.sandbox.layers);
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4");
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5");
     const uint32_t x[3] = {1, 2, 0xFFFFFFFFu};
     ck_assert_int_eq(load(&l, x, 3), 0);
     uint32_t bulk[6 + PPL_GUARD_WORDS];
@@ -692,7 +695,7 @@ START_TEST(test_runner_dies_with_its_checker)
         ppl_link l;
         start_in(&l, PPL_SANDBOX_AUTO, NULL, 0);
         ppl_hello_reply h;
-        const int32_t runner = (int32_t)l.runner;
+        const int32_t runner = (int32_t)l.device;
         if (hello(&l, &h) == 0 && write(report[1], &runner, sizeof runner) == (ssize_t)sizeof runner)
             pause();
         _exit(1);
@@ -906,7 +909,7 @@ Suite *link_suite(void)
     tcase_add_test(tc, test_crash_is_reported_for_the_case);
     tcase_add_test(tc, test_exit_mid_request_is_a_failure_of_the_case);
     tcase_add_test(tc, test_fatal_error_reaches_the_checker);
-    tcase_add_test(tc, test_a_fatal_error_exits_3_whatever_it_asks);
+    tcase_add_test(tc, test_a_fatal_error_exits_2_or_3);
     tcase_add_test(tc, test_junk_is_garbage);
     tcase_add_test(tc, test_reply_of_the_wrong_type_or_length_is_garbage);
     tcase_add_test(tc, test_a_flood_is_garbage_at_once);
@@ -933,7 +936,7 @@ Suite *link_suite(void)
 
     tc = tcase_create("fail");
     tcase_add_test_raise_signal(tc, test_fail_dies_of_the_runners_signal, SIGSEGV);
-    tcase_add_exit_test(tc, test_fail_exits_with_the_fatal_status, 3);
+    tcase_add_exit_test(tc, test_fail_exits_with_the_fatal_status, 2);
     tcase_add_exit_test(tc, test_fail_exits_1_when_the_runner_exits, 1);
     tcase_add_exit_test(tc, test_fail_exits_1_on_garbage, 1);
     tcase_add_exit_test(tc, test_fail_exits_2_when_the_checker_lost_its_runner, 2);

@@ -1,5 +1,5 @@
 /*
- * reduce_serve.cu - the runner's side of every reduction lab (runner.h): keeps the loaded input on the device, runs the
+ * reduce_serve.cu - the device program's side of every reduction lab (serve.h): keeps the loaded input on the device, runs the
  * lab's reduce() on it as the checker asks, and times it against the kit's baseline (lab 01's kernel) and, for
  * `make bench`, CUB and a device-to-device copy. It judges nothing: the checker (checker/reduce.c) does.
  */
@@ -8,7 +8,7 @@
 #include "reduce.h"
 #include "reduce_baseline.h"
 #include "check_i32.h"
-#include "runner.h"
+#include "serve.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,7 +41,7 @@ static void reserve(size_t n)
         char message[200];
         snprintf(message, sizeof message, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free", n,
                  need / 1073741824.0, free_bytes / 1073741824.0);
-        ppl_runner_fatal(message, PPL_EXIT_CUDA);
+        ppl_device_fatal(message, PPL_EXIT_CUDA);
     }
     CUDA_CHECK(cudaMalloc(&b.d_in, n * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&b.d_pristine, n * sizeof(float)));
@@ -75,13 +75,13 @@ static uint32_t fetch_bits(void)
 void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply)
 {
     if (rq->want_output)
-        ppl_runner_fatal("a reduction has no output array to send (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("a reduction has no output array to send (a kit bug)", PPL_EXIT_USAGE);
     prepare_run();
     reduce(b.d_in, b.d_out, b.n, b.d_work);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     reply->value = fetch_bits();
-    reply->input_sum = ppl_runner_input_sum(rq, b.d_in, b.n);
+    reply->input_sum = ppl_serve_input_sum(rq, b.d_in, b.n);
     if (rq->want_input)
         CUDA_CHECK(cudaMemcpy(ppl_reply_bulk(b.n * sizeof(float)), b.d_in, b.n * sizeof(float),
                               cudaMemcpyDeviceToHost));
@@ -129,5 +129,5 @@ void ppl_pattern_bench(const ppl_bench_request *rq, ppl_bench_reply *reply)
     ppl_contender all[4];
     const int count = rq->extra ? 4 : 2;
     ppl_contenders_init(all, count, names, bench_call, bench_record, 3, ctx, sizeof ctx[0]);
-    ppl_runner_bench(all, count, bench_prepare, &ctx[0], rq, reply);
+    ppl_serve_bench(all, count, bench_prepare, &ctx[0], rq, reply);
 }

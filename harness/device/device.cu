@@ -1,11 +1,12 @@
 /* device.cu - device discovery, CUDA error reporting, L2 flush and the SM clock of a timed run (see device.h). */
 #include "device.h"
-#include "runner.h"
+#include "serve.h"
 #include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The kit's SIMT simulator (sim/) calls its device this (sim/runtime_internal.h, RT_DEVICE_NAME): on it, errors send
    the student to its own diagnostic, not to compute-sanitizer, which needs a GPU. */
@@ -28,7 +29,7 @@ void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int lin
         hint = " (check the grid and block sizes of the launch)";
     snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
              cudaGetErrorString(err), cudaGetErrorName(err), hint);
-    ppl_runner_fatal(message, PPL_EXIT_CUDA); /* the checker prints it and writes the case's error line */
+    ppl_device_fatal(message, PPL_EXIT_CUDA); /* the checker prints it and writes the case's error line */
 }
 
 int ppl_device_open(ppl_device_info *info)
@@ -152,4 +153,70 @@ void ppl_sm_clock_free(ppl_sm_clock *c)
     CUDA_CHECK(cudaFree(c->d_stamps));
     free(c->h_stamps);
     c->d_stamps = c->h_stamps = NULL;
+}
+
+/* ---- the gate of a timed run ---- */
+
+#define GATE_LIMIT_NS 10000000000ull /* the gate opens by itself after 10 s, whatever the host does */
+
+static unsigned *gate_host;  /* mapped host memory the gate kernel reads */
+static unsigned *gate_device __attribute__((unused));
+static unsigned gate_generation;
+static int gate_closed;
+static double gate_opened_at;
+
+/* One thread: waits until the host writes generation (or a later one) to *flag, or GATE_LIMIT_NS passed. */
+__global__ void gate_kernel(const volatile unsigned *flag, unsigned generation)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        if (*flag >= generation)
+            return;
+        __nanosleep(500);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < GATE_LIMIT_NS);
+}
+
+static double gate_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void ppl_gate_close(void)
+{
+    gate_opened_at = 0;
+#ifndef PPL_DEVICE_SIMULATOR /* the simulator's runtime has no mapped host memory, and times nothing */
+    if (on_simulator) {
+#else
+    {
+#endif
+        gate_opened_at = gate_now(); /* nothing is held: the run's wall clock starts now */
+        return;
+    }
+#ifndef PPL_DEVICE_SIMULATOR
+    if (!gate_host) {
+        CUDA_CHECK(cudaHostAlloc((void **)&gate_host, sizeof *gate_host, cudaHostAllocMapped));
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&gate_device, gate_host, 0));
+        *(volatile unsigned *)gate_host = 0;
+    }
+    gate_kernel<<<1, 1>>>(gate_device, ++gate_generation);
+    CUDA_CHECK(cudaGetLastError());
+    gate_closed = 1;
+#endif
+}
+
+double ppl_gate_open(void)
+{
+    if (gate_closed) {
+        __sync_synchronize();
+        *(volatile unsigned *)gate_host = gate_generation;
+        __sync_synchronize();
+        gate_closed = 0;
+    }
+    if (gate_opened_at == 0) /* the first opening since the gate closed: the run's wall clock starts here */
+        gate_opened_at = gate_now();
+    return gate_opened_at;
 }

@@ -1,6 +1,8 @@
 /* bench.cu - interleaved, cold, checked timing of contenders, throttled samples left out (see bench.h). */
 #include "bench.h"
-#include "runner.h"
+#include "device.h"
+#include "runner_link.h"
+#include "serve.h"
 #include "stats.h"
 
 #include <math.h>
@@ -24,6 +26,8 @@ static void pause_seconds(double s)
     nanosleep(&t, NULL);
 }
 
+static void open_gate(void) { ppl_gate_open(); }
+
 /* One run of c: prepared and L2-flushed outside the timed region, the SM clock stamped around the timed region.
  * Stores the time in ms[sample] (sample >= 0) and returns the measured clock (MHz, NAN if unmeasured). */
 static double run_once(ppl_contender *c, ppl_bench_plan *plan, ppl_l2_flusher *flusher, ppl_sm_clock *clock,
@@ -32,13 +36,19 @@ static double run_once(ppl_contender *c, ppl_bench_plan *plan, ppl_l2_flusher *f
     plan->prepare(plan->ctx);
     ppl_l2_flush(flusher);
     CUDA_CHECK(cudaDeviceSynchronize()); /* an idle device: the wall clock below then times the run alone */
+    /* Behind the gate (device.h), the stamps and the run wait until all of them are queued, then run back to back:
+       the runner's round trips over its socket are not timed. A call of the runner that waits for the device opens
+       the gate early (runner_link.c), as it would have waited in one process. */
+    ppl_gate_close();
+    ppl_runner_open_gate = open_gate;
     ppl_sm_clock_start(clock);
-    const double wall_start = wall_seconds();
     CUDA_CHECK(cudaEventRecord(start));
     c->run(c->ctx);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(stop));
     ppl_sm_clock_stop(clock);
+    ppl_runner_open_gate = NULL;
+    const double wall_start = ppl_gate_open();
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream, the stop stamp too */
     const double wall_ms = 1e3 * (wall_seconds() - wall_start);
     float ms;
@@ -64,7 +74,7 @@ int ppl_bench_run(ppl_contender *contenders, int count, ppl_bench_plan *plan, pp
         contenders[c].mhz = (double *)calloc((size_t)plan->max_samples, sizeof(double));
         contenders[c].excess = (double *)calloc((size_t)plan->max_samples, sizeof(double));
         if (!contenders[c].ms || !contenders[c].mhz || !contenders[c].excess) {
-            ppl_runner_fatal("out of host memory for the samples", PPL_EXIT_USAGE);
+            ppl_device_fatal("out of host memory for the samples", PPL_EXIT_USAGE);
         }
         contenders[c].wrong_runs = 0;
     }
@@ -138,9 +148,9 @@ void ppl_tape_perturb(ppl_bench_tape *t, void *d_in)
     if (t->last.count) /* undo first: the two may overlap */
         CUDA_CHECK(cudaMemcpy(words + t->last.index, t->last.original, t->last.count * sizeof(uint32_t),
                               cudaMemcpyHostToDevice));
-    ppl_perturbation p = ppl_runner_perturbation(t->run);
+    ppl_perturbation p = ppl_serve_perturbation(t->run);
     if (p.count > 2)
-        ppl_runner_fatal("a perturbation of more than two words (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("a perturbation of more than two words (a kit bug)", PPL_EXIT_USAGE);
     if (p.count)
         CUDA_CHECK(cudaMemcpy(words + p.index, p.value, p.count * sizeof(uint32_t), cudaMemcpyHostToDevice));
     memset(p.value, 0, sizeof p.value); /* the new values live on the device only */
@@ -157,7 +167,7 @@ void ppl_tape_record(const ppl_bench_tape *t, uint32_t contender, uint64_t a, ui
     r.value[1] = b;
     r.value[2] = c;
     r.value[3] = d;
-    ppl_runner_record(&r);
+    ppl_serve_record(&r);
 }
 
 void ppl_contenders_init(ppl_contender *contenders, int count, const char *const *names, void (*run)(void *ctx),
@@ -175,15 +185,15 @@ void ppl_contenders_init(ppl_contender *contenders, int count, const char *const
 #define BENCH_TARGET_SPREAD 0.02
 #define BENCH_WALL_LIMIT_S 60.0
 
-void ppl_runner_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx), void *prepare_ctx,
+void ppl_serve_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx), void *prepare_ctx,
                       const ppl_bench_request *rq, ppl_bench_reply *reply)
 {
     if (count > PPL_MAX_CONTENDERS)
-        ppl_runner_fatal("too many contenders (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("too many contenders (a kit bug)", PPL_EXIT_USAGE);
     ppl_bench_plan plan = {prepare, prepare_ctx, rq->min_samples, rq->max_samples, BENCH_TARGET_SPREAD,
                            BENCH_WALL_LIMIT_S};
     ppl_l2_flusher flusher;
-    ppl_l2_flusher_init(&flusher, ppl_runner_device());
+    ppl_l2_flusher_init(&flusher, ppl_serve_device());
     const int samples = ppl_bench_run(contenders, count, &plan, &flusher);
     ppl_l2_flusher_free(&flusher);
     const size_t row = (size_t)rq->max_samples * sizeof(double);

@@ -1,5 +1,5 @@
 /*
- * compact_serve.cu - the runner's side of the stream-compaction lab (07; runner.h): keeps the loaded input on the device,
+ * compact_serve.cu - the device program's side of the stream-compaction lab (07; serve.h): keeps the loaded input on the device,
  * runs the lab's compact() as the checker asks and sends back the count, the output with its guard and the input as
  * the call left it, and times it against cub::DeviceSelect::If (and, for `make bench`, a copy). The checker
  * (checker/compact.c) judges.
@@ -9,11 +9,21 @@
 #include "checksum.h"
 #include "compact.h"
 #include "compact_baseline.h"
+#include "cub_scan.h"
 #include "device.h"
-#include "runner.h"
+#include "runner_link.h"
+#include "serve.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* kit_exclusive_scan (compact.h), which the lab's compact() calls in the runner: CUB's, run here (PPL_DEV_KIT_SCAN). */
+static cudaError_t kit_scan_for_runner(const int *d_in, int *d_out, size_t n)
+{
+    ppl_cub_exclusive_sum(d_in, d_out, n);
+    return cudaGetLastError();
+}
+static const int kit_scan_offered = (ppl_runner_kit_scan = kit_scan_for_runner, 1);
 
 /* Device buffers, grown as the inputs grow: the output has PPL_GUARD_ELEMS guard elements past n. */
 static struct {
@@ -40,7 +50,7 @@ static void reserve(size_t n)
         char message[200];
         snprintf(message, sizeof message, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free", n,
                  need / 1073741824.0, ppl_device_free_bytes() / 1073741824.0);
-        ppl_runner_fatal(message, PPL_EXIT_CUDA);
+        ppl_device_fatal(message, PPL_EXIT_CUDA);
     }
     CUDA_CHECK(cudaMalloc(&b.d_in, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&b.d_pristine, n * sizeof(int)));
@@ -80,7 +90,7 @@ void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply)
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     reply->value = fetch_count();
-    reply->input_sum = ppl_runner_input_sum(rq, b.d_in, n);
+    reply->input_sum = ppl_serve_input_sum(rq, b.d_in, n);
     if (rq->want_output)
         CUDA_CHECK(cudaMemcpy(ppl_reply_bulk((n + PPL_GUARD_ELEMS) * sizeof(int)), b.d_out,
                               (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
@@ -135,5 +145,5 @@ void ppl_pattern_bench(const ppl_bench_request *rq, ppl_bench_reply *reply)
     const char *const names[3] = {"student", "CUB", "copy"};
     ppl_contender all[3];
     ppl_contenders_init(all, rq->extra ? 3 : 2, names, bench_call, bench_record, 2, ctx, sizeof ctx[0]);
-    ppl_runner_bench(all, rq->extra ? 3 : 2, bench_prepare, &ctx[0], rq, reply);
+    ppl_serve_bench(all, rq->extra ? 3 : 2, bench_prepare, &ctx[0], rq, reply);
 }

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define PPL_DEV_MAGIC 0x44565050u /* "PPVD" */
-#define PPL_DEV_VERSION 1
+#define PPL_DEV_VERSION 2
 /* The environment variable that gives the runner its end of the socket (the checker sets it). */
 #define PPL_DEV_FD_ENV "PPL_SIM_DEVICE_FD"
 /* The most bytes one request or reply carries after its header: larger copies go in pieces of this size. */
@@ -44,15 +44,17 @@ typedef enum {
     PPL_DEV_MANAGED,         /* bulk: the __managed__ variable's name: the device says it cannot simulate it */
     PPL_DEV_PARAMS,          /* a[0] kernel key; r[0] = number of parameters; bulk back: their sizes (uint32_t) */
     PPL_DEV_LAUNCH,          /* a[0] kernel key, a[1] grid x | y << 32, a[2] grid z | block x << 32, a[3] block y |
-                                block z << 32, a[4] dynamic shared bytes; bulk: the parameters' bytes, in order */
+                                block z << 32, a[4] dynamic shared bytes, a[5] stream; bulk: the parameters' bytes,
+                                in order */
     PPL_DEV_GET_KERNEL,      /* a[0] kernel key: whether it is a registered kernel */
     PPL_DEV_MALLOC,          /* a[0] bytes; r[0] = the device pointer */
     PPL_DEV_FREE,            /* a[0] device pointer */
     PPL_DEV_WRITE,           /* a[0] device pointer, a[1] offset, a[2] total bytes of the copy; bulk: the piece at
                                 offset (host to device; the first piece checks the whole range) */
     PPL_DEV_READ,            /* a[0] device pointer, a[1] offset, a[2] total, a[3] bytes; bulk back: that piece */
-    PPL_DEV_COPY,            /* a[0] device dst, a[1] device src, a[2] bytes (device to device) */
-    PPL_DEV_SET,             /* a[0] device pointer, a[1] value, a[2] bytes */
+    PPL_DEV_COPY,            /* a[0] device dst, a[1] device src, a[2] bytes, a[3] stream (device to device, in
+                                stream order: no wait for the host, as cudaMemcpyAsync) */
+    PPL_DEV_SET,             /* a[0] device pointer, a[1] value, a[2] bytes, a[3] stream (cudaMemsetAsync) */
     PPL_DEV_IS_DEVICE,       /* a[0] pointer, a[1] bytes: r[0] = 1 when it is device memory (cudaMemcpyDefault) */
     PPL_DEV_MEM_INFO,        /* r[0] free, r[1] total */
     PPL_DEV_SYMBOL_ADDRESS,  /* a[0] variable key: r[0] its device address */
@@ -80,6 +82,7 @@ typedef enum {
     PPL_DEV_EVENT_SYNC,      /* a[0] event */
     PPL_DEV_EVENT_QUERY,     /* a[0] event */
     PPL_DEV_EVENT_ELAPSED,   /* a[0] start, a[1] end; r[0] the float's bits */
+    PPL_DEV_STREAM_WAIT_EVENT, /* a[0] stream, a[1] event, a[2] flags (cudaStreamWaitEvent) */
     PPL_DEV_LAST_ERROR,      /* the status is cudaGetLastError's */
     PPL_DEV_PEEK_ERROR,
     PPL_DEV_ERROR_TEXT,      /* a[0] error, a[1] 0: its name, 1: its string; bulk back: the text, NUL included */
@@ -89,8 +92,25 @@ typedef enum {
     PPL_DEV_OCCUPANCY,       /* a[0] kernel key, a[1] block size, a[2] dynamic shared bytes, a[3] flags; r[0] */
     PPL_DEV_OCCUPANCY_SMEM,  /* a[0] kernel key, a[1] blocks, a[2] block size; r[0] */
     PPL_DEV_FINDINGS,        /* r[0] = the findings so far (PPL_SIM_STRICT) */
+    PPL_DEV_NEXT,            /* the runner's main, between two calls of the lab's function: a[0] how the last one
+                                ended (0: it returned; else the exit status its CUDA_CHECK asked for, its message as
+                                bulk); r[0] the next call (PPL_CALL_*, PPL_CALL_END: exit 0), bulk back: its
+                                arguments, PPL_CALL_ARGS uint64_t */
+    PPL_DEV_KIT_SCAN,        /* a[0] device in, a[1] device out, a[2] n: the kit's exclusive scan of int32
+                                (kit_exclusive_scan, compact.h), run by the device; only a compaction's device has it */
     PPL_DEV_CALLS            /* one past the last */
 } ppl_dev_call;
+
+/* What PPL_DEV_NEXT tells the runner to call, and with what (device pointers are the device's addresses). */
+enum {
+    PPL_CALL_END = 0,     /* no more calls: the runner exits 0 */
+    PPL_CALL_REDUCE = 1,  /* reduce(d_in, d_out, n, d_work) */
+    PPL_CALL_SCAN = 2,    /* scan(d_in, d_out, n, exclusive, algorithm, d_work) */
+    PPL_CALL_COMPACT = 3  /* compact(d_in, d_out, d_count, n, threshold, d_work) */
+};
+#define PPL_CALL_ARGS 6
+/* The longest message a runner's failed call carries (its CUDA_CHECK's text). */
+#define PPL_DEV_MAX_MESSAGE 4096
 
 typedef struct {
     uint32_t magic; /* PPL_DEV_MAGIC */

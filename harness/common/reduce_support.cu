@@ -1,4 +1,4 @@
-/* reduce_support.cu - the harness helpers declared in reduce.h. */
+/* reduce_support.cu - the harness helpers declared in reduce.h, for the runner and the device program alike. */
 #include "reduce.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * scan_serve.cu - the runner's side of the scan labs (06, 08; runner.h): keeps the loaded input on the device, runs the
+ * scan_serve.cu - the device program's side of the scan labs (06, 08; serve.h): keeps the loaded input on the device, runs the
  * lab's scan() as the checker asks and sends back the output with its guard and the input as the call left it, and
  * times the exclusive scan against CUB's (and, for `make bench`, a copy). The checker (checker/scan.c) judges.
  */
@@ -8,7 +8,7 @@
 #include "checksum.h"
 #include "cub_scan.h"
 #include "device.h"
-#include "runner.h"
+#include "serve.h"
 #include "scan.h"
 
 #include <stdio.h>
@@ -36,7 +36,7 @@ static void reserve(size_t n)
         char message[200];
         snprintf(message, sizeof message, "n = %zu needs %.2f GiB of device memory; this GPU has %.2f GiB free", n,
                  need / 1073741824.0, ppl_device_free_bytes() / 1073741824.0);
-        ppl_runner_fatal(message, PPL_EXIT_CUDA);
+        ppl_device_fatal(message, PPL_EXIT_CUDA);
     }
     CUDA_CHECK(cudaMalloc(&b.d_in, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&b.d_pristine, n * sizeof(int)));
@@ -63,7 +63,7 @@ void ppl_pattern_run(const ppl_run_request *rq, ppl_run_reply *reply)
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     reply->value = 0;
-    reply->input_sum = ppl_runner_input_sum(rq, b.d_in, n);
+    reply->input_sum = ppl_serve_input_sum(rq, b.d_in, n);
     if (rq->want_output)
         CUDA_CHECK(cudaMemcpy(ppl_reply_bulk((n + PPL_GUARD_ELEMS) * sizeof(int)), b.d_out,
                               (n + PPL_GUARD_ELEMS) * sizeof(int), cudaMemcpyDeviceToHost));
@@ -117,5 +117,5 @@ void ppl_pattern_bench(const ppl_bench_request *rq, ppl_bench_reply *reply)
     const char *const names[3] = {"student", "CUB", "copy"};
     ppl_contender all[3];
     ppl_contenders_init(all, rq->extra ? 3 : 2, names, bench_call, bench_record, 2, ctx, sizeof ctx[0]);
-    ppl_runner_bench(all, rq->extra ? 3 : 2, bench_prepare, &ctx[0], rq, reply);
+    ppl_serve_bench(all, rq->extra ? 3 : 2, bench_prepare, &ctx[0], rq, reply);
 }

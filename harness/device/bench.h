@@ -58,7 +58,7 @@ typedef struct {
 /* Before a run: undoes the last perturbation of d_in (device, 32-bit words) and applies the next one. */
 void ppl_tape_perturb(ppl_bench_tape *t, void *d_in);
 
-/* After a checked run of contender: sends its values to the checker (ppl_runner_record). */
+/* After a checked run of contender: sends its values to the checker (ppl_serve_record). */
 void ppl_tape_record(const ppl_bench_tape *t, uint32_t contender, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
 /* Fills contenders[0..count): names[c], run, ctx = the c-th of the ctx_size-byte contexts at ctxs, and check for the
@@ -69,6 +69,6 @@ void ppl_contenders_init(ppl_contender *contenders, int count, const char *const
 /* Times contenders[0..count) (prepare(prepare_ctx) before every run, an L2 flush, a target spread of 2%, at most
  * 60 s of sampling), appends their counts and samples to the reply's bulk (protocol.h), fills reply and frees the
  * samples. */
-void ppl_runner_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx),
+void ppl_serve_bench(ppl_contender *contenders, int count, void (*prepare)(void *ctx),
                       void *prepare_ctx, const ppl_bench_request *rq, ppl_bench_reply *reply);
 #endif

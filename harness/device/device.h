@@ -51,4 +51,17 @@ void ppl_sm_clock_stop(ppl_sm_clock *c);
 double ppl_sm_clock_mhz(ppl_sm_clock *c); /* NAN when no SM was stamped at both ends */
 void ppl_sm_clock_free(ppl_sm_clock *c);
 
+/*
+ * The gate of a timed run: the device program calls the lab's function in another process (runner_link.h), whose
+ * launches come over a socket, one round trip each; on a GPU that would add the round trips between kernels to the
+ * run's time. ppl_gate_close launches a one-thread kernel on the default stream that waits for a flag in mapped host
+ * memory, so that everything queued behind it (the start stamp, the run's launches, the stop stamp) waits; and
+ * ppl_gate_open sets the flag, so that all of it runs back to back, as it would from one process. A call of the
+ * runner that waits for the device (a synchronize, a copy to the host) opens the gate first. ppl_gate_open returns
+ * when the gate opened (CLOCK_MONOTONIC seconds), the time a run's wall clock starts from. On the simulator, which
+ * times nothing, the gate does nothing.
+ */
+void ppl_gate_close(void);
+double ppl_gate_open(void);
+
 #endif

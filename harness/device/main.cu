@@ -1,12 +1,15 @@
 /*
- * main.cu - the runner program's main: serves the checker's requests (protocol.h) on two descriptors, one at a
- * time, with the pattern file's functions (runner.h). Built with the student's one file by mk/lab.mk; started by the
- * checker in its sandbox as `PATTERN_runner --fds R,W`. It never judges anything and holds no secret.
+ * main.cu - the device program's main: serves the checker's requests (protocol.h) on two descriptors, one at a
+ * time, with the pattern file's functions (serve.h), which call the lab's function in the runner (runner_link.h).
+ * Kit code only, built once per pattern and device (mk/lab.mk, mk/sim.mk); started by the checker in its sandbox as
+ * `PATTERN_device --fds R,W --runner-fd S [--module-fd M]`, beside the runner, whose socket is S. It never judges
+ * anything and holds no secret; the runner, which holds the student's code, reaches only S.
  */
 #include "bench.h"
 #include "check_i32.h"
 #include "device.h"
-#include "runner.h"
+#include "runner_link.h"
+#include "serve.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -17,9 +20,9 @@
 #include <unistd.h>
 
 static int from_checker = -1, to_checker = -1;
-static ppl_device_info runner_device;
+static ppl_device_info device_info;
 
-const ppl_device_info *ppl_runner_device(void) { return &runner_device; }
+const ppl_device_info *ppl_serve_device(void) { return &device_info; }
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -52,7 +55,7 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-void ppl_runner_fatal(const char *message, int status)
+extern "C" void ppl_device_fatal(const char *message, int status)
 {
     size_t len = strlen(message);
     if (len > PPL_MSG_SMALL_MAX)
@@ -67,7 +70,7 @@ void ppl_runner_fatal(const char *message, int status)
 }
 
 /* The harness's fatal errors (CUDA_CHECK's ppl_cuda_check, the yardsticks) end here too. */
-extern "C" void ppl_results_fatal(const char *message, int status) { ppl_runner_fatal(message, status); }
+extern "C" void ppl_results_fatal(const char *message, int status) { ppl_device_fatal(message, status); }
 
 /* ---- the reply being built: the fixed struct, then bulk ---- */
 
@@ -83,14 +86,14 @@ static void reply_begin(size_t limit)
 static void *reply_room(size_t bytes)
 {
     if (reply_len + bytes > reply_limit)
-        ppl_runner_fatal("the runner's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
     if (reply_len + bytes > reply_cap) {
         size_t cap = reply_cap ? reply_cap : 4096;
         while (cap < reply_len + bytes)
             cap *= 2;
         char *p = (char *)realloc(reply_buf, cap);
         if (!p)
-            ppl_runner_fatal("out of host memory for a reply", PPL_EXIT_CUDA);
+            ppl_device_fatal("out of host memory for a reply", PPL_EXIT_CUDA);
         reply_buf = p;
         reply_cap = cap;
     }
@@ -111,7 +114,7 @@ static void reply_send(uint32_t type)
 
 /* ---- messages the runner starts during a benchmark ---- */
 
-ppl_perturbation ppl_runner_perturbation(uint64_t run)
+ppl_perturbation ppl_serve_perturbation(uint64_t run)
 {
     const ppl_msg_header ask = {PPL_PROTO_MAGIC, PPL_MSG_PERTURB, sizeof run, 0, 0};
     if (write_all(to_checker, &ask, sizeof ask) != 0 || write_all(to_checker, &run, sizeof run) != 0)
@@ -120,11 +123,11 @@ ppl_perturbation ppl_runner_perturbation(uint64_t run)
     ppl_perturbation p;
     if (read_all(from_checker, &h, sizeof h) != 0 || h.magic != PPL_PROTO_MAGIC || h.type != PPL_MSG_PERTURB ||
         h.bytes != sizeof p || read_all(from_checker, &p, sizeof p) != 0)
-        ppl_runner_fatal("the runner got no perturbation for a timed run (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got no perturbation for a timed run (a kit bug)", PPL_EXIT_USAGE);
     return p;
 }
 
-uint64_t ppl_runner_key(void)
+uint64_t ppl_serve_key(void)
 {
     const ppl_msg_header ask = {PPL_PROTO_MAGIC, PPL_MSG_KEY, 0, 0, 0};
     if (write_all(to_checker, &ask, sizeof ask) != 0)
@@ -133,16 +136,16 @@ uint64_t ppl_runner_key(void)
     uint64_t key;
     if (read_all(from_checker, &h, sizeof h) != 0 || h.magic != PPL_PROTO_MAGIC || h.type != PPL_MSG_KEY ||
         h.bytes != sizeof key || read_all(from_checker, &key, sizeof key) != 0)
-        ppl_runner_fatal("the runner got no checksum key (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got no checksum key (a kit bug)", PPL_EXIT_USAGE);
     return key;
 }
 
-uint64_t ppl_runner_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n)
+uint64_t ppl_serve_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n)
 {
-    return rq->want_input_sum ? ppl_checksum_device(d_in, n, ppl_runner_key()) : 0;
+    return rq->want_input_sum ? ppl_checksum_device(d_in, n, ppl_serve_key()) : 0;
 }
 
-void ppl_runner_record(const ppl_run_record *r)
+void ppl_serve_record(const ppl_run_record *r)
 {
     const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_RECORD, sizeof *r, 0, 0};
     if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, r, sizeof *r) != 0)
@@ -158,13 +161,13 @@ static void serve_load(const ppl_msg_header *h)
 {
     ppl_load_request rq;
     if (h->bytes < sizeof rq || read_all(from_checker, &rq, sizeof rq) != 0)
-        ppl_runner_fatal("the runner got a malformed LOAD (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got a malformed LOAD (a kit bug)", PPL_EXIT_USAGE);
     const uint64_t bytes = h->bytes - sizeof rq;
     if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes)
-        ppl_runner_fatal("the runner got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
     void *input = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (input == MAP_FAILED)
-        ppl_runner_fatal("out of host memory for the input", PPL_EXIT_CUDA);
+        ppl_device_fatal("out of host memory for the input", PPL_EXIT_CUDA);
     if (read_all(from_checker, input, bytes) != 0)
         _exit(PPL_EXIT_USAGE);
     ppl_pattern_load(input, rq.n, rq.elem_bytes);
@@ -183,7 +186,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         char bytes[256];
     } rq;
     if (h->bytes > sizeof rq)
-        ppl_runner_fatal("the runner got a request too long for its type (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got a request too long for its type (a kit bug)", PPL_EXIT_USAGE);
     if (h->bytes && read_all(from_checker, &rq, h->bytes) != 0)
         _exit(PPL_EXIT_USAGE);
     switch (h->type) {
@@ -191,13 +194,13 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         reply_begin(sizeof(ppl_hello_reply));
         ppl_hello_reply *r = (ppl_hello_reply *)reply_room(sizeof *r);
         memset(r, 0, sizeof *r);
-        r->status = ppl_device_open(&runner_device);
-        r->dev = runner_device;
+        r->status = ppl_device_open(&device_info);
+        r->dev = device_info;
         break;
     }
     case PPL_MSG_RUN: {
         if (h->bytes != sizeof rq.run || n == 0)
-            ppl_runner_fatal("the runner got a RUN it cannot serve (a kit bug)", PPL_EXIT_USAGE);
+            ppl_device_fatal("the device program got a RUN it cannot serve (a kit bug)", PPL_EXIT_USAGE);
         reply_begin(sizeof(ppl_run_reply) + 4 * ppl_run_bulk_words(n, &rq.run));
         ppl_run_reply *r = (ppl_run_reply *)reply_room(sizeof *r);
         memset(r, 0, sizeof *r);
@@ -209,7 +212,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
     }
     case PPL_MSG_BENCH: {
         if (h->bytes != sizeof rq.bench || n == 0 || rq.bench.max_samples < 1 || rq.bench.max_samples > 100000)
-            ppl_runner_fatal("the runner got a BENCH it cannot serve (a kit bug)", PPL_EXIT_USAGE);
+            ppl_device_fatal("the device program got a BENCH it cannot serve (a kit bug)", PPL_EXIT_USAGE);
         reply_begin(sizeof(ppl_bench_reply) + ppl_bench_bulk_bytes(PPL_MAX_CONTENDERS, rq.bench.max_samples));
         ppl_bench_reply *r = (ppl_bench_reply *)reply_room(sizeof *r);
         memset(r, 0, sizeof *r);
@@ -220,32 +223,46 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         break;
     }
     default:
-        ppl_runner_fatal("the runner got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
     }
     reply_send(h->type);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || strcmp(argv[1], "--fds") != 0 || sscanf(argv[2], "%d,%d", &from_checker, &to_checker) != 2) {
-        fprintf(stderr, "usage: %s --fds R,W\n"
-                        "The runner of a lab: the kit's checker starts it (run the lab with PATTERN_lab, or\n"
-                        "ppl_checker --pattern P --runner %s); it serves the checker's requests on R and W.\n",
-                argv[0], argv[0]);
+    int runner_fd = -1, module_fd = -1;
+    int ok = argc >= 5 && strcmp(argv[1], "--fds") == 0 && sscanf(argv[2], "%d,%d", &from_checker, &to_checker) == 2;
+    for (int k = 3; ok && k + 1 < argc; k += 2) {
+        if (strcmp(argv[k], "--runner-fd") == 0)
+            ok = sscanf(argv[k + 1], "%d", &runner_fd) == 1;
+        else if (strcmp(argv[k], "--module-fd") == 0)
+            ok = sscanf(argv[k + 1], "%d", &module_fd) == 1;
+        else
+            ok = 0;
+    }
+    if (!ok || argc % 2 == 0 || runner_fd < 0) {
+        fprintf(stderr, "usage: %s --fds R,W --runner-fd S [--module-fd M]\n"
+                        "The device program of a lab's pattern: the kit's checker starts it beside the lab's runner\n"
+                        "(run the lab with PATTERN_lab); it serves the checker's requests on R and W and the runner's\n"
+                        "CUDA calls on S.\n",
+                argv[0]);
         return PPL_EXIT_USAGE;
     }
-    signal(SIGPIPE, SIG_IGN); /* a gone checker makes write() fail instead */
+    signal(SIGPIPE, SIG_IGN); /* a gone checker or runner makes write() fail instead */
+    ppl_runner_open(runner_fd, module_fd);
     for (;;) {
         ppl_msg_header h;
         char first;
         const ssize_t got = read(from_checker, &first, 1);
-        if (got == 0)
+        if (got == 0) {
+            ppl_runner_close(); /* the runner exits 0 */
             return PPL_EXIT_PASS; /* the checker is done */
+        }
         if (got < 0 && errno == EINTR)
             continue;
         memcpy(&h, &first, 1);
         if (got < 0 || read_all(from_checker, (char *)&h + 1, sizeof h - 1) != 0 || h.magic != PPL_PROTO_MAGIC)
-            ppl_runner_fatal("the runner got a malformed request (a kit bug)", PPL_EXIT_USAGE);
+            ppl_device_fatal("the device program got a malformed request (a kit bug)", PPL_EXIT_USAGE);
         if (h.type == PPL_MSG_LOAD) {
             serve_load(&h);
             continue;

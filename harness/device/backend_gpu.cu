@@ -1,0 +1,86 @@
+/*
+ * backend_gpu.cu - backend.h for a GPU: the CUDA runtime the device program links, and the driver beneath it for
+ * what the runtime does not say: a kernel's parameter sizes (cuFuncGetParamInfo, CUDA 12.4 and later) and the
+ * allocation an address lies in (cuMemGetAddressRange). The driver's functions are asked of the runtime
+ * (cudaGetDriverEntryPoint), not linked: the program then starts on a machine without a driver, and says so (exit
+ * status 77, device.cu) instead of failing to load.
+ */
+#include "backend.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+extern "C" void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+
+typedef CUresult (*param_info_fn)(CUfunction f, size_t index, size_t *offset, size_t *size);
+typedef CUresult (*address_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr p);
+static param_info_fn param_info;
+static address_range_fn address_range;
+
+/* A driver function by name, for the CUDA version the kit is built with; NULL when the driver lacks it. */
+static void *driver_function(const char *name)
+{
+    void *f = NULL;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t err = cudaGetDriverEntryPointByVersion(name, &f, CUDART_VERSION, cudaEnableDefault, &found);
+#else
+    const cudaError_t err = cudaGetDriverEntryPoint(name, &f, cudaEnableDefault, &found);
+#endif
+    cudaGetLastError();
+    return err == cudaSuccess && found == cudaDriverEntryPointSuccess ? f : NULL;
+}
+
+/* Once the device is open (the runner's first call comes after HELLO). */
+static void find_driver_functions(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    param_info = (param_info_fn)driver_function("cuFuncGetParamInfo");
+    address_range = (address_range_fn)driver_function("cuMemGetAddressRange");
+}
+
+void ppl_backend_init(void) {}
+
+int ppl_backend_params(const void *kernel, uint32_t *sizes, int max, cudaError_t *err)
+{
+    find_driver_functions();
+    cudaFunction_t f = NULL;
+    *err = param_info ? cudaGetFuncBySymbol(&f, kernel) : cudaErrorNotSupported; /* the driver is older than 12.4 */
+    if (*err != cudaSuccess)
+        return -1;
+    for (int i = 0;; i++) {
+        size_t offset = 0, size = 0;
+        if (param_info((CUfunction)f, (size_t)i, &offset, &size) != CUDA_SUCCESS)
+            return i; /* past the last parameter */
+        if (i == max) {
+            *err = cudaErrorInvalidValue;
+            return -1;
+        }
+        sizes[i] = (uint32_t)size;
+    }
+}
+
+int ppl_backend_is_device_range(const void *p, size_t bytes)
+{
+    find_driver_functions();
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    const CUdeviceptr at = (CUdeviceptr)(uintptr_t)p;
+    if (!address_range || address_range(&base, &size, at) != CUDA_SUCCESS)
+        return 0;
+    return at >= base && bytes <= size && at - base <= size - bytes;
+}
+
+void ppl_backend_student_module(void **handle) { (void)handle; }
+
+void ppl_backend_module_end(void **handle) { __cudaRegisterFatBinaryEnd(handle); }
+
+uint64_t ppl_backend_findings(void) { return 0; }
+
+cudaError_t ppl_backend_stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    return cudaStreamWaitEvent(stream, event, flags);
+}
