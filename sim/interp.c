@@ -361,23 +361,23 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
         }
         if (slice-- == 0 || c->yield)
             return RUN_SLICE;
-        if (++w->executed > c->warp_budget) {
+        if (c->cur && ++c->cur->executed > c->block_budget) {
             sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_LIMIT,
-                     "this warp alone ran %llu warp instructions (PPL_SIM_MAX_INSTRUCTIONS), far more than any "
-                     "warp of a lab needs: a loop that does not end (on a GPU the kernel would hang)",
-                     (unsigned long long)c->warp_budget);
+                     "this block alone ran %llu warp instructions (PPL_SIM_MAX_INSTRUCTIONS), far more than any "
+                     "block of a lab needs: a loop that does not end (on a GPU the kernel would hang)",
+                     (unsigned long long)c->block_budget);
             return RUN_ERROR;
         }
         if (++c->executed > c->budget) {
             sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_BUDGET,
                      "instruction budget exhausted, not a hang: the launch ran %llu warp instructions, its budget "
                      "(PPL_SIM_MAX_INSTRUCTIONS %llu + PPL_SIM_INSTRUCTIONS_PER_THREAD %llu x %llu threads "
-                     "launched), and no warp ran more than %llu on its own; more work than the simulator runs in "
+                     "launched), and no block ran more than %llu on its own; more work than the simulator runs in "
                      "one launch",
-                     (unsigned long long)c->budget, (unsigned long long)c->warp_budget,
+                     (unsigned long long)c->budget, (unsigned long long)c->block_budget,
                      (unsigned long long)c->per_thread,
                      (unsigned long long)c->threads_launched,
-                     (unsigned long long)c->warp_budget);
+                     (unsigned long long)c->block_budget);
             return RUN_ERROR;
         }
         const uint32_t pc = w->pc;

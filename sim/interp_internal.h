@@ -42,8 +42,6 @@ typedef struct warp {
                              the same load of the same lane reading the same value again is a spin (sched.c) */
     uint32_t spin_lane;
     uint64_t spin_addr, spin_val;
-    uint64_t executed;    /* warp instructions this warp has issued in its block: more than ctx's warp_budget is a
-                             loop that does not end (SIM_ERR_LIMIT) */
 } warp;
 
 /* Shadow state of one 4-byte shared-memory word (race detection). tid 0xffff: none. */
@@ -81,6 +79,8 @@ typedef struct sim_block {
     uint64_t progress_at; /* c->executed when it last made progress (a store, an exit, a barrier, a changed load) */
     uint32_t spin_pc;     /* its last spin: instruction + 1, and the thread */
     uint32_t spin_tid;
+    uint64_t executed;    /* warp instructions its warps have issued: more than ctx's block_budget is a loop that
+                             does not end (SIM_ERR_LIMIT) */
 } sim_block;
 
 #define SIM_SMS 8 /* the simulated device's SMs (runtime_device.c), one store buffer each */
@@ -106,8 +106,9 @@ typedef struct ctx {
     uint32_t local_size;
     uint32_t bepoch;
     uint64_t executed;    /* warp instructions the launch has issued */
-    uint64_t warp_budget; /* the most one warp may issue: PPL_SIM_MAX_INSTRUCTIONS (a warp past it loops forever) */
-    uint64_t budget;      /* the most the launch may issue: warp_budget + PPL_SIM_INSTRUCTIONS_PER_THREAD x its
+    uint64_t block_budget; /* the most one block may issue: PPL_SIM_MAX_INSTRUCTIONS (past it: a loop that does not
+                              end; no block of a lab comes near) */
+    uint64_t budget;      /* the most the launch may issue: block_budget + PPL_SIM_INSTRUCTIONS_PER_THREAD x its
                              threads (past it: SIM_ERR_BUDGET, too much work to simulate, not a hang) */
     uint64_t per_thread;  /* PPL_SIM_INSTRUCTIONS_PER_THREAD */
     uint64_t threads_launched; /* block threads x blocks */

@@ -32,7 +32,7 @@
 #include "interp_internal.h"
 
 #define SLICE 2000u                           /* instructions of a warp's turn in order and in reverse */
-#define DEFAULT_MAX_INSTRUCTIONS 300000000ull /* warp instructions one warp may issue, and the launch's base
+#define DEFAULT_MAX_INSTRUCTIONS 300000000ull /* warp instructions one block may issue, and the launch's base
                                                  budget; see README.md ("Instruction budget") */
 #define DEFAULT_PER_THREAD 64ull              /* warp instructions the launch's budget grows by per thread launched */
 #define STUCK_WINDOW (1u << 18)               /* warp instructions without progress before a spin is suspected */
@@ -213,6 +213,7 @@ static int start_block(ctx *c, sched *s)
     b->swept_run = 0;
     b->progress_at = c->executed;
     b->spin_pc = 0;
+    b->executed = 0;
     b->live = 1;
     s->live++;
     const uint32_t nt = c->nthreads;
@@ -222,7 +223,6 @@ static int start_block(ctx *c, sched *s)
         w->valid = n == 32 ? 0xffffffffu : (1u << n) - 1;
         w->exited = w->bar_wait = w->bar_passed = w->ws_wait = w->held = w->hold_left = w->bar_pred = 0;
         w->spin_pc = 0;
-        w->executed = 0;
         w->id = i;
         memset(w->depth, 0, sizeof w->depth);
         for (int l = 0; l < 32; l++)
@@ -483,11 +483,12 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
     if (c->nslots == 0)
         c->nslots = 1;
     /* The instruction budget scales with the launched work: a grid of a million near-empty blocks (lab 07 launching
-       n + 127 blocks) needs more warp instructions than any one warp may run, and is no hang. */
+       n + 127 blocks) needs more warp instructions than any one block may run, and is no hang; a block that runs
+       them all by itself loops. */
     const char *env = getenv("PPL_SIM_MAX_INSTRUCTIONS");
-    c->warp_budget = env && *env ? strtoull(env, NULL, 0) : DEFAULT_MAX_INSTRUCTIONS;
-    if (!c->warp_budget)
-        c->warp_budget = DEFAULT_MAX_INSTRUCTIONS;
+    c->block_budget = env && *env ? strtoull(env, NULL, 0) : DEFAULT_MAX_INSTRUCTIONS;
+    if (!c->block_budget)
+        c->block_budget = DEFAULT_MAX_INSTRUCTIONS;
     env = getenv("PPL_SIM_INSTRUCTIONS_PER_THREAD");
     c->per_thread = env && *env ? strtoull(env, NULL, 0) : DEFAULT_PER_THREAD;
     uint64_t threads = nthreads, extra;
@@ -497,7 +498,7 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
         threads = UINT64_MAX;
     c->threads_launched = threads;
     if (__builtin_mul_overflow(threads, c->per_thread, &extra) ||
-        __builtin_add_overflow(extra, c->warp_budget, &c->budget))
+        __builtin_add_overflow(extra, c->block_budget, &c->budget))
         c->budget = UINT64_MAX;
 
     sched s;

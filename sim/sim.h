@@ -38,8 +38,8 @@ typedef enum sim_status {
     SIM_ERR_BAD_SYNC_MASK = 7, /* shfl/vote/bar.warp.sync with a mask naming lanes that are not converged */
     SIM_ERR_TRAP = 8,          /* trap / brkpt / a failed assert */
     SIM_ERR_MISALIGNED = 9,    /* an access not aligned to its size */
-    SIM_ERR_LIMIT = 10,        /* a hang: one warp ran PPL_SIM_MAX_INSTRUCTIONS warp instructions on its own (a loop
-                                  that does not end), or every thread spins on something nothing will change */
+    SIM_ERR_LIMIT = 10,        /* a hang: one block ran PPL_SIM_MAX_INSTRUCTIONS warp instructions by itself (a
+                                  loop that does not end), or every thread spins on something nothing will change */
     SIM_ERR_FORWARD_PROGRESS = 11, /* a block waits for a block that has not started (CUDA starts blocks in any
                                       order, any number at a time) */
     SIM_ERR_BUDGET = 12        /* the launch's instruction budget ran out (PPL_SIM_MAX_INSTRUCTIONS plus

@@ -1,9 +1,11 @@
 """The simulator's schedules against ordering, fence and forward-progress bugs (tests/run.py's `sim` suite, no GPU):
 each bug of tests/sim/ordering/variants.toml, a reference solution with one such bug, loses correctness points when
 graded on the simulator (python3 -m grader --simulator: each case in order, then under three adversarial schedules),
-with a message naming the schedule that replays it where the bug passes in order; each correct variant there (other
-block sizes, two fenced status words, __syncthreads_count, a __syncwarp()ed shared-memory tail, a fenced last-block
-reduction) keeps every correctness point the simulator can give. The reference solutions themselves are graded the
+with a message naming the schedule that replays it where the bug passes in order, and the finding that names it
+where only the simulator's checks see it (two streams with nothing ordering them, a shuffle reading lanes outside
+its mask: issue 20); each correct variant there (other block sizes, two fenced status words, __syncthreads_count, a
+__syncwarp()ed shared-memory tail, a fenced last-block reduction, threads that return before the barriers, a million
+near-empty blocks) keeps every correctness point the simulator can give. The reference solutions themselves are graded the
 same way by tests/sim/test_sim.py.
 
 Needs nvcc (skipped, saying so, without it). Each variant is graded once, its lab only, in a temporary build folder
@@ -11,6 +13,9 @@ Needs nvcc (skipped, saying so, without it). Each variant is graded once, its la
 """
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +28,10 @@ from tools.instructor.variants.wrong import mutations, submission
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
 TABLE = Path(__file__).resolve().parent / "ordering" / "variants.toml"
 CORRECTNESS = ("datasets", "edge sizes", "exact integer data")  # rows a bug's wrong results can lose
+# What the sanitizers row names for the bugs found by a finding rather than a wrong result (issue 20): two streams
+# with nothing ordering them, a shuffle reading lanes outside its mask.
+FINDING_OF = {"stream": r"\[stream-race\] kernel reduce_kernel\(.*reduce\.cu:\d+ and cudaMemsetAsync on stream \d",
+              "shuffle": r"\[shfl-outside-mask\] kernel reduce_kernel\(.*reduce\.cu:\d+ .*lane 0 read lane 16"}
 
 
 class Table(unittest.TestCase):
@@ -54,8 +63,8 @@ class Ordering(SimGrading):
             return name, grader.grade(cls.config.select(table[name]["lab"][:2]))
 
         with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
-            cls.reports = dict(pool.map(grade, table))
-        cls.table = table
+            cls.reports = dict(pool.map(grade, [n for n in table if not table[n].get("direct")]))
+        cls.table = {n: v for n, v in table.items() if not v.get("direct")}
 
     def rows(self, name):
         return [r for r in self.reports[name].results if r.name in CORRECTNESS and r.status != simulator.NEEDS_GPU]
@@ -80,6 +89,10 @@ class Ordering(SimGrading):
                 if v["bug"] == "race":
                     self.assertRegex(said, r"global-race-inter-warp\].*reduce\.cu:\d+ and reduce\.cu:\d+",
                                      f"{name}: {said[:2000]}")
+                if v["bug"] in FINDING_OF:  # a hazard the GPU's tools do not see: the simulator's finding says it
+                    sanitizers = next(r for r in self.reports[name].results if r.name == "sanitizers")
+                    self.assertEqual(sanitizers.status, "FAIL", f"{name}: {sanitizers.summary}")
+                    self.assertRegex(sanitizers.summary, FINDING_OF[v["bug"]], f"{name}: {sanitizers.summary}")
 
     def test_correct_variants_keep_their_points(self):
         for name, v in self.table.items():
@@ -90,6 +103,35 @@ class Ordering(SimGrading):
                 self.assertTrue(rows, f"{name}: no correctness row ran")
                 for r in rows:
                     self.assertTrue(r.full, f"{name}: {r.name}: {r.summary}\n{r.detail}")
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class DirectRuns(unittest.TestCase):
+    """The table's `direct` variants: one run of the lab program in order (make sim's), with the grader's instruction
+    budget (PPL_SIM_MAX_INSTRUCTIONS, grader/simulator.py), which passes: lab 07 launching n + 127 blocks, about a
+    million near-empty ones at n = 2^20 + 1, needs about 84 million warp instructions per launch, more than the
+    budget of 30 million, and is neither a hang nor out of its budget, which grows with the threads launched
+    (issue 20: it was "TIMEOUT ... it probably loops forever")."""
+
+    def test_direct_variants_pass_in_order(self):
+        table = mutations(TABLE)
+        direct = [n for n, v in table.items() if v.get("direct")]
+        self.assertTrue(direct)
+        env = {**os.environ, "PPL_SIM_MAX_INSTRUCTIONS": str(simulator.SIM_MAX_INSTRUCTIONS)}
+        env.pop("PPL_SIM_SCHEDULE", None)
+        with tempfile.TemporaryDirectory(prefix="ppl-sim-direct-") as tmp:
+            for name in direct:
+                with self.subTest(variant=name):
+                    folder = submission(name, Path(tmp), table=TABLE)
+                    proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", table[name]["lab"][:2],
+                                           "--submission", str(folder), "--args", " ".join(table[name]["args"]),
+                                           "--no-estimate"], cwd=KIT, capture_output=True, text=True, timeout=900,
+                                          env=env)
+                    out = proc.stdout + proc.stderr
+                    self.assertEqual(proc.returncode, 0, out[-3000:])
+                    self.assertIn("PASS", proc.stdout, out[-3000:])
+                    for words in ("loops forever", "loop that does not end", "budget exhausted", "TIMEOUT"):
+                        self.assertNotIn(words, out, out[-3000:])
 
 
 if __name__ == "__main__":
