@@ -265,10 +265,11 @@ static void register_function(const ppl_dev_request *rq, const unsigned char *bu
     void **handle = fatbin_of(rq->a[0], rq->call);
     if (table_find(&kernels, rq->a[1]))
         malformed("a kernel registered twice", rq->call);
-    char *key = malloc(1); /* a key of this program's: an address nothing else has */
-    if (!key)
+    char *key = malloc(1);           /* a key of this program's: an address nothing else has */
+    char *kept = strdup(name);       /* the runtime keeps the name's pointer, as nvcc's literals live for good */
+    if (!key || !kept)
         ppl_device_fatal("the device program ran out of host memory", PPL_EXIT_CUDA);
-    __cudaRegisterFunction(handle, key, (char *)name, name, -1, NULL, NULL, NULL, NULL, NULL);
+    __cudaRegisterFunction(handle, key, kept, kept, -1, NULL, NULL, NULL, NULL, NULL);
     table_add(&kernels, rq->a[1], key, 0, rq->call);
     reply(cudaSuccess, 0, 0, NULL, 0);
 }
@@ -281,9 +282,10 @@ static void register_variable(const ppl_dev_request *rq, const unsigned char *bu
     if (size == 0 || size > ((uint64_t)1 << 32) || table_find(&variables, rq->a[1]))
         malformed("a variable of no size, past the device's, or registered twice", rq->call);
     char *shadow = calloc(1, (size_t)size); /* the host shadow the runtime knows the variable by */
-    if (!shadow)
+    char *kept = strdup(name);
+    if (!shadow || !kept)
         ppl_device_fatal("the device program ran out of host memory", PPL_EXIT_CUDA);
-    __cudaRegisterVar(handle, shadow, (char *)name, name, 0, (size_t)size, (int)rq->a[3], (int)rq->a[4]);
+    __cudaRegisterVar(handle, shadow, kept, kept, 0, (size_t)size, (int)rq->a[3], (int)rq->a[4]);
     table_add(&variables, rq->a[1], shadow, size, rq->call);
     reply(cudaSuccess, 0, 0, NULL, 0);
 }
