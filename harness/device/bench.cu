@@ -35,6 +35,7 @@ static double run_once(ppl_contender *c, ppl_bench_plan *plan, ppl_l2_flusher *f
 {
     plan->prepare(plan->ctx);
     ppl_l2_flush(flusher);
+    ppl_runner_prepare();
     CUDA_CHECK(cudaDeviceSynchronize()); /* an idle device: the wall clock below then times the run alone */
     /* Behind the gate (device.h), the stamps and the run wait until all of them are queued, then run back to back:
        the runner's round trips over its socket are not timed. A call of the runner that waits for the device opens

@@ -249,6 +249,9 @@ int main(int argc, char **argv)
         return PPL_EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN); /* a gone checker or runner makes write() fail instead */
+    /* Every module loads when the context is made, not at its first launch: a lazy load inside a timed run waits for
+       the gate (device.h) that holds the run. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     ppl_runner_open(runner_fd, module_fd);
     for (;;) {
         ppl_msg_header h;

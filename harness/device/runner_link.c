@@ -843,13 +843,26 @@ void ppl_runner_open(int fd, int module_fd)
     ppl_backend_init();
 }
 
-void ppl_runner_call(int call, const uint64_t args[PPL_CALL_ARGS])
+/* Kernels loaded so far (ppl_runner_prepare). */
+static size_t loaded_kernels;
+
+void ppl_runner_prepare(void)
 {
     if (!pending_next)
         serve_until_next(); /* the runner's registrations, then its first NEXT */
     if (next_status)
         ppl_device_fatal(next_message[0] ? next_message : "the lab's code failed before its first call",
                          PPL_EXIT_CUDA);
+    for (; loaded_kernels < kernels.count; loaded_kernels++) { /* a lazy load in a gated run would wait on the gate */
+        struct cudaFuncAttributes attr;
+        if (cudaFuncGetAttributes(&attr, kernels.items[loaded_kernels].item) != cudaSuccess)
+            cudaGetLastError(); /* the launch will say so */
+    }
+}
+
+void ppl_runner_call(int call, const uint64_t args[PPL_CALL_ARGS])
+{
+    ppl_runner_prepare();
     pending_next = 0;
     reply(cudaSuccess, (uint64_t)call, 0, args, PPL_CALL_ARGS * sizeof *args);
     in_call = 1;

@@ -38,6 +38,10 @@ void ppl_runner_open(int fd, int module_fd);
  */
 void ppl_runner_call(int call, const uint64_t args[PPL_CALL_ARGS]);
 
+/* Before a timed run: takes the runner's registrations and loads its kernels, so that nothing in the gated run
+ * (device.h) waits for a module to load, which would wait for the gate. ppl_runner_call does it too. */
+void ppl_runner_prepare(void);
+
 /* Tells a runner waiting for its next call to exit (PPL_CALL_END). */
 void ppl_runner_close(void);
 
