@@ -23,7 +23,8 @@ void ppl_device_fatal(const char *message, int status)
 {
     fflush(stdout);
     fprintf(stderr, "ppl-sim: device: %s\n", message);
-    exit(status);
+    (void)status;
+    exit(EXIT_USAGE); /* on its own, every end but the socket's is a request it refused */
 }
 
 static int descriptor(const char *text, const char *option)

@@ -64,8 +64,8 @@ static void malformed(const char *why, uint32_t call)
 {
     char message[512];
     snprintf(message, sizeof message,
-             "the lab's program sent the device a request no CUDA program sends (call %u: %s): its code changed the "
-             "kit's CUDA runtime, or wrote over its memory",
+             "the lab's program (the runner) sent the device a malformed request, one no CUDA program sends (call %u: "
+             "%s): its code changed the kit's CUDA runtime, or wrote over its memory",
              call, why);
     if (standalone) {
         fprintf(stderr, "ppl-device: %s\n", message);
@@ -116,8 +116,14 @@ static void write_exact(const void *buf, size_t len)
     }
 }
 
+/* An error this program refused a call with, without the runtime's knowing: cudaGetLastError's next answer, as the
+   runtime's own would be. */
+static cudaError_t refused;
+
 static void reply(cudaError_t status, uint64_t r0, uint64_t r1, const void *bulk, uint64_t bulk_len)
 {
+    if (status != cudaSuccess && status != cudaErrorNotReady)
+        refused = status; /* the runtime's own errors are its last error too: read both, clear both */
     ppl_dev_reply rp = {PPL_DEV_MAGIC, (int32_t)status, {r0, r1}, bulk_len};
     write_exact(&rp, sizeof rp);
     if (bulk_len)
@@ -507,6 +513,7 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
         register_variable(rq, bulk);
         return;
     case PPL_DEV_MANAGED:
+        name_of(bulk, rq->bulk, call);
         ppl_device_fatal("the lab's file declares a __managed__ variable, which the labs do not use (the kit gives "
                          "your functions device memory): use __device__ memory instead",
                          PPL_EXIT_CUDA);
@@ -691,12 +698,18 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
         reply(err, bits, 0, NULL, 0);
         return;
     }
-    case PPL_DEV_LAST_ERROR:
-        reply(cudaGetLastError(), 0, 0, NULL, 0);
+    case PPL_DEV_LAST_ERROR: {
+        const cudaError_t runtime = cudaGetLastError(), last = refused ? refused : runtime;
+        refused = cudaSuccess;
+        reply(last, 0, 0, NULL, 0);
+        refused = cudaSuccess;
         return;
-    case PPL_DEV_PEEK_ERROR:
-        reply(cudaPeekAtLastError(), 0, 0, NULL, 0);
+    }
+    case PPL_DEV_PEEK_ERROR: {
+        const cudaError_t runtime = cudaPeekAtLastError(), last = refused ? refused : runtime;
+        reply(last, 0, 0, NULL, 0);
         return;
+    }
     case PPL_DEV_ERROR_TEXT: {
         const char *text = a[1] ? cudaGetErrorString((cudaError_t)a[0]) : cudaGetErrorName((cudaError_t)a[0]);
         text = text ? text : "";

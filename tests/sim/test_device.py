@@ -1,4 +1,4 @@
-"""The simulator's device process (sim/device_main.c, sim/device_protocol.h): the runner's CUDA calls go to it over a
+"""The simulator's device process (sim/device_main.c, harness/common/device_protocol.h): the runner's CUDA calls go to it over a
 socket, and it alone holds the report channel, so the student's host code cannot touch what the simulator reports.
 
 - the runtime's Check tests (tests/sim/runtime/test_runtime.cu), linked with the client library instead of the
@@ -34,13 +34,15 @@ REPLY = struct.Struct("<Ii2QQ")  # magic, status, r[2], bulk
 
 def calls() -> dict:
     """device_protocol.h's ppl_dev_call: name -> number (the enum counts from PPL_DEV_HELLO = 1)."""
-    text = (KIT / "sim" / "device_protocol.h").read_text()
+    text = (KIT / "harness" / "common" / "device_protocol.h").read_text()
     body = text[text.index("typedef enum {"):text.index("} ppl_dev_call;")]
     names = re.findall(r"^\s*PPL_DEV_([A-Z_]+)", body, re.M)
     return {name: number for number, name in enumerate(names, start=1)}
 
 
 CALL = calls()
+VERSION = int(re.search(r"#define PPL_DEV_VERSION (\d+)",
+                        (KIT / "harness" / "common" / "device_protocol.h").read_text()).group(1))
 HELLO, FATBIN, FUNCTION, MANAGED, PARAMS, LAUNCH, MALLOC, FREE, STREAM_DESTROY, EVENT_RECORD = (
     CALL[n] for n in ("HELLO", "FATBIN", "FUNCTION", "MANAGED", "PARAMS", "LAUNCH", "MALLOC", "FREE",
                       "STREAM_DESTROY", "EVENT_RECORD"))
@@ -120,12 +122,12 @@ class HostileRunner(unittest.TestCase):
     def assertStopped(self, device, words):
         status, err = device.end()
         self.assertEqual(status, 2, err)
-        self.assertIn("the runner sent a malformed request", err)
+        self.assertIn("sent the device a malformed request", err)
         self.assertIn(words, err)
 
     def test_the_end_of_the_socket_ends_the_device_cleanly(self):
         device = Device()
-        self.assertEqual(device.call(HELLO, [1])[0], CUDA_SUCCESS)
+        self.assertEqual(device.call(HELLO, [VERSION])[0], CUDA_SUCCESS)
         self.assertEqual(device.end(), (0, ""))
 
     def test_requests_no_runner_of_the_kit_sends_stop_the_device(self):
@@ -157,7 +159,7 @@ class HostileRunner(unittest.TestCase):
         device = Device(program=b"ELF..." + inside + b"...")
         self.assertEqual(device.call(FATBIN, bulk=inside)[0], CUDA_SUCCESS)  # the program's own: registered
         device.send(FATBIN, bulk=fatbin(b"\2" * 48))
-        self.assertStopped(device, "not in the runner's program")
+        self.assertStopped(device, "not the module the grader's checks read")
 
     def test_pointers_and_handles_it_never_gave_are_refused_and_it_goes_on(self):
         device = Device()
