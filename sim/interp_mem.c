@@ -232,6 +232,11 @@ void sim_footprint_free(sim_footprint *f)
 
 void sim_footprint_record(sim_footprint *f) { g_fp = f; }
 
+size_t sim_footprint_ranges(const sim_footprint *f)
+{
+    return f ? f->set[0].n + f->set[1].n + f->set[2].n : 0;
+}
+
 static void fp_insert(fp_set *s, uint64_t lo, uint64_t hi, const sim_site *site)
 {
     size_t i;

@@ -213,6 +213,7 @@ cudaError_t cudaDriverGetVersion(int *driverVersion)
 #define RT_MAX_STREAMS 1024 /* stream clocks; a program that creates more reuses those of destroyed streams whose
                                work the host has waited for, and past that runs its streams as the default one */
 #define RT_MAX_KEPT 256     /* operations kept for the check until the host waits for them (the oldest go first) */
+#define RT_MAX_KEPT_RANGES (1u << 20) /* ... and the byte ranges of their footprints (40 bytes each) */
 
 typedef struct {
     uint64_t *vc;          /* RT_MAX_STREAMS counts: the operations of each stream this one's next waits for */
@@ -238,6 +239,7 @@ static unsigned streams_made;
 static uint64_t host_vc[RT_MAX_STREAMS]; /* what the host has waited for */
 static rt_op *kept[RT_MAX_KEPT];
 static int nkept;
+static size_t kept_ranges; /* the byte ranges of the kept operations' footprints */
 
 static uint64_t *clock_of(int i)
 {
@@ -300,6 +302,7 @@ static void prune(void)
     int n = 0;
     for (int k = 0; k < nkept; k++) {
         if (host_vc[kept[k]->stream] >= kept[k]->seq) {
+            kept_ranges -= sim_footprint_ranges(kept[k]->fp);
             sim_footprint_free(kept[k]->fp);
             free(kept[k]);
         } else {
@@ -375,10 +378,12 @@ void rt_op_end(rt_op *op, int host_sync)
         if (sim_footprint_conflict(op->fp, o->fp, &addr, &wa, &wb, &sa, &sb))
             stream_race(op, o, addr, wa, wb, sa, sb);
     }
-    if (nkept == RT_MAX_KEPT) {
+    kept_ranges += sim_footprint_ranges(op->fp);
+    while (nkept == RT_MAX_KEPT || (nkept && kept_ranges > RT_MAX_KEPT_RANGES)) { /* forget the oldest */
+        kept_ranges -= sim_footprint_ranges(kept[0]->fp);
         sim_footprint_free(kept[0]->fp);
         free(kept[0]);
-        memmove(&kept[0], &kept[1], (RT_MAX_KEPT - 1) * sizeof *kept);
+        memmove(&kept[0], &kept[1], (size_t)(nkept - 1) * sizeof *kept);
         nkept--;
     }
     kept[nkept++] = op;

@@ -115,6 +115,8 @@ void sim_footprint_free(sim_footprint *f);
 /* Makes the following launches add every global and constant access of theirs to f, each byte range with the
    instruction that touched it first (NULL, the default: record nothing, at no cost). */
 void sim_footprint_record(sim_footprint *f);
+/* The byte ranges f holds (its size: a scattered kernel's can be many). */
+size_t sim_footprint_ranges(const sim_footprint *f);
 /* Adds [addr, addr + bytes) to f as `what` (SIM_FP_*): the device bytes of a copy or a set. */
 void sim_footprint_add(sim_footprint *f, uint64_t addr, uint64_t bytes, int what);
 /* Whether a and b touch a byte in common with at least one of them writing it (a write or an atomic against
