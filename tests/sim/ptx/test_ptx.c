@@ -39,6 +39,16 @@ typedef struct job {
 static job jobs[256];
 static int njobs;
 
+/* The findings of one kind so far. */
+static int findings_of(sim_finding_kind kind)
+{
+    int n = 0;
+    sim_finding_kind k;
+    for (size_t i = 0; sim_finding_get(i, &k, NULL, NULL, NULL, NULL) == 0; i++)
+        n += k == kind;
+    return n;
+}
+
 START_TEST(test_row)
 {
     const ptx_row *row = jobs[_i].row;
@@ -53,9 +63,13 @@ START_TEST(test_row)
     ptx_row_prepare(row, in, out, want);
     void *args[] = {&in, &out};
     sim_launch_result r;
+    const int outside = findings_of(F_SHFL_OUTSIDE_MASK);
     sim_status st = sim_launch(m, row->kernel, (sim_dim3){row->grid, 1, 1}, (sim_dim3){row->block, 1, 1}, 0, args,
                                &r);
     ck_assert_msg(st == SIM_OK, "%s, compute_%d: %s failed: %s", label(), arch, row->kernel, r.message);
+    /* every row's shuffles (tiles, widths, diverged halves, coalesced groups) read lanes of their own masks */
+    ck_assert_msg(findings_of(F_SHFL_OUTSIDE_MASK) == outside, "%s, compute_%d: a shuffle read outside its mask",
+                  label(), arch);
     char why[300];
     int bad = ptx_row_compare(row, out, want, why, sizeof why);
     free(want);
