@@ -25,7 +25,7 @@ def classify(findings, source: str, kit=KIT, source_text: str = "") -> None:
         f.origin = "kit" if owners and "student" not in owners else "student"
 
 
-KIT_PARTS = ("runner", "include", "common", "checker")  # the folders of the kit's harness/
+KIT_PARTS = ("device", "runner", "include", "common", "checker")  # the folders of the kit's harness/
 
 
 def origin_of(path: str, source: str, kit=KIT) -> str:
@@ -95,7 +95,7 @@ def defines_function(source_text: str, function: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def kit_defines_function(kit: str, function: str) -> bool:
     """Whether a file of the kit's harness defines the function."""
-    for folder in ("runner", "include", "common"):
+    for folder in ("device", "runner", "include", "common"):
         for path in sorted((Path(kit) / "harness" / folder).glob("*.c*")) + \
                 sorted((Path(kit) / "harness" / folder).glob("*.h")):
             if defines_function(read_source(path), function):

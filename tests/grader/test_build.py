@@ -52,7 +52,7 @@ REFUSED = {
     "absolute": ('#include </etc/passwd>\n', 1, "never a path that starts with /"),
     "dot-dot": ('#include <../runner/device.h>\n', 1, "never a path that starts with / or contains .."),
     "own-header": ('#include "helpers.h"\n', 1, "put helpers of your own in this file"),
-    "line": ('#include "reduce.h"\n\n#line 10 "harness/runner/main.cu"\n', 3, "a #line directive"),
+    "line": ('#include "reduce.h"\n\n#line 10 "harness/device/main.cu"\n', 3, "a #line directive"),
     "linemarker": ('# 7 "main.cu"\n', 1, "a #line directive"),
     "line-in-comment": ('#/* a */ line 7\n', 1, "a #line directive"),
     "digraph": ('%:include "/dev/zero"\n', 1, "never a path"),

@@ -148,7 +148,7 @@ class SimulatorRow(unittest.TestCase):
         """The device names each module by the build: a #line naming the kit's harness does not make a kernel of
         the student's object the kit's, and a kit module's finding is a kit bug whatever its file: the row is then
         "not graded" (0 points, tell the instructors), never a free pass."""
-        kit_path = dict(RACE, file=f"{KIT}/harness/runner/reduce_support.cu", where="reduce_support.cu:30")
+        kit_path = dict(RACE, file=f"{KIT}/harness/common/reduce_support.cu", where="reduce_support.cu:30")
         for module, status in (("student", "FAIL"), ("kit", simulator.NOT_GRADED)):
             with self.subTest(module=module):
                 row = simulator.score_hazards("04", 0, "reduce.cu", [

@@ -127,7 +127,7 @@ class Helpers(unittest.TestCase):
             finding(kind="shared-race-inter-warp", kernel="k", file="/b/06-scan/scan.cu", line=38, where="scan.cu:38",
                     other_file="/b/06-scan/scan.cu", other_line=35, other_where="scan.cu:35"),
             finding(kind="uninitialized-global-read", kernel="_Z15checksum_kernelPKjmmPy",
-                    file=f"{KIT}/harness/runner/check_i32.cu", line=19, where="check_i32.cu:19")]))
+                    file=f"{KIT}/harness/device/check_i32.cu", line=19, where="check_i32.cu:19")]))
         clean = sim_report.read_report(report_line())
         ok = simulator.score_hazards("06-scan", 5.0, "scan.cu", [clean])
         self.assertEqual((ok.status, ok.score), ("pass", 5.0))
@@ -141,13 +141,13 @@ class Helpers(unittest.TestCase):
     def test_hazards_row_by_the_line_table(self):
         """Whose finding it is comes from the line table's paths: the kit's only under its harness/ folder."""
         source = "__global__ void k(float *v)\n{\n}\n"
-        for path, owner in ((f"{KIT}/harness/runner/reduce_support.cu", "kit"),
+        for path, owner in ((f"{KIT}/harness/common/reduce_support.cu", "kit"),
                             ("harness/reduce_support.cu", "student"),
                             ("/somewhere/else/made_up.cu", "student"), ("/b/04/reduce.cu", "student")):
             with self.subTest(path=path):
                 f = finding(kernel="_Z8checkingPf", file=path, where=Path(path).name + ":30")
                 self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), owner)
-        f = finding(kernel="_Z1kPf", file=f"{KIT}/harness/runner/reduce_support.cu")
+        f = finding(kernel="_Z1kPf", file=f"{KIT}/harness/common/reduce_support.cu")
         self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "student")  # k is the student's
         f = finding(kernel="_Z15checksum_kernelPKjmmPy", file=None, where="PTX line 9")
         self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "kit")
@@ -359,24 +359,22 @@ class FindingsTheStudentCannotTouch(SimGrading):
                                       r"reduce\.cu:\d+")
 
     def test_junk_on_the_device_socket_fails_the_run(self):
-        """The runner's one descriptor to the simulator is its socket to the device process: text written there
-        (a forged report line) stops the device, and the run fails; it never passes, and the report stays the
-        device's (no line of the lab's)."""
+        """The runner's one descriptor is its socket to the device program (3): text written there (a forged report
+        line) is a malformed request, and the run fails; it never passes, and the report stays the device
+        program's (no line of the lab's)."""
         text = self.racy()
         host = text.index("void reduce(float *d_in")
-        program = self.build("junk", text[:host] + ATTACK_HOST.replace("fd = 6; fd < 64", "fd = 5; fd < 6"))
+        program = self.build("junk", text[:host] + ATTACK_HOST.replace("fd = 6; fd < 64", "fd = 3; fd < 4"))
         outcome, report = self.run_sim(program, "junk")
         self.assertEqual(outcome.status, "cuda-error", outcome.message)
-        self.assertIn("the simulator's device is gone", outcome.message)
-        log = (Path(self.tmp.name) / "junk" / "run" / "output.log").read_text()
-        self.assertIn("the runner sent a malformed request", log)
+        self.assertIn("sent the device a malformed request", outcome.message)
         self.assertEqual(report.garbage, 0)
 
     def test_a_made_up_line_directive_does_not_give_the_race_to_the_kit(self):
         text = self.racy()
         kernel = text.index("__global__ void reduce_kernel")
         for tag, path in (("line-relative", "harness/reduce_support.cu"),
-                          ("line-kit", f"{KIT}/harness/runner/reduce_support.cu")):
+                          ("line-kit", f"{KIT}/harness/common/reduce_support.cu")):
             with self.subTest(path=path):
                 made_up = text[:kernel] + f'#line 30 "{path}"\n' + text[kernel:]
                 program = self.build(tag, made_up)

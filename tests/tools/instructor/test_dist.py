@@ -134,10 +134,11 @@ class Release(unittest.TestCase):
                     "tools/author/gen_datasets.c", "tools/author/Makefile", "mk/harness.mk", "mk/checker.mk", "tools/student/bench.py", "tools/setup.sh",
                     "requirements.txt"):
             self.assertIn(rel, self.files)
-        # the harness's four folders: the student's headers, the checker, the runner and their wire format
+        # the harness's five folders: the student's headers, the checker, the device program, the runner, the wire format
         skeletons = dist.skeletons()
         for rel in ("grader/labs.toml", "labs/03-sequential/reduce.cu", "harness/include/reduce.h",
-                    "harness/checker/reduce.c", "harness/runner/main.cu", "harness/common/protocol.h"):
+                    "harness/checker/reduce.c", "harness/device/main.cu", "harness/runner/main.cpp",
+                    "harness/common/protocol.h"):
             want = skeletons[rel] if rel in skeletons else (KIT / rel).read_bytes()  # labs/: derived, not read
             self.assertEqual((self.root / rel).read_bytes(), want, rel)
 
