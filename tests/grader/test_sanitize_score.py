@@ -52,7 +52,7 @@ class Scoring(unittest.TestCase):
         self.assertEqual((result.status, result.score, result.full), ("pass", 10, True))
         self.assertIn("2 findings in the kit's own code (a kit bug)", result.summary)
         self.assertIn("a kit bug, not scan.cu's", result.detail)
-        self.assertIn("harness/runner/check_i32.cu:21", result.detail)
+        self.assertIn("harness/device/check_i32.cu:21", result.detail)
         self.assertEqual(len(result.data["kit_findings"]), 2)
         self.assertEqual(result.data["sanitizer_findings"], [])
 
