@@ -90,6 +90,14 @@ CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 # ---- grading one attack ----
 
+def pad(path: Path, size: int) -> None:
+    """Appends "// padding" comment lines to path until it holds size bytes (attacks.toml's pad_to_kib)."""
+    line = b"// " + b"padding " * 15 + b"\n"
+    with path.open("ab") as f:
+        have = path.stat().st_size
+        f.write(line * ((size - have) // len(line) + 1) if size > have else b"")
+
+
 @dataclass
 class Outcome:
     name: str
@@ -248,6 +256,8 @@ class Worker:
         submission = students / name
         (submission / lab).mkdir(parents=True)
         shutil.copy2(source, submission / lab / source.name)
+        if spec.get("pad_to_kib"):
+            pad(submission / lab / source.name, spec["pad_to_kib"] << 10)
         sibling = students / f"sibling-{name}" / lab / source.name
         sibling.parent.mkdir(parents=True)
         solution = self.kit / "solutions" / lab / source.name
