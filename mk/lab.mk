@@ -102,8 +102,8 @@ $(HARNESS_BUILD)/runner_%_support.o: $(HARNESS)/common/%_support.cu $(HEADERS) |
 
 # One build of the client library at a time (flock), as mk/sim.mk's libraries.
 $(CLIENT_LIB): $(KIT)/sim/device_client.c $(KIT)/sim/fatbin.h $(HARNESS)/common/device_protocol.h
-	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT) \
-	    $(CLIENT_LIB)
+	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(abspath $(SIM_BUILD)) \
+	    KIT=$(abspath $(KIT)) $(abspath $(CLIENT_LIB))
 
 $(BUILD) $(HARNESS_BUILD):
 	mkdir -p $@

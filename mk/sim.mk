@@ -57,7 +57,7 @@ LAUNCHER_ARGS := --host-memory-mib 512
 # share them, and two makes writing one archive left it truncated ("ar: error reading core_ptx_parse.o").
 $(SIM_LIB) $(SIM_DEVICE_LIB): $(wildcard $(KIT)/sim/*.c $(KIT)/sim/*.h $(KIT)/sim/Makefile) \
 		$(HARNESS)/device/runner_link.c $(HARNESS)/device/runner_link.h $(HARNESS)/device/backend.h
-	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(SIM_BUILD) KIT=$(KIT)
+	mkdir -p $(SIM_BUILD) && flock $(SIM_BUILD)/.build.lock $(MAKE) -s -C $(KIT)/sim SIM_BUILD=$(abspath $(SIM_BUILD)) KIT=$(abspath $(KIT))
 
 $(HARNESS_BUILD)/cub_scan.o: $(KIT)/sim/cub_scan_sim.cu $(HEADERS) | $(HARNESS_BUILD)
 	$(NVCC) $(NVCCFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
