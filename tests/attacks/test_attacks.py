@@ -504,7 +504,7 @@ class Table(unittest.TestCase):
         self.assertEqual({s["class"] for s in table.values()}, set(CLASSES))
         for name, spec in table.items():
             with self.subTest(name):
-                self.assertLessEqual(spec.keys(), {"lab", "class", "tries", "expected", "also", "timeout", "why"})
+                self.assertLessEqual(spec.keys(), {"lab", "class", "tries", "expected", "also", "timeout", "pad_to_kib", "why"})
                 self.assertIn(spec["class"], CLASSES)
                 self.assertIn(spec["expected"], VERDICTS)
                 for v in spec.get("also", []):
