@@ -212,7 +212,30 @@ static const char *name_of(const unsigned char *bulk, uint64_t len, uint32_t cal
     return (const char *)bulk;
 }
 
-/* Registers one fatbinary: a whole container (its header's size is the bulk's) found whole in the module file. */
+/* Whether bytes are one of the module file's own fatbinaries: a whole container that begins where one of the
+   module's top-level containers begins (nvcc's .nv_fatbin: containers back to back, padded to 8 bytes). Bytes that
+   merely occur inside the module, such as a fatbinary carried as a __device__ array's initializer inside one of
+   its cubins (tests/attacks/60), are not device code the checks read as code. */
+static int module_fatbin(const unsigned char *bytes, uint64_t len)
+{
+    size_t off = 0;
+    while (off + 16 <= module_len) {
+        uint32_t magic = 0;
+        uint64_t body = 0;
+        memcpy(&magic, module + off, 4);
+        memcpy(&body, module + off + 8, 8);
+        if (magic != FATBIN_MAGIC || body > module_len - off - 16)
+            return 0;
+        if (16 + body == len && memcmp(module + off, bytes, (size_t)len) == 0)
+            return 1;
+        off += 16 + (size_t)body;
+        while (off < module_len && off % 8 && module[off] == 0)
+            off++;
+    }
+    return 0;
+}
+
+/* Registers one fatbinary: a whole container (its header's size is the bulk's), one of the module file's own. */
 static void register_fatbin(const unsigned char *bytes, uint64_t len)
 {
     uint32_t magic = 0;
@@ -225,7 +248,7 @@ static void register_fatbin(const unsigned char *bytes, uint64_t len)
     }
     if (len < 16 || magic != FATBIN_MAGIC || header != 16 || body != len - 16)
         malformed("a fatbinary whose header does not match its length", PPL_DEV_FATBIN);
-    if (module && !memmem(module, module_len, bytes, (size_t)len))
+    if (module && !module_fatbin(bytes, len))
         malformed("device code that is not the module the grader's checks read from the lab's object",
                   PPL_DEV_FATBIN);
     void *copy = malloc((size_t)len);
@@ -373,6 +396,8 @@ static void read_piece(const ppl_dev_request *rq)
 
 /* A copy to or from a __device__ variable: a[0] its key, a[1] bytes, a[2] offset, a[3] kind, a[4] the device
    pointer on the other side (device to device); host data travels as bulk. */
+static void host_copy(uint32_t call);
+
 static void symbol_copy(const ppl_dev_request *rq, const unsigned char *bulk, int to_symbol)
 {
     const entry *v = table_find(&variables, rq->a[0]);
@@ -380,6 +405,8 @@ static void symbol_copy(const ppl_dev_request *rq, const unsigned char *bulk, in
     const enum cudaMemcpyKind kind = (enum cudaMemcpyKind)rq->a[3];
     if (kind != cudaMemcpyDeviceToDevice && kind != (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost))
         malformed("a copy of a kind the call does not take", rq->call);
+    if (kind != cudaMemcpyDeviceToDevice)
+        host_copy(rq->call);
     if (kind != cudaMemcpyDeviceToDevice && bytes > PPL_DEV_MAX_BULK)
         malformed("a copy larger than the protocol allows", rq->call);
     if (to_symbol && kind != cudaMemcpyDeviceToDevice && rq->bulk != bytes)
@@ -431,6 +458,22 @@ static void free_for_runner(uint64_t p)
     }
     e->item = NULL;
     reply(cudaFree((void *)(uintptr_t)p), 0, 0, NULL, 0);
+}
+
+/* A copy between the runner's host memory and the device. A lab's function works on device memory only (the static
+   checks refuse every cudaMemcpy* by name, and the kit's runner files copy device to device), so a lab's runner
+   never asks for one: one that does speaks the protocol by hand, to sum the input on the host (tests/attacks/58),
+   and its case fails. The standalone device (sim/device_main.c, the runtime's tests) serves them. */
+static void host_copy(uint32_t call)
+{
+    if (standalone)
+        return;
+    char message[400];
+    snprintf(message, sizeof message,
+             "the lab's code copied memory between the host and the device (device call %u), which no lab does: the "
+             "lab's functions work on device memory only (cudaMemcpy is not on the list of what a lab file may call)",
+             call);
+    ppl_device_fatal(message, PPL_EXIT_CUDA);
 }
 
 /* The bulk each call may carry: names, fatbinaries, parameters, copies and a failed call's message. */
@@ -539,9 +582,11 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
         free_for_runner(a[0]);
         return;
     case PPL_DEV_WRITE:
+        host_copy(call);
         write_piece(rq, bulk);
         return;
     case PPL_DEV_READ:
+        host_copy(call);
         read_piece(rq);
         return;
     case PPL_DEV_COPY: {
