@@ -512,14 +512,6 @@ static int shared_copy(ppl_link *l, void *buf, uint64_t len, int to)
     return 0;
 }
 
-void ppl_link_reserve(ppl_link *l, uint64_t bytes)
-{
-    struct stat st;
-    if (l->shared >= 0 && bytes >= PPL_SHARED_MIN && fstat(l->shared, &st) == 0 && (uint64_t)st.st_size < bytes &&
-        ftruncate(l->shared, (off_t)bytes) != 0)
-        close_shared(l); /* no room: every bulk goes through the pipe */
-}
-
 int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
 {
     l->message[0] = '\0';

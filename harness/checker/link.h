@@ -73,10 +73,6 @@ typedef struct {
  * l->message (REQUIRE and a layer is missing, a bad path, ...). */
 int ppl_link_start(ppl_link *l, const ppl_link_options *o);
 
-/* Grows the shared file (protocol.h, PPL_SHARED_MIN) to hold a reply's bulk of `bytes`, before the request that
- * asks for it: the device program's sandbox does not let it grow a file past 256 MiB. */
-void ppl_link_reserve(ppl_link *l, uint64_t bytes);
-
 /* Sends a message of type: a, then b (either may be empty). Returns 0 or a negative PPL_LINK_* code. */
 int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes);
 

@@ -82,7 +82,6 @@ static int answer_key(void *ctx, uint32_t type, const void *payload, size_t byte
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key)
 {
     key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
-    ppl_link_reserve(l, 4 * ppl_run_bulk_words(n, rq));
     int code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
     if (code == 0)
         code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, 4 * ppl_run_bulk_words(n, rq),

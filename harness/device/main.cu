@@ -106,32 +106,28 @@ static void *reply_room(size_t bytes)
 
 void *ppl_reply_bulk(size_t bytes) { return reply_room(bytes); }
 
-/* Maps the shared file's first bytes (PROT_READ, or also PROT_WRITE); fatal when it is shorter or cannot be mapped.
- * This program never grows the file: its sandbox limits the files it writes to 256 MiB (RLIMIT_FSIZE), so the checker
- * sizes it (for a reply: ppl_link_reserve). */
+/* Maps the shared file's first bytes for reading, or for writing (growing it); fatal when it cannot. */
 static void *shared_map(uint64_t bytes, int write)
 {
     struct stat st;
-    if (fstat(shared_fd, &st) != 0 || (uint64_t)st.st_size < bytes)
-        ppl_device_fatal("the shared file with the checker is shorter than the bulk (a kit bug)", PPL_EXIT_USAGE);
+    if (fstat(shared_fd, &st) != 0 || (write && (uint64_t)st.st_size < bytes && ftruncate(shared_fd, (off_t)bytes) != 0) ||
+        (!write && (uint64_t)st.st_size < bytes))
+        ppl_device_fatal("the shared file with the checker cannot hold the bulk (a kit problem)", PPL_EXIT_USAGE);
     void *map = mmap(NULL, bytes, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, shared_fd, 0);
     if (map == MAP_FAILED)
         ppl_device_fatal("cannot map the shared file with the checker (a kit problem)", PPL_EXIT_USAGE);
     return map;
 }
 
-/* Sends the reply: the fixed struct (its first `fixed` bytes) and the bulk after it; a large bulk through the shared
- * file when the checker sized it for the reply, else through the pipe. */
+/* Sends the reply: the fixed struct (its first `fixed` bytes) and the bulk after it, large bulk through the shared
+ * file. */
 static void reply_send(uint32_t type, size_t fixed)
 {
-    struct stat st;
-    const uint64_t bulk = reply_len - fixed;
-    const int shared = shared_fd >= 0 && bulk >= PPL_SHARED_MIN && fstat(shared_fd, &st) == 0 &&
-                       (uint64_t)st.st_size >= bulk;
+    const int shared = shared_fd >= 0 && reply_len - fixed >= PPL_SHARED_MIN;
     if (shared) {
-        void *map = shared_map(bulk, 1);
-        memcpy(map, reply_buf + fixed, bulk);
-        munmap(map, bulk);
+        void *map = shared_map(reply_len - fixed, 1);
+        memcpy(map, reply_buf + fixed, reply_len - fixed);
+        munmap(map, reply_len - fixed);
     }
     const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len, 0, (uint32_t)shared};
     fflush(stdout); /* what the lab's code printed comes before the checker's verdict */
