@@ -13,14 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static void close_shared(ppl_link *l);
 
 /* The device program's descriptors for requests and replies (device/main.cu's --fds). */
 #define DEVICE_REQUEST_FD 3
@@ -211,16 +208,13 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
 {
     memset(l, 0, sizeof *l);
     l->to_device = l->from_device = -1;
-    l->shared = memfd_create("ppl-bulk", MFD_CLOEXEC); /* -1: large bulk goes through the pipe */
     if (!o->device) {
         snprintf(l->message, sizeof l->message, "no device program (--device PATH: PATTERN_lab passes it)");
-        close_shared(l);
         return PPL_LINK_SYSTEM;
     }
     const int module = o->module ? open(o->module, O_RDONLY | O_CLOEXEC) : -1;
     if (o->module && module < 0) {
         snprintf(l->message, sizeof l->message, "cannot read the module file %s: %s", o->module, strerror(errno));
-        close_shared(l);
         return PPL_LINK_SYSTEM;
     }
     int requests[2], replies[2];
@@ -228,7 +222,6 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         snprintf(l->message, sizeof l->message, "cannot create the device program's pipes: %s", strerror(errno));
         if (module >= 0)
             close(module);
-        close_shared(l);
         return PPL_LINK_SYSTEM;
     }
     fcntl(requests[1], F_SETPIPE_SZ, 1 << 20); /* bulk inputs move in large writes */
@@ -240,30 +233,26 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         if (module >= 0)
             close(module);
         unstage(l);
-        close_shared(l);
         return PPL_LINK_SYSTEM;
     }
     /* The device program keeps its two pipes, the --runner-fd descriptors (its report channel, or the log of a
        tool that wraps it), its socket to the runner and the module file. */
-    int keep[10] = {requests[0], replies[1]}, child[10] = {DEVICE_REQUEST_FD, DEVICE_REPLY_FD}, protect[6];
+    int keep[8] = {requests[0], replies[1]}, child[8] = {DEVICE_REQUEST_FD, DEVICE_REPLY_FD}, protect[6];
     int num_keep = 2, num_protect = 0, next_fd = 5;
     for (int k = 0; k < o->num_fds && k < 4; k++) {
         keep[num_keep] = child[num_keep] = protect[num_protect++] = o->fds[k];
         num_keep++;
         next_fd = o->fds[k] >= next_fd ? o->fds[k] + 1 : next_fd;
     }
-    const int socket_fd = next_fd++, module_fd = next_fd++, shared_fd = next_fd++;
+    const int socket_fd = next_fd++, module_fd = next_fd++;
     keep[num_keep] = device_end, child[num_keep++] = socket_fd;
     if (module >= 0)
         keep[num_keep] = module, child[num_keep++] = module_fd;
-    if (l->shared >= 0)
-        keep[num_keep] = l->shared, child[num_keep++] = shared_fd;
     const char *argv[64];
     int argc = 0;
     for (int k = 0; k < o->num_wrap && argc < 52; k++)
         argv[argc++] = o->wrap[k];
-    char fds[32], socket_text[16], module_text[16], shared_text[16];
-    snprintf(shared_text, sizeof shared_text, "%d", shared_fd);
+    char fds[32], socket_text[16], module_text[16];
     snprintf(fds, sizeof fds, "%d,%d", DEVICE_REQUEST_FD, DEVICE_REPLY_FD);
     snprintf(socket_text, sizeof socket_text, "%d", socket_fd);
     snprintf(module_text, sizeof module_text, "%d", module_fd);
@@ -275,10 +264,6 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     if (module >= 0) {
         argv[argc++] = "--module-fd";
         argv[argc++] = module_text;
-    }
-    if (l->shared >= 0) {
-        argv[argc++] = "--shared-fd";
-        argv[argc++] = shared_text;
     }
     argv[argc] = NULL;
     const char *ro[5] = {device};
@@ -316,7 +301,6 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         unstage(l);
         close(requests[1]);
         close(replies[0]);
-        close_shared(l);
         return PPL_LINK_SYSTEM;
     }
     l->device = pid;
@@ -479,39 +463,6 @@ static int write_timed(ppl_link *l, const void *buf, size_t len)
     return 0;
 }
 
-/* ---- the shared file (protocol.h: PPL_SHARED_MIN) ---- */
-
-static void close_shared(ppl_link *l)
-{
-    if (l->shared >= 0)
-        close(l->shared);
-    l->shared = -1;
-}
-
-/* Copies len bytes between buf and the shared file's start (to the file when `to`), growing the file as needed.
- * 0, or -1 with errno set. */
-static int shared_copy(ppl_link *l, void *buf, uint64_t len, int to)
-{
-    struct stat st;
-    if (fstat(l->shared, &st) != 0)
-        return -1;
-    if (to && (uint64_t)st.st_size < len && ftruncate(l->shared, (off_t)len) != 0)
-        return -1;
-    if (!to && (uint64_t)st.st_size < len) {
-        errno = EINVAL;
-        return -1;
-    }
-    void *map = mmap(NULL, (size_t)len, to ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, l->shared, 0);
-    if (map == MAP_FAILED)
-        return -1;
-    if (to)
-        memcpy(map, buf, (size_t)len);
-    else
-        memcpy(buf, map, (size_t)len);
-    munmap(map, (size_t)len);
-    return 0;
-}
-
 int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
 {
     l->message[0] = '\0';
@@ -519,17 +470,11 @@ int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, con
         snprintf(l->message, sizeof l->message, "the runner has already ended");
         return PPL_LINK_SYSTEM;
     }
-    const int shared = l->shared >= 0 && b_bytes >= PPL_SHARED_MIN;
-    if (shared && shared_copy(l, (void *)b, b_bytes, 1) != 0) {
-        snprintf(l->message, sizeof l->message, "cannot write %zu bytes to the shared file: %s", b_bytes,
-                 strerror(errno));
-        return PPL_LINK_SYSTEM;
-    }
-    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, (uint64_t)a_bytes + b_bytes, 0, (uint32_t)shared};
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, (uint64_t)a_bytes + b_bytes, 0, 0};
     int wrote = write_timed(l, &h, sizeof h);
     if (wrote == 0 && a_bytes)
         wrote = write_timed(l, a, a_bytes);
-    if (wrote == 0 && b_bytes && !shared)
+    if (wrote == 0 && b_bytes)
         wrote = write_timed(l, b, b_bytes);
     if (wrote == PPL_LINK_TIMEOUT)
         return wrote;
@@ -590,14 +535,9 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
                      (unsigned long long)r.bytes, type, (unsigned long long)(fixed_bytes + bulk_bytes));
             return garbage(l, what);
         }
-        if (r.shared && (l->shared < 0 || bulk_bytes < PPL_SHARED_MIN))
-            return garbage(l, "a reply whose bulk is in a shared file it was not to use");
         const ssize_t got_fixed = read_timed(l, fixed, fixed_bytes);
-        ssize_t got_bulk = (ssize_t)bulk_bytes;
-        if (got_fixed == (ssize_t)fixed_bytes && bulk_bytes && !r.shared)
-            got_bulk = read_timed(l, bulk, (size_t)bulk_bytes);
-        else if (got_fixed == (ssize_t)fixed_bytes && bulk_bytes && shared_copy(l, bulk, bulk_bytes, 0) != 0)
-            return garbage(l, "a reply whose bulk the shared file does not hold");
+        const ssize_t got_bulk = got_fixed == (ssize_t)fixed_bytes && bulk_bytes ? read_timed(l, bulk, (size_t)bulk_bytes)
+                                                                                : (ssize_t)bulk_bytes;
         if (got_fixed == READ_TIMED_OUT || got_bulk == READ_TIMED_OUT)
             return PPL_LINK_TIMEOUT;
         if (got_fixed != (ssize_t)fixed_bytes || got_bulk != (ssize_t)bulk_bytes)
@@ -630,7 +570,6 @@ int ppl_link_stop(ppl_link *l)
     if (l->from_device >= 0)
         close(l->from_device);
     l->from_device = -1;
-    close_shared(l);
     end_runner(l, RUNNER_GRACE_S);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
@@ -757,7 +696,6 @@ void ppl_link_fail(ppl_link *l, int code)
     if (l->from_device >= 0)
         close(l->from_device);
     l->to_device = l->from_device = -1;
-    close_shared(l);
     end_runner(l, RUNNER_GRACE_S);
     if (recovery) { /* several runs: this one ends here, the next starts a fresh runner */
         recovered_result = result;

@@ -60,7 +60,6 @@ typedef struct {
     pid_t runner;          /* the runner's pid (0 once reaped) */
     ppl_sandbox_report runner_sandbox; /* the layers around the runner, which holds the student's code */
     char runner_note[512];
-    int shared;            /* the shared file for large bulk (protocol.h, PPL_SHARED_MIN; -1: none) */
     ppl_sandbox_report sandbox; /* the layers around the device program */
     char sandbox_note[512];     /* why a stronger layer was not used ("" when none is missing) */
     /* about the last failed call */

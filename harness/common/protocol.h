@@ -37,17 +37,8 @@ typedef struct {
     uint32_t magic, type;
     uint64_t bytes;  /* payload bytes after the header */
     uint32_t status; /* PPL_MSG_ERROR: the exit status (2 kit problem, 3 CUDA error) */
-    uint32_t shared; /* 1: the payload's bulk (past the message's fixed struct) lies in the shared file (below) */
+    uint32_t reserved;
 } ppl_msg_header;
-
-/*
- * Large bulk (an input to load, a run's outputs) does not go through the pipe: the checker gives the device program
- * an anonymous file (memfd) at start, and the sender of a message whose bulk is at least PPL_SHARED_MIN bytes writes
- * the bulk there, from offset 0, and sends the header (`bytes` counting the bulk, `shared` 1) and the fixed part alone;
- * the receiver reads the bulk from the file. One message at a time: the file holds the bulk of the last
- * message only. Both programs are the kit's; the runner never sees the file.
- */
-#define PPL_SHARED_MIN ((uint64_t)1 << 20)
 
 /* The status of a PPL_MSG_ERROR that says the runner (the student's process) ended or died in the middle of a call:
  * the checker then reaps it and reports how it ended (link.h's PPL_LINK_GONE). */

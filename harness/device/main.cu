@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static int from_checker = -1, to_checker = -1;
-static int shared_fd = -1; /* the checker's shared file for large bulk (protocol.h: PPL_SHARED_MIN), or -1 */
 static ppl_device_info device_info;
 
 const ppl_device_info *ppl_serve_device(void) { return &device_info; }
@@ -106,32 +104,11 @@ static void *reply_room(size_t bytes)
 
 void *ppl_reply_bulk(size_t bytes) { return reply_room(bytes); }
 
-/* Maps the shared file's first bytes for reading, or for writing (growing it); fatal when it cannot. */
-static void *shared_map(uint64_t bytes, int write)
+static void reply_send(uint32_t type)
 {
-    struct stat st;
-    if (fstat(shared_fd, &st) != 0 || (write && (uint64_t)st.st_size < bytes && ftruncate(shared_fd, (off_t)bytes) != 0) ||
-        (!write && (uint64_t)st.st_size < bytes))
-        ppl_device_fatal("the shared file with the checker cannot hold the bulk (a kit problem)", PPL_EXIT_USAGE);
-    void *map = mmap(NULL, bytes, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, shared_fd, 0);
-    if (map == MAP_FAILED)
-        ppl_device_fatal("cannot map the shared file with the checker (a kit problem)", PPL_EXIT_USAGE);
-    return map;
-}
-
-/* Sends the reply: the fixed struct (its first `fixed` bytes) and the bulk after it, large bulk through the shared
- * file. */
-static void reply_send(uint32_t type, size_t fixed)
-{
-    const int shared = shared_fd >= 0 && reply_len - fixed >= PPL_SHARED_MIN;
-    if (shared) {
-        void *map = shared_map(reply_len - fixed, 1);
-        memcpy(map, reply_buf + fixed, reply_len - fixed);
-        munmap(map, reply_len - fixed);
-    }
-    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len, 0, (uint32_t)shared};
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len, 0, 0};
     fflush(stdout); /* what the lab's code printed comes before the checker's verdict */
-    if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, reply_buf, shared ? fixed : reply_len) != 0)
+    if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, reply_buf, reply_len) != 0)
         _exit(PPL_EXIT_USAGE); /* the checker is gone */
 }
 
@@ -188,18 +165,17 @@ static void serve_load(const ppl_msg_header *h)
     const uint64_t bytes = h->bytes - sizeof rq;
     if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes)
         ppl_device_fatal("the device program got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
-    void *input = h->shared ? shared_map(bytes, 0)
-                            : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *input = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (input == MAP_FAILED)
         ppl_device_fatal("out of host memory for the input", PPL_EXIT_CUDA);
-    if (!h->shared && read_all(from_checker, input, bytes) != 0)
+    if (read_all(from_checker, input, bytes) != 0)
         _exit(PPL_EXIT_USAGE);
     ppl_pattern_load(input, rq.n, rq.elem_bytes);
     munmap(input, bytes);
     loaded_n = rq.n;
     reply_begin(sizeof(ppl_load_reply));
     ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
-    reply_send(PPL_MSG_LOAD, sizeof(ppl_load_reply));
+    reply_send(PPL_MSG_LOAD);
 }
 
 static void serve(const ppl_msg_header *h, uint64_t n)
@@ -209,7 +185,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         ppl_bench_request bench;
         char bytes[256];
     } rq;
-    if (h->bytes > sizeof rq || h->shared)
+    if (h->bytes > sizeof rq)
         ppl_device_fatal("the device program got a request too long for its type (a kit bug)", PPL_EXIT_USAGE);
     if (h->bytes && read_all(from_checker, &rq, h->bytes) != 0)
         _exit(PPL_EXIT_USAGE);
@@ -249,9 +225,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
     default:
         ppl_device_fatal("the device program got a request it does not know (a kit bug)", PPL_EXIT_USAGE);
     }
-    reply_send(h->type, h->type == PPL_MSG_HELLO ? sizeof(ppl_hello_reply)
-                        : h->type == PPL_MSG_RUN ? sizeof(ppl_run_reply)
-                                                 : sizeof(ppl_bench_reply));
+    reply_send(h->type);
 }
 
 int main(int argc, char **argv)
@@ -263,13 +237,11 @@ int main(int argc, char **argv)
             ok = sscanf(argv[k + 1], "%d", &runner_fd) == 1;
         else if (strcmp(argv[k], "--module-fd") == 0)
             ok = sscanf(argv[k + 1], "%d", &module_fd) == 1;
-        else if (strcmp(argv[k], "--shared-fd") == 0)
-            ok = sscanf(argv[k + 1], "%d", &shared_fd) == 1;
         else
             ok = 0;
     }
     if (!ok || argc % 2 == 0 || runner_fd < 0) {
-        fprintf(stderr, "usage: %s --fds R,W --runner-fd S [--module-fd M] [--shared-fd F]\n"
+        fprintf(stderr, "usage: %s --fds R,W --runner-fd S [--module-fd M]\n"
                         "The device program of a lab's pattern: the kit's checker starts it beside the lab's runner\n"
                         "(run the lab with PATTERN_lab); it serves the checker's requests on R and W and the runner's\n"
                         "CUDA calls on S.\n",

@@ -21,15 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fake_runner.h"
 
 #define IN 3
 #define OUT 4
-
-static int shared_fd = -1; /* --shared-fd */
 
 static void write_all(const void *buf, size_t len)
 {
@@ -258,9 +255,6 @@ int main(int argc, char **argv)
                         "the runner)\n");
         return 2;
     }
-    for (int k = 3; k + 1 < argc; k += 2)
-        if (strcmp(argv[k], "--shared-fd") == 0)
-            shared_fd = atoi(argv[k + 1]);
     uint32_t mode = FAKE_NORMAL;
     for (;;) {
         ppl_msg_header h;
@@ -301,15 +295,7 @@ int main(int argc, char **argv)
             free(input);
             input_n = rq.n;
             input = (uint32_t *)malloc(rq.n * 4 + 4);
-            if (h.shared) { /* the bulk in the checker's shared file (protocol.h: PPL_SHARED_MIN) */
-                void *map = mmap(NULL, rq.n * 4, PROT_READ, MAP_SHARED, shared_fd, 0);
-                if (map == MAP_FAILED)
-                    send_error("fake runner: cannot map the shared file", 39, 2);
-                memcpy(input, map, rq.n * 4);
-                munmap(map, rq.n * 4);
-            } else {
-                read_all(input, rq.n * 4);
-            }
+            read_all(input, rq.n * 4);
             loaded.n = rq.n;
             fixed = &loaded;
             fixed_bytes = sizeof loaded;
