@@ -31,9 +31,9 @@ setup-grade setup-test:
 ## make grade [SUBMISSION=labs|solutions|DIR] [LAB=03]   grade a submission (needs an NVIDIA GPU)
 ## make grade SIM=1 [SUBMISSION=...] [LAB=03]           grade correctness on the CPU simulator (no GPU)
 ##     make sim and make grade SIM=1 end with a speed estimate on a GPU from the counts (GPU=H100, H200, A100 or T4;
-##     not a measurement)
+##     not a measurement); on a GPU each lab is also checked on the simulator (NO_SIM_CHECK=1: the GPU alone)
 grade: setup-grade
-	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
+	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) $(if $(NO_SIM_CHECK),--no-simulator-check) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
 
 ## make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line
 ##     [SCHEDULE=random:1234] blocks and warps in another order a GPU may choose (sim/README.md)
@@ -98,7 +98,7 @@ CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
 CLASS_OPTS = $(if $(LAB),--lab $(LAB)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(STATIC_ONLY),--static-only) $(if $(SIM),--simulator) \
 	$(if $(STRIP_PREFIX),--strip-prefix $(STRIP_PREFIX)) $(if $(FORCE),--force) $(if $(OVERRIDES),--overrides $(OVERRIDES)) \
 	$(if $(CANVAS_ROSTER),--canvas-roster $(CANVAS_ROSTER)) $(if $(NO_SIMILARITY),--no-similarity) \
-	$(if $(ALLOW_WEAKER_SANDBOX),--allow-weaker-sandbox)
+	$(if $(ALLOW_WEAKER_SANDBOX),--allow-weaker-sandbox) $(if $(NO_SIM_CHECK),--no-simulator-check)
 NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one folder or archive per student)
 
 ## make grade-class SUBMISSIONS=DIR [LAB=03] [JOBS=N] [OUT=DIR]  grade a class: OUT/gradebook.csv (default build/class)

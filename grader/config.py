@@ -148,6 +148,8 @@ class Limits:
     run_floor_seconds: float | None = None  # see run_limit
     run_reference_factor: float | None = None
     lab_file_kib: int = 256  # the largest lab file graded (or compared for similarity); see lab_file_bytes
+    simulator_check: bool = True  # a GPU grading also grades each lab on the simulator (grader/sim_check.py)
+    simulator_check_seconds: float = 900.0  # the simulator's share of a lab's grading: its runs past it not graded
 
     @property
     def lab_file_bytes(self) -> int:
@@ -170,11 +172,15 @@ class Limits:
 def _limits(raw, where: str) -> Limits:
     raw = _table(raw, where)
     _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib", "run_floor_seconds",
-                                    "run_reference_factor", "lab_file_kib"})
+                                    "run_reference_factor", "lab_file_kib", "simulator_check",
+                                    "simulator_check_seconds"})
     values = {}
     for key in raw:
         value = raw[key]
-        if key.startswith("run_"):
+        if key == "simulator_check":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}.{key}: expected true or false, got {value!r}")
+        elif key.startswith("run_") or key == "simulator_check_seconds":
             _positive(raw, key, where)
         elif key == "lab_file_kib":
             if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 64 << 10:

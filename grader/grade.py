@@ -13,6 +13,10 @@ labs.toml, the harness does not build, nm or objdump is missing for the static c
 --simulator (`make grade SIM=1`) grades correctness without a GPU, on the kit's CPU simulator (grader/simulator.py):
 groups of large sizes, performance and compute-sanitizer score 0 as "needs GPU"; exit status 0 when every test it
 ran got full marks.
+
+On a GPU, each lab is also graded on the simulator, beside the GPU's runs, and a lab's correctness is what both allow
+(grader/sim_check.py: one verdict); --no-simulator-check (or labs.toml's [limits] simulator_check = false) grades on
+the GPU alone, for debugging, and results.json says so (extra_data.simulator_check).
 """
 import argparse
 import concurrent.futures
@@ -29,6 +33,7 @@ from grader import build as build_mod
 from grader import gpuinfo
 from grader.no_gpu import shown
 from grader import report_html
+from grader import sim_check as sim_check_mod
 from grader import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
 from grader.report import Report, format_table, gradescope_results, write_results
@@ -58,6 +63,10 @@ class Grader:
         through one lab program and one runner (run.run_harness_runs); None (the default when `run` is replaced):
         one `run` per argument list
     check(object, pattern) -> static_check.Verdict   (raises static_check.ToolError when it cannot check at all)
+    sim_check: "auto" (the simulator's check of every lab, grader/sim_check.py, when the grading builds and runs on
+        a GPU as the kit does: build and run not replaced; labs.toml's [limits] simulator_check can turn it off),
+        True (always, also with replaced hooks), False (never: --no-simulator-check); sim_hooks: the simulator's
+        side's build, build_harness and run (a dict; default grader/simulator.py's)
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
     """
@@ -70,7 +79,7 @@ class Grader:
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=None,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
                  build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
-                 run_many=None, check=static_check.check_object, sandbox="auto"):
+                 run_many=None, check=static_check.check_object, sandbox="auto", sim_check="auto", sim_hooks=None):
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
         self.build_dir = Path(build_dir).resolve()
@@ -89,6 +98,22 @@ class Grader:
         self.build_layers = {}  # lab -> {"layers": [...], "missing": [...]}: what held the compile of its file
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
+        self.sim_check, self.sim_hooks = sim_check, sim_hooks
+        self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
+
+    def sim_check_plan(self) -> tuple:
+        """(whether this grading runs the simulator's check, why) for results.json (grader/sim_check.py)."""
+        if getattr(self, "simulator", False):
+            return False, "graded on the simulator itself (--simulator)"
+        if self.sim_check is False:
+            return False, "turned off (--no-simulator-check)"
+        if not self.config.limits.simulator_check:
+            return False, "turned off by grader/labs.toml's [limits] simulator_check = false"
+        if self.sim_check == "auto" and not (self.build is build_mod.build_lab and self.run is run_harness):
+            return False, "the grading's build or run is not the kit's (a test's hooks)"
+        return True, (f"each lab's correctness groups of sizes up to 2^21 and its hazard checks also ran on the "
+                      f"kit's CPU simulator, under its adversarial schedules; a lab's correctness is what both "
+                      f"platforms allow")
 
     def grade(self, labs) -> Report:
         """Grades each lab in turn and returns the Report; a lab that fails to build scores 0 and grading goes on."""
@@ -105,6 +130,20 @@ class Grader:
 
         # side by side: each pattern's CUB yardstick is one long nvcc (objects they share are renamed into place
         # whole: mk/lab.mk)
+        checking, why = self.sim_check_plan()
+        report.simulator_check = {"enabled": checking, "why": why, "labs": {}}
+        if checking:  # the simulator's harness objects build beside the GPU's
+            self.sim_checker = sim_check_mod.SimCheck(self, hooks=self.sim_hooks,
+                                                      lab_seconds=self.config.limits.simulator_check_seconds)
+            self.sim_checker.start(patterns)
+        try:
+            return self._grade(labs, report, patterns, build_harness, start)
+        finally:
+            if self.sim_checker is not None:
+                self.sim_checker.close()
+                self.sim_checker = None
+
+    def _grade(self, labs, report, patterns, build_harness, start) -> Report:
         with self.stage("kit", "harness builds"), concurrent.futures.ThreadPoolExecutor(len(patterns) or 1) as pool:
             harnesses = list(pool.map(build_harness, patterns))
         for built in harnesses:
@@ -140,6 +179,8 @@ class Grader:
             report.results.extend(self._mark(lab, results))
             with self.stage(lab.name, "GPU queries"):
                 self.check_gpu_released(lab, report, before)
+        if self.sim_checker is not None:
+            self.combine_sim_checks(labs, report)
         hung = hung_labs(report)
         if hung:
             report.notes.append(hang_note(hung))
@@ -169,6 +210,30 @@ class Grader:
                                 "correctness tests of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
+
+    def combine_sim_checks(self, labs, report) -> None:
+        """Waits for each lab's simulator check and lays it over the lab's GPU rows in report (sim_check.combine);
+        results.json's extra_data.simulator_check.labs gets what each platform said."""
+        for lab in labs:
+            with self.stage(lab.name, "simulator check (waiting)"):
+                verdict = self.sim_checker.verdict(lab)
+            if verdict is None:
+                continue
+            gpu = [r for r in report.results if r.lab == lab.name]
+            rows = self._mark(lab, sim_check_mod.combine(lab, gpu, verdict))
+            at = report.results.index(gpu[0])
+            report.results[at:at + len(gpu)] = rows
+            report.stage_seconds.setdefault(lab.name, {})["simulator check"] = round(verdict.seconds, 3)
+            sims = {r.name: r for r in verdict.results}
+            report.simulator_check["labs"][lab.name] = {
+                "status": verdict.status, "message": verdict.message, "seconds": round(verdict.seconds, 1),
+                "tests": {r.name: {"gpu": sim_check_mod.brief(r), "simulator": sim_check_mod.brief(sims.get(r.name))}
+                          for r in gpu if r.name != "performance"}}
+            if verdict.status in ("kit error", "error"):
+                report.notes.append(f"{lab.name}: the simulator's check did not run ({verdict.message}): a kit "
+                                    f"problem, not the student's; this lab is graded on the GPU alone")
+            self.log(f"{lab.name}: simulator check: {verdict.status}"
+                     + (f" ({verdict.message})" if verdict.message else ""))
 
     @contextlib.contextmanager
     def stage(self, lab: str, name: str):
@@ -260,6 +325,8 @@ class Grader:
             first.detail = "\n".join(built.message.splitlines()[1:])
             self.log(f"{lab.name}: {headline}")
             return [checked, *results]
+        if self.sim_checker is not None and not self.no_device:  # the simulator grades it beside the GPU
+            self.sim_checker.submit(lab)
         with self._gpu("shared"):
             results = self._run_time_tests(lab, built, checked)
         if self.gpu_lock is not None and self._may_be_a_neighbours(results):
@@ -577,6 +644,9 @@ def parse_args(argv):
     p.add_argument("--simulator", action="store_true",
                    help="no GPU needed: run the kernels on the kit's CPU simulator (correctness of small sizes only; "
                         "built in build/grade-sim unless --build-dir)")
+    p.add_argument("--no-simulator-check", action="store_true",
+                   help="on a GPU, grade on the GPU alone: without the simulator's check of each lab beside it "
+                        "(grader/sim_check.py), for debugging; results.json records it")
     p.add_argument("--gpu", default="H100",
                    help="with --simulator: the GPU of the performance estimate (grader/estimate.py, grader/gpus.toml: "
                         "H100, H200, A100, T4; default %(default)s); an estimate, never points")
@@ -607,6 +677,8 @@ def main(argv=None, **hooks) -> int:
         hooks.setdefault("estimate_gpu", args.gpu)
         if args.build_dir == "build/grade":
             args.build_dir = "build/grade-sim"
+    if args.no_simulator_check:
+        hooks["sim_check"] = False
     results_path = args.results or Path(args.build_dir) / "results.json"
     # a grading that does not reach its end leaves no results.json at all, never the previous submission's
     Path(results_path).unlink(missing_ok=True)

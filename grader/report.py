@@ -36,6 +36,7 @@ class Report:
     build_sandbox: dict = field(default_factory=dict)  # lab -> {"layers": [...], "missing": [...]}: its compile
     simulator: bool = False  # graded on the kit's CPU simulator (grader/simulator.py), not a GPU
     stage_seconds: dict = field(default_factory=dict)  # lab (or "kit") -> stage -> wall seconds (Grader.stage)
+    simulator_check: dict = field(default_factory=dict)  # {"enabled", "why", "labs": {lab: what each platform said}}
 
     @property
     def score(self) -> float:
@@ -150,6 +151,7 @@ def gradescope_results(report: Report) -> dict:
                        "build_sandbox": report.build_sandbox,
                        "performance_environment": performance_environment(report), "labs": lab_numbers(report),
                        "simulator": report.simulator, "stage_seconds": report.stage_seconds,
+                       "simulator_check": report.simulator_check,
                        "run_seconds": run_seconds(report)},
     }
     if report.simulator:  # what the simulator left to a GPU is pending, as on Gradescope without one (one rule)

@@ -1,0 +1,346 @@
+"""One verdict (issue 20 item 3): a GPU grading also grades each lab on the kit's CPU simulator, beside the GPU work,
+and a lab's correctness is what both platforms allow.
+
+    python3 -m grader            the GPU and the simulator's check (the default)
+    python3 -m grader --no-simulator-check      the GPU alone (for debugging; results.json says so)
+
+labs.toml's [limits] simulator_check = false turns it off for every grading (make grade, make grade-class, the
+Gradescope run: they all grade through grade.py's Grader); simulator_check_seconds bounds the simulator's share of a
+lab (its runs past it are "could not tell"), so that a lab's grading takes at most that much longer than on the GPU.
+
+How it runs. Once a lab has built and passed its static checks on the GPU side, SimCheck grades the same file on the
+simulator in a thread of its own (CheckGrader: grader/simulator.py's SimGrader, with its adversarial schedules, built
+by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
+correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
+side (WORKERS of them, half the machine's cores at most: the other half serve the GPU runs' host side). The
+simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
+simulator's rows over the GPU's:
+
+- a correctness group scores the lesser of the two; where they disagree the row says which platform failed it and
+  why ("the simulator: ..."); a group the simulator cannot tell about (sizes above its limit, a kernel it cannot
+  simulate, its instruction budget, its own wall-clock limit, its share of time spent) keeps the GPU's row, whose
+  detail says that the simulator could not tell and why;
+- the sanitizers row fails when compute-sanitizer or the simulator's hazard checks found something in the student's
+  code, with the finding (file:line) of whichever found it; the hazard then costs labs.toml's hazard_cost of every
+  correctness group that earned points, as on either platform alone;
+- performance stays the GPU's, unless the combined correctness lost points: then it is not counted, as on either
+  platform ("every correctness test must pass first");
+- a failure of the simulator's side that is not the student's (its harness does not build, its static checks cannot
+  run, the check itself failed) costs nothing: a note says so and the GPU's verdict stands.
+
+Every row of a checked lab records both platforms' words (data["platforms"]) and results.json's
+extra_data.simulator_check records, per lab, what the simulator's check did and each platform's rows.
+"""
+import concurrent.futures
+import copy
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.config import SANITIZERS
+from grader.run import Outcome
+from grader.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
+                          student_paths)
+
+FOLDER = "sim"  # BUILD_DIR/sim/LAB: the simulator's build and runs of a lab, apart from BUILD_DIR/LAB (the GPU's)
+SIM = "the simulator"
+GPU = "the GPU"
+DEFAULT_LAB_SECONDS = 900.0  # labs.toml [limits] simulator_check_seconds, when it gives none
+# The simulator's row statuses that say nothing about the student's code: the GPU's verdict stands alone.
+COULD_NOT_TELL = ("needs GPU", "not graded", "not run", "ERROR", "NO BUILD", FORBIDDEN)
+
+
+def workers(cpus: int | None = None) -> int:
+    """How many labs the simulator checks at once: half the machine's cores (the GPU runs' host side keeps the
+    rest), at least one."""
+    return max(1, (cpus if cpus is not None else os.cpu_count() or 2) // 2)
+
+
+@dataclass
+class Verdict:
+    """What the simulator's check of one lab gave. status: "ran" (results are its rows), "kit error" (its harness
+    did not build, or its static checks could not run: not the student's doing), "error" (the check itself failed:
+    a kit bug), "skipped" (no GPU run to compare with). message: why, for the last three."""
+
+    status: str
+    results: list = field(default_factory=list)
+    message: str = ""
+    seconds: float = 0.0
+
+
+def brief(r: TestResult | None) -> dict | None:
+    """What a platform said of one row, for results.json."""
+    if r is None:
+        return None
+    return {"status": r.status, "score": r.score, "max_score": r.max_score, "summary": r.summary}
+
+
+def _with(r: TestResult, **changes) -> TestResult:
+    new = copy.copy(r)
+    new.data = dict(r.data or {})
+    for k, v in changes.items():
+        setattr(new, k, v)
+    return new
+
+
+def _join(*parts) -> str:
+    return "\n".join(p for p in parts if p)
+
+
+def said(platform: str, summary: str) -> str:
+    """summary led by the platform that said it ("the simulator: ..."), once."""
+    return summary if summary.startswith(platform) else f"{platform}: {summary}"
+
+
+def words(r: TestResult) -> str:
+    """A row's status and summary, the status once ("pass: 16 cases passed", "not run: no GPU")."""
+    return r.summary if r.summary.lower().startswith(r.status.lower()) else f"{r.status}: {r.summary}"
+
+
+def could_not_tell(r: TestResult | None) -> str:
+    """Why the simulator's row r says nothing about the student's code ("" when it does): a status of
+    COULD_NOT_TELL, or a TIMEOUT of its wall clock (the simulator is thousands of times slower than a GPU, and the
+    GPU ran the same runs to their end), not of its instruction limit (the kernel looped)."""
+    if r is None:
+        return "it did not grade this test"
+    if r.status in COULD_NOT_TELL:
+        return r.summary or r.status
+    if r.status == "TIMEOUT" and r.data.get("wall_clock"):
+        return f"it ran past its own time limit ({r.summary}): the simulator is slow, not necessarily your code"
+    return ""
+
+
+def kit_failure_rows(lab, gpu_results: list, verdict: Verdict) -> list:
+    """The GPU's rows of lab, each noting that the simulator's check did not run (verdict), for no loss of points."""
+    words = f"the simulator's check of this lab did not run (not your code's doing: {verdict.message}); the GPU's " \
+            f"verdict stands"
+    out = []
+    for r in gpu_results:
+        if r.name in (STATIC_CHECKS, "performance"):
+            out.append(r)
+            continue
+        new = _with(r, detail=_join(r.detail, words))
+        new.data["platforms"] = {"gpu": brief(r), "simulator": {"status": verdict.status, "summary": verdict.message}}
+        out.append(new)
+    return out
+
+
+def combine(lab, gpu_results: list, verdict: Verdict | None) -> list:
+    """The rows of lab from the GPU's (gpu_results: its static checks, groups, sanitizers and performance rows, as
+    Grader.grade_lab gives them) and the simulator's check (verdict; None: not checked, the GPU's rows as they are).
+    The module's docstring says how; pure (the rows given are not changed)."""
+    if verdict is None or verdict.status == "skipped":
+        return gpu_results
+    if verdict.status != "ran":
+        return kit_failure_rows(lab, gpu_results, verdict)
+    sim = {r.name: r for r in verdict.results}
+    first = next((r for r in verdict.results if r.name != STATIC_CHECKS), None)
+    whole = ""  # why the simulator could tell nothing of the whole lab
+    if sim.get(STATIC_CHECKS) is not None and sim[STATIC_CHECKS].status == FORBIDDEN:
+        whole = f"its build's static checks refused it ({sim[STATIC_CHECKS].summary})"
+    elif first is not None and first.status == "NO BUILD":
+        whole = f"it could not build the file ({first.summary})"
+    groups = [g.name for g in lab.groups]
+    out = []
+    for r in gpu_results:
+        if r.name in groups:
+            out.append(_group(r, None if whole else sim.get(r.name), whole))
+        elif r.name == SANITIZERS:
+            out.append(_sanitizers(r, None if whole else sim.get(r.name), whole))
+        else:
+            out.append(r)
+    # a hazard only the simulator found costs the groups it has not cost yet (those the simulator could not run)
+    row = next((r for r in out if r.name == SANITIZERS), None)
+    if row is not None and lab.sanitizers and hazards_of(row):
+        fresh = [r for r in out if r.name in groups and r.status != HAZARD]
+        apply_hazards([*fresh, row], [r.name for r in fresh], lab.sanitizers.hazard_cost)
+    correct = all(r.full for r in out if r.name not in (STATIC_CHECKS, "performance"))
+    gpu_correct = all(r.full for r in gpu_results if r.name not in (STATIC_CHECKS, "performance"))
+    for k, r in enumerate(out):
+        if r.name == "performance" and gpu_correct and not correct:
+            lost = next(x for x in out if x.name not in (STATIC_CHECKS, "performance") and not x.full)
+            new = not_run(r.lab, r.name, r.max_score,
+                          f"not run: every correctness test must pass first ({lost.name} did not, on "
+                          f"{_platform(lost)})",
+                          f"Its benchmark ran on the GPU ({words(r)}) but counts only once every "
+                          f"correctness test passes on both platforms.")
+            new.data = {"platforms": {"gpu": brief(r)}}
+            out[k] = new
+    return out
+
+
+def _platform(r: TestResult) -> str:
+    said = (r.data or {}).get("failed_on")
+    return {"simulator": SIM, "gpu": GPU}.get(said, "the GPU and the simulator")
+
+
+def _group(gpu: TestResult, sim: TestResult | None, whole: str = "") -> TestResult:
+    """One correctness group's row: the lesser of the two platforms', saying which failed it."""
+    why = whole or could_not_tell(sim)
+    platforms = {"gpu": brief(gpu), "simulator": brief(sim) if sim is not None else {"summary": why}}
+    if why:
+        new = _with(gpu, detail=_join(gpu.detail, f"{SIM} could not tell: {why}"))
+    elif sim.score < gpu.score:
+        new = _with(sim, summary=said(SIM, sim.summary),
+                    detail=_join(sim.detail, f"On the GPU this group passed ({gpu.summary}); {SIM} runs it under "
+                                             f"orders of blocks and warps a GPU may choose too, and checks for "
+                                             f"hazards: its verdict counts as the GPU's does."))
+        new.data.pop("run_seconds", None)
+        if "run_seconds" in gpu.data:
+            new.data["run_seconds"] = gpu.data["run_seconds"]
+        new.data["failed_on"] = "simulator"
+    elif gpu.score < sim.score:
+        new = _with(gpu, summary=gpu.summary if gpu.status == "not run" else said(GPU, gpu.summary),
+                    detail=_join(gpu.detail, f"On {SIM} this group passed ({sim.summary})."))
+        new.data["failed_on"] = "gpu"
+    else:
+        new = _with(gpu)
+        if not gpu.full:
+            new.detail = _join(gpu.detail, f"On {SIM}: {words(sim)}")
+    new.data["platforms"] = platforms
+    return new
+
+
+def _sanitizers(gpu: TestResult, sim: TestResult | None, whole: str = "") -> TestResult:
+    """The sanitizers row: FAIL when either compute-sanitizer or the simulator's hazard checks found a hazard in the
+    student's code, with the finding of whichever found it."""
+    why = whole or (could_not_tell(sim) if sim is None or sim.status != "FAIL" else "")
+    platforms = {"gpu": brief(gpu), "simulator": brief(sim) if sim is not None else {"summary": why}}
+    gpu_found, sim_found = hazards_of(gpu), (hazards_of(sim) if sim is not None and not why else [])
+    if sim_found and not gpu_found:
+        new = _with(sim, summary=said(SIM, sim.summary),
+                    detail=_join(sim.detail, f"compute-sanitizer on the GPU: {words(gpu)}"))
+        new.data["failed_on"] = "simulator"
+    elif gpu_found and not sim_found and sim is not None and sim.status == "pass":
+        new = _with(gpu, summary=said(GPU, gpu.summary),
+                    detail=_join(gpu.detail, f"{SIM}'s hazard checks: {sim.summary}"))
+        new.data["failed_on"] = "gpu"
+    else:
+        new = _with(gpu)
+        if sim_found:  # both found hazards: the GPU's row, the simulator's findings beside
+            new.detail = _join(gpu.detail, f"{SIM} found too: {sim.summary}")
+        elif why:
+            new.detail = _join(gpu.detail, f"{SIM}'s hazard checks could not tell: {why}")
+    new.data["platforms"] = platforms
+    return new
+
+
+def check_grader_class(base):
+    """The simulator's Grader for the check (a subclass of grader/simulator.py's SimGrader over base): no
+    performance estimate (performance is the GPU's), a wall-clock timeout marked as such, and a deadline for the
+    lab's runs."""
+    from grader.simulator import NEEDS_GPU, TIMEOUT, make_sim_grader
+
+    class CheckGrader(make_sim_grader(base)):
+        def __init__(self, config, submission, *, deadline: float, stop=None, **kwargs):
+            super().__init__(config, submission, **kwargs)
+            self.deadline = deadline  # time.monotonic() past which no run starts
+            self.stop = stop or (lambda: "")  # () -> why to start no further run ("" to go on)
+
+        def _run(self, lab, tag, program, args, timeout):
+            left = self.deadline - time.monotonic()
+            why = self.stop() or ("" if left > 1 else f"the simulator's share of this lab's grading was spent (grader/"
+                                                      f"labs.toml [limits] simulator_check_seconds)")
+            if why:
+                outcome = Outcome("not-simulated", f"not graded: {why}")
+                self.group_outcomes.append(outcome)
+                self.group_args.append(list(args))
+                return outcome
+            return super()._run(lab, tag, program, args, min(timeout, left))
+
+        def grade_group(self, lab, index, group, program):
+            result = super().grade_group(lab, index, group, program)
+            if result.status == TIMEOUT and not any(getattr(o, "instruction_limit", False)
+                                                    for o in self.group_outcomes):
+                result.data["wall_clock"] = True
+            return result
+
+        def grade_performance(self, lab, program, correct, report):
+            return TestResult(lab.name, "performance", lab.performance.points, 0.0, NEEDS_GPU,
+                              "performance is the GPU's")
+
+    return CheckGrader
+
+
+class SimCheck:
+    """The simulator's check of a GPU grading (grader: the grade.Grader): start() builds the simulator's harness
+    objects, submit(lab) grades a lab on the simulator in a thread, verdict(lab) waits for its Verdict.
+
+    hooks: build, build_harness, run for the simulator's side (default grader/simulator.py's build_lab_sim,
+    build_harness_sim, run_harness_sim)."""
+
+    def __init__(self, grader, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS, max_workers: int | None = None):
+        from grader import simulator
+        hooks = dict(hooks or {})
+        self.build = hooks.get("build", simulator.build_lab_sim)
+        self.build_harness = hooks.get("build_harness", simulator.build_harness_sim)
+        self.run = hooks.get("run", simulator.run_harness_sim)
+        self.grader, self.lab_seconds = grader, lab_seconds
+        self.folder = Path(grader.build_dir) / FOLDER
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
+        self.harnesses, self.futures = {}, {}
+        self.cancelled = threading.Event()
+
+    def start(self, patterns) -> None:
+        """Builds each pattern's harness for the simulator, in the pool (beside the GPU's harness builds)."""
+        for pattern in patterns:
+            self.harnesses[pattern] = self.pool.submit(self.build_harness, self.grader.kit, pattern,
+                                                       timeout=self.grader.build_timeout)
+
+    def submit(self, lab) -> None:
+        """Starts the simulator's grading of lab (its file as the GPU side built it)."""
+        self.futures[lab.name] = self.pool.submit(self._grade, lab)
+
+    def verdict(self, lab) -> Verdict | None:
+        """The Verdict of lab's check (waiting for it), or None when it was never started."""
+        future = self.futures.get(lab.name)
+        return future.result() if future is not None else None
+
+    def close(self) -> None:
+        """Stops the runs not started yet and lets the pool go."""
+        self.cancelled.set()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _stop(self) -> str:
+        if self.cancelled.is_set():
+            return "the grading was stopped"
+        if self.grader.no_device:
+            return "there is no GPU run to compare with (no CUDA device)"
+        return ""
+
+    def _grade(self, lab) -> Verdict:
+        start = time.monotonic()
+        try:
+            built = self.harnesses[lab.pattern].result()
+            if not built.ok:
+                return Verdict("kit error", message=f"the simulator's {lab.pattern} harness does not build: "
+                                                    f"{(built.message.splitlines() or [''])[0]}",
+                               seconds=time.monotonic() - start)
+            if self._stop():
+                return Verdict("skipped", message=self._stop())
+            grader = self._grader(start)
+            report = grader.grade([lab])
+            if report.kit_error:
+                return Verdict("kit error", message=(report.kit_error.splitlines() or [""])[0],
+                               seconds=time.monotonic() - start)
+            results = [r for r in report.results if r.lab == lab.name]
+            mine = self.grader.submission / lab.name / lab.source
+            student_paths(results, self.folder / lab.name / lab.source, mine, self.grader.kit)
+            return Verdict("ran", results, seconds=time.monotonic() - start)
+        except Exception as e:  # a bug of the check: never the student's points
+            self.grader.log(f"{lab.name}: simulator check failed: {traceback.format_exc()}")
+            return Verdict("error", message=f"the check failed ({type(e).__name__}: {e})",
+                           seconds=time.monotonic() - start)
+
+    def _grader(self, start: float):
+        from grader.grade import Grader
+        main, harnesses = self.grader, self.harnesses
+        log = main.log
+        return check_grader_class(Grader)(
+            main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
+            build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
+            build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=self.run, check=main.check,
+            log=lambda message: log(f"[simulator] {message}"), deadline=start + self.lab_seconds, stop=self._stop)

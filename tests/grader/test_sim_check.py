@@ -1,0 +1,226 @@
+"""One verdict (grader/sim_check.py): a GPU grading also grades each lab on the simulator, and a lab's correctness
+is what both platforms allow. The GPU's runs and the simulator's are fake harness programs here (the GPU side cannot
+run without a GPU; tests/sim runs the real simulator): a group that passes on the GPU and fails on the simulator
+scores 0 with the simulator's words, a group the simulator cannot run keeps the GPU's points and says so, the
+sanitizers row fails on a finding only the simulator made, a simulator that cannot build its kit costs nothing, and
+the check can be turned off (--no-simulator-check, labs.toml), which results.json records."""
+import contextlib
+import io
+import json
+import unittest
+from pathlib import Path
+
+from grader import sim_check
+from grader.build import BuildResult
+from grader.config import SANITIZERS, load_config
+from grader.grade import Grader, main
+from grader.report import format_table, gradescope_results
+from grader.run import run_harness
+from grader.score import HAZARD, TestResult, hung_labs
+from tests.grader.fakes import PASS, SMALL_TOML, write_file
+from tests.grader.test_grade import GradingRun, rows
+
+FAILS_EXACT = "if 'integer' in ARGS: emit(CASES[0], 'fail', message='wrong sum: got 4'); sys.exit(1)\n"
+SANITIZED = SMALL_TOML.replace("[labs.01-first]", """[suites.s.sanitizers]
+points = 0
+tools = ["memcheck"]
+runs = [["--data", "integer", "--n", "33"]]
+
+[labs.01-first]""")
+LARGE = SMALL_TOML.replace('runs = [["--data", "uniform", "--n", "1,2,3"]]', 'runs = [["--data", "uniform", "--n", "1,2^22"]]')
+SHUFFLE = {"kind": "shfl-outside-mask", "kernel": "reduce_kernel", "where": "reduce.cu:42", "file": "reduce.cu",
+           "line": 42, "count": 3, "message": "a shuffle reads lane 17 outside its mask"}
+
+
+class SimCheckRun(GradingRun):
+    """A grading whose GPU side runs one fake program and whose simulator side another (sim_hooks)."""
+
+    def setUp(self):
+        super().setUp()
+        self.sim_builds, self.sim_calls = [], []
+        self.sim_harness = BuildResult(True)
+        self.findings = []  # what the simulator's report channel carries, for every run
+
+    def sim_hooks(self, program):
+        def build(kit, pattern, source, folder, **kw):
+            self.sim_builds.append(Path(folder))
+            return BuildResult(True, program=program, object=Path(folder) / "student.o")
+
+        def run(program, args, timeout, workdir, cwd, source, env=None):
+            self.sim_calls.append((Path(workdir).parts[-3], list(args)))
+            outcome = run_harness(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
+            report = {"lines": 1, "findings": self.findings, "kernels": [{"name": "reduce_kernel",
+                                                                         "module": "student"}],
+                      "run": {"status": outcome.status}}
+            (Path(workdir) / "sim-report.json").write_text(json.dumps(report))
+            return outcome
+
+        return {"build": build, "build_harness": lambda kit, pattern, **kw: self.sim_harness, "run": run}
+
+    def graded(self, toml, gpu_body=PASS, sim_body=PASS, labs=("01-first",), gpu_sanitizers=None, **kw):
+        config = load_config(write_file(self.dir, "labs.toml", toml))
+        gpu, sim = self.fake(gpu_body, name="gpu_lab"), self.fake(sim_body, name="sim_lab")
+        grader = self.grader(config, {lab: gpu for lab in labs}, labs=list(labs), sim_check=True,
+                             sim_hooks=self.sim_hooks(sim), **kw)
+        if gpu_sanitizers:
+            grader.grade_sanitizers = lambda lab, program, cancel=None: TestResult(
+                lab.name, SANITIZERS, 0.0, 0.0, *gpu_sanitizers)
+        self.report = grader.grade([lab for lab in config.labs if lab.name in labs])
+        return {r.name: r for r in rows(self.report, labs[0])}
+
+
+class Combined(SimCheckRun):
+    def test_a_group_passing_on_the_gpu_and_failing_on_the_simulator_scores_0_with_its_words(self):
+        got = self.graded(SMALL_TOML, sim_body=FAILS_EXACT + PASS)
+        self.assertEqual((got["small"].score, got["small"].status), (10, "pass"))
+        exact = got["exact"]
+        self.assertEqual((exact.score, exact.status), (0, "FAIL"))
+        self.assertTrue(exact.summary.startswith("the simulator: n=5 integer: wrong sum: got 4"), exact.summary)
+        self.assertIn("On the GPU this group passed", exact.detail)
+        self.assertEqual(exact.data["platforms"]["gpu"]["status"], "pass")
+        perf = got["performance"]
+        self.assertEqual((perf.score, perf.status), (0, "not run"))
+        self.assertIn("every correctness test must pass first (exact did not, on the simulator)", perf.summary)
+        self.assertNotIn("speedup", perf.data)  # no leaderboard entry for it
+        # the simulator's build and runs in a folder of their own, never the GPU build's
+        self.assertEqual(self.sim_builds, [(self.dir / "build" / "sim" / "01-first").resolve()])
+        self.assertTrue(all(Path(p).is_relative_to(self.dir / "build" / "sim") for p in self.sim_builds))
+        data = gradescope_results(self.report)["extra_data"]["simulator_check"]
+        self.assertTrue(data["enabled"])
+        lab = data["labs"]["01-first"]
+        self.assertEqual(lab["status"], "ran")
+        self.assertEqual((lab["tests"]["exact"]["gpu"]["status"], lab["tests"]["exact"]["simulator"]["status"]),
+                         ("pass", "FAIL"))
+        self.assertIn("the simulator: n=5 integer: wrong sum", format_table(self.report))
+
+    def test_a_group_failing_on_the_gpu_alone_says_so(self):
+        got = self.graded(SMALL_TOML, gpu_body=FAILS_EXACT + PASS)
+        self.assertEqual((got["exact"].score, got["exact"].status), (0, "FAIL"))
+        self.assertTrue(got["exact"].summary.startswith("the GPU: n=5 integer: wrong sum"), got["exact"].summary)
+        self.assertIn("On the simulator this group passed", got["exact"].detail)
+
+    def test_a_group_the_simulator_cannot_run_keeps_the_gpus_score_and_says_so(self):
+        got = self.graded(LARGE)
+        small = got["small"]
+        self.assertEqual((small.score, small.status), (10, "pass"))
+        self.assertIn("the simulator could not tell: sizes up to 4194304 elements are too large for the simulator",
+                      small.detail)
+        self.assertEqual(small.data["platforms"]["simulator"]["status"], "needs GPU")
+        self.assertEqual(got["performance"].status, "pass")
+        self.assertTrue(self.report.full_marks)
+        self.assertNotIn("--n 1,2^22", [a for _, args in self.sim_calls for a in args])
+
+    def test_the_simulators_time_share_spent_keeps_the_gpus_verdict(self):
+        toml = SMALL_TOML.replace("[calibration]", "[limits]\nsimulator_check_seconds = 0.5\n\n[calibration]")
+        got = self.graded(toml, sim_body=FAILS_EXACT + PASS)
+        self.assertEqual(self.sim_calls, [])  # no run started: the share was spent
+        self.assertEqual((got["exact"].score, got["exact"].status), (20, "pass"))
+        self.assertIn("the simulator could not tell: not graded: the simulator's share of this lab's grading was "
+                      "spent", got["exact"].detail)
+
+    def test_the_sanitizers_row_fails_on_a_finding_only_the_simulator_made(self):
+        self.findings = [SHUFFLE]
+        got = self.graded(SANITIZED, gpu_sanitizers=("pass", "compute-sanitizer found nothing in reduce.cu"))
+        row = got[SANITIZERS]
+        self.assertEqual(row.status, "FAIL")
+        self.assertTrue(row.summary.startswith("the simulator found: [shfl-outside-mask] kernel reduce_kernel, "
+                                               "reduce.cu:42"), row.summary)
+        self.assertIn("compute-sanitizer on the GPU: pass: compute-sanitizer found nothing", row.detail)
+        self.assertEqual(row.data["failed_on"], "simulator")
+        for name in ("small", "exact"):  # the hazard costs the correctness points (hazard_cost 1: all)
+            self.assertEqual((got[name].score, got[name].status), (0, HAZARD))
+            self.assertIn("reduce.cu:42", got[name].summary)
+        self.assertEqual(got["performance"].status, "not run")
+
+    def test_a_hazard_found_by_the_simulator_costs_the_groups_it_could_not_run_too(self):
+        self.findings = [SHUFFLE]
+        toml = LARGE.replace("[labs.01-first]", SANITIZED[SANITIZED.index("[suites.s.sanitizers]"):
+                                                          SANITIZED.index("[labs.01-first]")] + "[labs.01-first]")
+        got = self.graded(toml, gpu_sanitizers=("pass", "compute-sanitizer found nothing"))
+        self.assertEqual((got["small"].score, got["small"].status), (0, HAZARD))  # needs GPU on the simulator
+        self.assertIn("the simulator could not tell", got["small"].detail)
+
+    def test_a_finding_of_compute_sanitizer_alone_fails_the_row_as_before(self):
+        got = self.graded(SANITIZED, gpu_sanitizers=("FAIL", "memcheck found: out of bounds (reduce.cu:7)", "",
+                                                     {"hazards": ["out of bounds (reduce.cu:7)"]}))
+        self.assertEqual(got[SANITIZERS].status, "FAIL")
+        self.assertTrue(got[SANITIZERS].summary.startswith("the GPU: memcheck found"), got[SANITIZERS].summary)
+        self.assertEqual(got[SANITIZERS].data["failed_on"], "gpu")
+
+    def test_a_simulator_kit_failure_keeps_the_gpus_verdict_and_says_so(self):
+        self.sim_harness = BuildResult(False, message="make: *** mk/sim.mk: the simulator's library does not build")
+        got = self.graded(SMALL_TOML, sim_body=FAILS_EXACT + PASS)
+        self.assertEqual(self.sim_builds, [])
+        self.assertTrue(self.report.full_marks)
+        self.assertEqual(got["exact"].status, "pass")
+        self.assertIn("the simulator's check of this lab did not run (not your code's doing: the simulator's "
+                      "reduce harness does not build: make: *** mk/sim.mk", got["exact"].detail)
+        self.assertTrue(any(n.startswith("01-first: the simulator's check did not run") and "not the student's" in n
+                            for n in self.report.notes), self.report.notes)
+        self.assertEqual(self.report.simulator_check["labs"]["01-first"]["status"], "kit error")
+        self.assertEqual(self.report.kit_error, "")  # the GPU grading itself is whole
+
+    def test_an_instruction_limit_hang_counts_a_wall_clock_one_does_not(self):
+        lab = load_config(write_file(self.dir, "labs.toml", SMALL_TOML)).labs[0]
+        gpu = [TestResult(lab.name, "small", 10, 10, "pass", "3 cases passed"),
+               TestResult(lab.name, "exact", 20, 20, "pass", "3 cases passed")]
+        hang = TestResult(lab.name, "small", 10, 0, "TIMEOUT", "a kernel ran 30000000 warp instructions")
+        slow = TestResult(lab.name, "exact", 20, 0, "TIMEOUT", "timed out after 60 s", data={"wall_clock": True})
+        out = {r.name: r for r in sim_check.combine(lab, gpu, sim_check.Verdict("ran", [hang, slow]))}
+        self.assertEqual((out["small"].score, out["small"].status), (0, "TIMEOUT"))
+        self.assertEqual((out["exact"].score, out["exact"].status), (20, "pass"))
+        self.assertIn("it ran past its own time limit", out["exact"].detail)
+        self.assertEqual([r.score for r in gpu], [10, 20])  # the GPU's rows are not changed
+
+
+class TurnedOff(SimCheckRun):
+    def main(self, toml, *extra):
+        config = write_file(self.dir, "labs.toml", toml)
+        from tests.grader.fakes import make_submission
+        self.submission, self.sources = make_submission(self.dir / "sub", ["01-first"]), set()
+        results = self.dir / "out" / "results.json"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            status = main(["--config", str(config), "--submission", str(self.submission), "--build-dir",
+                           str(self.dir / "build"), "--results", str(results), "--lab", "01", *extra],
+                          kit=self.kit, build=self.build_hook({"01-first": self.fake(PASS)}, load_config(config)),
+                          build_harness=lambda *a, **k: BuildResult(True), check=self.check_hook,
+                          run=self.run_hook, sim_check=True,
+                          sim_hooks=self.sim_hooks(self.fake(FAILS_EXACT + PASS, name="sim_lab")))
+        return status, json.loads(results.read_text())
+
+    def test_on_it_costs_the_points(self):
+        status, data = self.main(SMALL_TOML)
+        self.assertEqual(status, 1)
+        self.assertTrue(data["extra_data"]["simulator_check"]["enabled"])
+
+    def test_the_option_skips_it_and_results_json_says_so(self):
+        status, data = self.main(SMALL_TOML, "--no-simulator-check")
+        self.assertEqual((status, self.sim_builds, self.sim_calls), (0, [], []))
+        check = data["extra_data"]["simulator_check"]
+        self.assertEqual((check["enabled"], check["labs"]), (False, {}))
+        self.assertIn("--no-simulator-check", check["why"])
+
+    def test_labs_toml_turns_it_off(self):
+        toml = SMALL_TOML.replace("[calibration]", "[limits]\nsimulator_check = false\n\n[calibration]")
+        status, data = self.main(toml)
+        self.assertEqual((status, self.sim_builds), (0, []))
+        self.assertIn("simulator_check = false", data["extra_data"]["simulator_check"]["why"])
+
+    def test_on_by_default_when_the_kit_builds_and_runs_off_with_a_tests_hooks(self):
+        config = load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
+        self.assertEqual(Grader(config, self.dir).sim_check_plan()[0], True)
+        self.assertEqual(Grader(config, self.dir, run=self.run_hook).sim_check_plan()[0], False)
+        self.assertEqual(Grader(config, self.dir, sim_check=False).sim_check_plan()[0], False)
+
+    def test_a_hang_on_the_simulator_marks_the_lab_hung(self):
+        report = self.report = None
+        hang = TestResult("01-first", "exact", 20, 0, "TIMEOUT", "a kernel ran 30000000 warp instructions")
+        lab = load_config(write_file(self.dir, "labs.toml", SMALL_TOML)).labs[0]
+        gpu = [TestResult("01-first", "exact", 20, 20, "pass", "ok")]
+        from grader.report import Report
+        report = Report("sub", 1, results=sim_check.combine(lab, gpu, sim_check.Verdict("ran", [hang])))
+        self.assertEqual(hung_labs(report), ["01-first"])
+
+
+if __name__ == "__main__":
+    unittest.main()
