@@ -1,5 +1,5 @@
 /*
- * ATTACK 61-grader-nonblocking-stream-gate: its class and expected verdict are in tests/attacks/attacks.toml.
+ * HONEST 61-honest-nonblocking-stream-gate: its class and expected verdict are in tests/attacks/attacks.toml.
  * Lab 05-coarsened, a correct kernel (the reference's) launched otherwise.
  *
  * Tries: escape the timed window. reduce() launches its work on a stream created with cudaStreamNonBlocking (which
