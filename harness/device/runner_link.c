@@ -215,7 +215,8 @@ static const char *name_of(const unsigned char *bulk, uint64_t len, uint32_t cal
 /* Whether bytes are one of the module file's own fatbinaries: a whole container that begins where one of the
    module's top-level containers begins (nvcc's .nv_fatbin: containers back to back, padded to 8 bytes). Bytes that
    merely occur inside the module, such as a fatbinary carried as a __device__ array's initializer inside one of
-   its cubins (tests/attacks/60), are not device code the checks read as code. */
+   its cubins (tests/attacks/60), are not device code the checks read as code. (The standalone device, whose module
+   is the runner's whole program, takes a fatbinary found whole in it.) */
 static int module_fatbin(const unsigned char *bytes, uint64_t len)
 {
     size_t off = 0;
@@ -248,7 +249,7 @@ static void register_fatbin(const unsigned char *bytes, uint64_t len)
     }
     if (len < 16 || magic != FATBIN_MAGIC || header != 16 || body != len - 16)
         malformed("a fatbinary whose header does not match its length", PPL_DEV_FATBIN);
-    if (module && !module_fatbin(bytes, len))
+    if (module && !(standalone ? memmem(module, module_len, bytes, (size_t)len) != NULL : module_fatbin(bytes, len)))
         malformed("device code that is not the module the grader's checks read from the lab's object",
                   PPL_DEV_FATBIN);
     void *copy = malloc((size_t)len);
