@@ -81,7 +81,7 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
         return EXIT_BROKEN
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
-                      simulator=args.simulator,
+                      simulator=args.simulator, simulator_check=not args.no_simulator_check,
                       keep_builds=args.keep_builds,
                       harness_build=str(Path(args.harness_build).resolve()) if args.harness_build else None,
                       hooks=hooks, **run_options(args))
@@ -172,6 +172,9 @@ def _common(p, slurm_run: bool = False):
     p.add_argument("--simulator", action="store_true",
                    help="grade on the kit's CPU simulator, no GPU (python3 -m grader --simulator): the correctness "
                         "groups of small sizes and the hazard checks; performance and larger sizes are not graded")
+    p.add_argument("--no-simulator-check", action="store_true",
+                   help="on a GPU, grade on the GPU alone, without the simulator's check of each lab beside it "
+                        "(python3 -m grader --no-simulator-check; grader/sim_check.py), for debugging")
     p.add_argument("--keep-builds", action="store_true", help="keep the built programs (default: removed once a "
                                                               "student is graded; logs and results stay)")
     p.add_argument("--strip-prefix", default="", help="remove this from the start of each upload's name to get "

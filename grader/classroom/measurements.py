@@ -11,7 +11,7 @@ from grader.classroom.records import parts_digest, write_json
 MEASUREMENTS = "measurements.json"
 KIT_CODE_EXCLUDED = ("grader/labs.toml", "grader/thresholds.d/", "course/labs.toml")  # what a rescore may change
 REPORT_FIELDS = ("submission", "seed", "notes", "seconds", "no_device", "kit_error", "device", "sandbox",
-                 "build_sandbox", "simulator", "stage_seconds")
+                 "build_sandbox", "simulator", "stage_seconds", "simulator_check")
 
 
 def signature(lab) -> str:

@@ -63,6 +63,7 @@ class Options:
     hooks: Hooks = Hooks()
     kit: str = str(KIT)
     simulator: bool = False  # grade on the kit's CPU simulator (grader/simulator.py): correctness, no GPU (SIM=1)
+    simulator_check: bool = True  # on a GPU, each lab is also graded on the simulator (grader/sim_check.py)
     mode: str = "gpu"  # gpu, no-gpu, static or simulator: part of each student's key (a no-GPU grading is redone on
     # a GPU)
     gpu_models: str = ""  # the GPU models graded on: their thresholds differ, so they are part of the key too
@@ -149,7 +150,8 @@ def context_key(options: Options, labs) -> str:
     a grade."""
     what = {"kit": kit_version(options.kit, options.config), "labs": [lab.name for lab in labs],
             "mode": options.mode, "gpus": options.gpu_models, "timeout": options.timeout,
-            "build_timeout": options.build_timeout, "seed": options.seed, "sm": os.environ.get("SM", "")}
+            "build_timeout": options.build_timeout, "seed": options.seed, "sm": os.environ.get("SM", ""),
+            "simulator_check": options.simulator_check}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 

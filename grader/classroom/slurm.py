@@ -209,6 +209,7 @@ def run_slurm(args) -> int:
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=args.static_only,
                       keep_builds=args.keep_builds, harness_build=str(harness), simulator=args.simulator,
+                      simulator_check=not getattr(args, "no_simulator_check", False),
                       **run_options(args))
     options = dataclasses.replace(options, mode=run_mode(options))
     try:

@@ -21,7 +21,7 @@ from grader.metadata import MetadataError, read_export
 from grader.grade import Grader
 from grader.gpu_lock import GpuLock
 from grader.report import format_table, write_results
-from grader.run import NO_DEVICE_MESSAGE, Outcome
+from grader.run import NO_DEVICE_MESSAGE, Outcome, run_harness
 from grader.text import printable
 
 
@@ -147,10 +147,14 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
         if options.simulator:
             from grader.simulator import make_sim_grader
             grader_class = make_sim_grader(Grader)
+        # the simulator's check beside the GPU (grader/sim_check.py) where the class runs the kit's own programs on a
+        # GPU: the builds here are the CPU side's, so the Grader cannot tell that by its build hook
+        checking = options.simulator_check and options.mode == "gpu" and run is run_harness
         grader = grader_class(config_of(options), prepared.got.submission, kit=options.kit,
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
                         seed=options.seed, harness_build=options.harness_build, build=build,
-                        build_harness=lambda *a, **k: BuildResult(True), run=run, check=check)
+                        build_harness=lambda *a, **k: BuildResult(True), run=run, check=check,
+                        **({} if options.simulator else {"sim_check": checking}))
         if options.graders_per_gpu > 1 and not options.simulator:  # students side by side, benchmarks alone
             grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)
