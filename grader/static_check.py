@@ -412,10 +412,21 @@ def _iostream_init(elf: Elf, name: str) -> bool:
     return IOSTREAM_INIT[0] in targets and targets <= set(IOSTREAM_INIT)
 
 
+# Names the C start-up files (crti's _init, crtbegin's frame_dummy and __do_global_dtors_aux) call when something
+# defines them, weak as they are there: a definition in the student's object, function or data, runs before main
+# (tests/attacks/54, 55); and the section crtbegin hands to _ITM_registerTMCloneTable.
+STARTUP_HOOKS = ("__gmon_start__", "_ITM_registerTMCloneTable", "_ITM_deregisterTMCloneTable")
+STARTUP_HOOK_SECTIONS = (".tm_clone_table",)
+
+
 def check_startup(elf: Elf, symbols) -> list:
-    """Findings for code run before or after main other than nvcc's registration (and <iostream>'s initializer)."""
+    """Findings for code run before or after main other than nvcc's registration (and <iostream>'s initializer),
+    and for the start-up files' hooks (STARTUP_HOOKS) defined by the student's object."""
     demangled = {s.name: s.demangled for s in symbols}
     before, after, nvcc_seen = [], [], 0
+    before += [f"{sym['name']} (which the C start-up files call)" for sym in elf.symbols
+               if sym["name"] in STARTUP_HOOKS and sym["shndx"] != 0]
+    before += [f"a {s['name']} section" for s in elf.sections if s["name"] in STARTUP_HOOK_SECTIONS and s["size"]]
     for index, section in enumerate(elf.sections):
         name = section["name"]
         base = next((b for b in STARTUP_SECTIONS + EXIT_SECTIONS if name == b or name.startswith(b + ".")), None)
