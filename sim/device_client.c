@@ -1,7 +1,8 @@
 /*
- * device_client.c - the CUDA runtime a lab's runner links for the simulator (mk/sim.mk, libpplsim-client.a): every
- * call that touches the device goes over one socket to the simulator's device process (sim/device_main.c), which
- * runs it with the simulator; sim/device_protocol.h says why the simulator lives in a process of its own.
+ * device_client.c - the CUDA runtime every lab's runner links (mk/lab.mk, libpplsim-client.a), on a GPU and on the
+ * simulator alike: every call that touches the device goes over one socket to the pattern's device program
+ * (harness/device/runner_link.c), which runs it on the GPU or the simulator; harness/common/device_protocol.h says
+ * why the runner has no device of its own.
  *
  * What stays here: the call configuration of <<<>>> (a stack, as nvcc's generated code expects), copies between
  * two host buffers, and the parameter marshalling of a launch (each argument's bytes, by the kernel's parameter
@@ -9,7 +10,7 @@
  * are numbers to pass back. Host buffers never reach the device: copies send and receive their bytes, in pieces of
  * at most PPL_DEV_MAX_BULK.
  *
- * The socket is the descriptor PPL_SIM_DEVICE_FD names, which the checker's --sim-device sets up. A runner started
+ * The socket is the descriptor PPL_SIM_DEVICE_FD names, which the checker sets up. A runner started
  * any other way stops at its first CUDA call (nvcc's registration, before main) with a message that says how to
  * run it. A device that has ended (it stops on a request it cannot take) makes every later call fail with
  * cudaErrorUnknown, said once on stderr.

@@ -1,21 +1,22 @@
 /*
- * device_protocol.h - the calls between a lab's runner and the simulator's device process.
+ * device_protocol.h - the calls between a lab's runner and the device program (docs/DESIGN.md, "Three programs").
  *
- * Why two processes. The runner holds the student's host code, which can do anything its process can: close or
- * fill any descriptor it holds, and read or write any of its memory (tests/attacks/46 and 47 did both to a
- * simulator that ran in the runner: the findings of a racy kernel never reached the grader). So the simulator runs
- * in a process of its own, the device (sim/device_main.c, built as ppl_sim_device), which the checker starts in a
- * sandbox of its own beside the runner (the checker's --sim-device) and which alone holds the report channel (the
- * checker's --runner-fd descriptors go to it, never to the runner). The runner links sim/device_client.c instead of
- * the simulator: its CUDA runtime API forwards every call that touches the device over one socket, as a GPU's
- * driver forwards them to the GPU, and the device runs them with the simulator's own runtime (sim/runtime*.c) and
- * core. Device memory lives in the device; a device pointer is an address there, meaningless in the runner.
+ * Why a process of its own. The runner holds the student's host code, which can do anything its process can: close
+ * or fill any descriptor it holds, read or write any of its memory, run code before main, call any function it can
+ * find (tests/attacks/46 and 47 did the first two to a simulator that ran in the runner; issue 20's attacks answered
+ * the checker from before main and called the kit's yardsticks through computed pointers). So the runner holds no
+ * GPU, no kit kernel and no channel to the checker: it links sim/device_client.c as its CUDA runtime, whose API
+ * forwards every call that touches the device over one socket, as a GPU's driver forwards them to the GPU, to the
+ * pattern's device program (harness/device/), which runs them on the GPU or the simulator (harness/device/
+ * runner_link.c, backend.h) and alone talks to the checker and holds the report channel. Device memory lives in the
+ * device program; a device pointer is an address there, meaningless in the runner. The runner's main asks for the
+ * next call of the lab's function with PPL_DEV_NEXT; the device program answers it when it wants the call made.
  *
  * The socket carries requests and replies in turn: the runner sends a request (ppl_dev_request, then `bulk` bytes),
- * the device answers with a reply (ppl_dev_reply, then `bulk` bytes). Everything the runner sends is hostile
- * input: the device checks every field (a handle it did not give out, a size past its limits, a string without its
- * end) and answers a malformed request by ending the connection, never by guessing. Nothing the runner sends can
- * take back what the device reported: findings go out on the report channel after every launch.
+ * the device program answers with a reply (ppl_dev_reply, then `bulk` bytes). Everything the runner sends is hostile
+ * input: the device program checks every field (a handle it did not give out, a size past its limits, a string
+ * without its end) and answers a malformed request by failing the run, never by guessing. Nothing the runner sends
+ * can take back what the device program reported: findings go out on the report channel after every launch.
  *
  * Both sides are built by the same compiler from the same headers, on one machine: the structs travel as they lie
  * in memory.
