@@ -9,6 +9,7 @@
 #include "device_protocol.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A failed CUDA call in the lab's code (CUDA_CHECK): its message goes to the device program as the call's end, which
@@ -19,9 +20,17 @@ extern "C" void ppl_cuda_check(cudaError_t err, const char *call, const char *fi
         return;
     const char *hint = "";
     if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorMisalignedAddress ||
-        err == cudaErrorIllegalInstruction || err == cudaErrorHardwareStackError)
-        hint = " (kernels run asynchronously: the fault is in the kernel launched before this call; compute-"
-               "sanitizer (make sanitize) or the simulator (make sim) names its line)";
+        err == cudaErrorIllegalInstruction || err == cudaErrorHardwareStackError) {
+        /* on the kit's simulator (its device's name: sim/runtime_internal.h's RT_DEVICE_NAME) its own diagnostic
+           names the line; compute-sanitizer needs a GPU */
+        cudaDeviceProp prop;
+        const int on_simulator = cudaGetDeviceProperties(&prop, 0) == cudaSuccess &&
+                                 strcmp(prop.name, "PPL SIMT simulator") == 0;
+        hint = on_simulator ? " (the fault is in the kernel launched before this call; the simulator's own "
+                              "diagnostic, \"ppl-sim: kernel ... failed\", names its file:line, block and thread)"
+                            : " (kernels run asynchronously: the fault is in the kernel launched before this call; "
+                              "run it under compute-sanitizer to find the line)";
+    }
     else if (err == cudaErrorInvalidConfiguration)
         hint = " (check the grid and block sizes of the launch)";
     char message[600];
