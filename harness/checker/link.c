@@ -185,9 +185,11 @@ static int start_runner(ppl_link *l, const ppl_link_options *o, const char *runn
     return 0;
 }
 
-/* Reaps the runner, killed if it has not ended within `grace` seconds; its wait status, or -1 if there was none. */
-static int end_runner(ppl_link *l, double grace)
+/* Reaps the runner, killed if it has not ended within `grace` seconds (then *killed is 1); its wait status, or -1
+ * if there was none. */
+static int end_runner_killed(ppl_link *l, double grace, int *killed)
 {
+    *killed = 0;
     if (l->runner <= 0)
         return -1;
     const double until = ppl_link_now() + grace;
@@ -196,12 +198,19 @@ static int end_runner(ppl_link *l, double grace)
     while ((done = waitpid(l->runner, &status, WNOHANG)) == 0 && ppl_link_now() < until)
         usleep(5000);
     if (done != l->runner) {
+        *killed = 1;
         ppl_sandbox_kill(l->runner);
         while (waitpid(l->runner, &status, 0) < 0 && errno == EINTR)
             ;
     }
     l->runner = 0;
     return ppl_sandbox_wait_status(&l->runner_sandbox, status);
+}
+
+static int end_runner(ppl_link *l, double grace)
+{
+    int killed;
+    return end_runner_killed(l, grace, &killed);
 }
 
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
@@ -330,18 +339,12 @@ static void reap(ppl_link *l)
 static int gone(ppl_link *l)
 {
     reap(l);
-    int status = 0;
-    pid_t done = 0;
-    for (int k = 0; l->runner > 0 && k < 20 && (done = waitpid(l->runner, &status, WNOHANG)) == 0; k++)
-        usleep(10000); /* a runner that dies brings the device program down with it: give it a moment */
-    if (l->runner > 0 && done == l->runner) {
-        l->runner = 0;
-        const int runner = ppl_sandbox_wait_status(&l->runner_sandbox, status);
-        if (!(WIFEXITED(runner) && WEXITSTATUS(runner) == 0))
-            l->wait_status = runner;
-    } else {
-        end_runner(l, 0); /* still running: not the cause */
-    }
+    /* a runner that dies brings the device program down with it: give it a moment; one still running (killed
+       here) is not the cause */
+    int killed;
+    const int runner = end_runner_killed(l, 0.2, &killed);
+    if (runner != -1 && !killed && !(WIFEXITED(runner) && WEXITSTATUS(runner) == 0))
+        l->wait_status = runner;
     char how[96];
     ppl_describe_wait_status(l->wait_status, how, sizeof how);
     snprintf(l->message, sizeof l->message, "the runner %s", how);

@@ -11,13 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static double wall_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void pause_seconds(double s)
 {
     struct timespec t;
@@ -51,7 +44,7 @@ static double run_once(ppl_contender *c, ppl_bench_plan *plan, ppl_l2_flusher *f
     ppl_runner_open_gate = NULL;
     const double wall_start = ppl_gate_open();
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream, the stop stamp too */
-    const double wall_ms = 1e3 * (wall_seconds() - wall_start);
+    const double wall_ms = 1e3 * (ppl_wall_seconds() - wall_start);
     float ms;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     /* Work the run left running past its stop event (a non-blocking stream, a graph) keeps the device busy after
@@ -95,7 +88,7 @@ int ppl_bench_run(ppl_contender *contenders, int count, ppl_bench_plan *plan, pp
     for (int w = 0; w < PPL_BENCH_WARMUPS; w++) /* checked, not timed into the samples */
         for (int c = 0; c < count; c++)
             run_once(&contenders[c], plan, flusher, &clock, -1, start, stop);
-    const double t0 = wall_seconds();
+    const double t0 = ppl_wall_seconds();
     int samples = 0;
     while (samples < plan->max_samples) {
         double slowest = INFINITY; /* the lowest clock of the round: one throttled run spoils the comparison */
@@ -105,7 +98,7 @@ int ppl_bench_run(ppl_contender *contenders, int count, ppl_bench_plan *plan, pp
             if (isfinite(mhz) && mhz < slowest)
                 slowest = mhz;
         }
-        const int out_of_time = wall_seconds() - t0 > plan->wall_limit_s; /* then keep what comes, so the run ends */
+        const int out_of_time = ppl_wall_seconds() - t0 > plan->wall_limit_s; /* then keep what comes, so the run ends */
         if (!out_of_time && !ppl_throttle_keep(&filter, isfinite(slowest) ? slowest : NAN)) {
             pause_seconds(filter.delay_s); /* let the clock recover; the slots of this round are taken again */
             continue;

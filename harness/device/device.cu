@@ -1,5 +1,6 @@
 /* device.cu - device discovery, CUDA error reporting, L2 flush and the SM clock of a timed run (see device.h). */
 #include "device.h"
+#include "cuda_message.h"
 #include "serve.h"
 #include "stats.h"
 
@@ -8,27 +9,14 @@
 #include <string.h>
 #include <time.h>
 
-/* The kit's SIMT simulator (sim/) calls its device this (sim/runtime_internal.h, RT_DEVICE_NAME): on it, errors send
-   the student to its own diagnostic, not to compute-sanitizer, which needs a GPU. */
-#define PPL_SIMULATOR_NAME "PPL SIMT simulator"
-static int on_simulator;
+static int on_simulator; /* the device is the kit's simulator (cuda_message.h) */
 
 void ppl_cuda_check(cudaError_t err, const char *call, const char *file, int line)
 {
     if (err == cudaSuccess)
         return;
     char message[600];
-    const char *hint = "";
-    if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorMisalignedAddress ||
-        err == cudaErrorIllegalInstruction || err == cudaErrorHardwareStackError)
-        hint = on_simulator ? " (the fault is in the kernel launched before this call; the simulator's own "
-                              "diagnostic, \"ppl-sim: kernel ... failed\", names its file:line, block and thread)"
-                            : " (kernels run asynchronously: the fault is in the kernel launched before this call; "
-                              "run it under compute-sanitizer to find the line)";
-    else if (err == cudaErrorInvalidConfiguration)
-        hint = " (check the grid and block sizes of the launch)";
-    snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
-             cudaGetErrorString(err), cudaGetErrorName(err), hint);
+    ppl_cuda_message(message, sizeof message, err, call, file, line, on_simulator);
     ppl_device_fatal(message, PPL_EXIT_CUDA); /* the checker prints it and writes the case's error line */
 }
 
@@ -178,7 +166,7 @@ __global__ void gate_kernel(const volatile unsigned *flag, unsigned generation)
     } while (now - start < GATE_LIMIT_NS);
 }
 
-static double gate_now(void)
+double ppl_wall_seconds(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -193,7 +181,7 @@ void ppl_gate_close(void)
 #else
     {
 #endif
-        gate_opened_at = gate_now(); /* nothing is held: the run's wall clock starts now */
+        gate_opened_at = ppl_wall_seconds(); /* nothing is held: the run's wall clock starts now */
         return;
     }
 #ifndef PPL_DEVICE_SIMULATOR
@@ -217,6 +205,6 @@ double ppl_gate_open(void)
         gate_closed = 0;
     }
     if (gate_opened_at == 0) /* the first opening since the gate closed: the run's wall clock starts here */
-        gate_opened_at = gate_now();
+        gate_opened_at = ppl_wall_seconds();
     return gate_opened_at;
 }

@@ -62,6 +62,9 @@ void ppl_sm_clock_free(ppl_sm_clock *c);
  * times nothing, the gate does nothing.
  */
 void ppl_gate_close(void);
+
+/* CLOCK_MONOTONIC in seconds: the wall clock of a timed run and of a benchmark's time limit. */
+double ppl_wall_seconds(void);
 double ppl_gate_open(void);
 
 #endif

@@ -746,9 +746,8 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
     }
     case PPL_DEV_LAST_ERROR: {
         const cudaError_t runtime = cudaGetLastError(), last = refused ? refused : runtime;
-        refused = cudaSuccess;
         reply(last, 0, 0, NULL, 0);
-        refused = cudaSuccess;
+        refused = cudaSuccess; /* read once (reply() just recorded it again) */
         return;
     }
     case PPL_DEV_PEEK_ERROR: {

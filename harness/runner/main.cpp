@@ -6,6 +6,7 @@
 #include "runner.h"
 
 #include "cuda_check.h"
+#include "cuda_message.h"
 #include "device_protocol.h"
 
 #include <stdio.h>
@@ -18,24 +19,11 @@ extern "C" void ppl_cuda_check(cudaError_t err, const char *call, const char *fi
 {
     if (err == cudaSuccess)
         return;
-    const char *hint = "";
-    if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorMisalignedAddress ||
-        err == cudaErrorIllegalInstruction || err == cudaErrorHardwareStackError) {
-        /* on the kit's simulator (its device's name: sim/runtime_internal.h's RT_DEVICE_NAME) its own diagnostic
-           names the line; compute-sanitizer needs a GPU */
-        cudaDeviceProp prop;
-        const int on_simulator = cudaGetDeviceProperties(&prop, 0) == cudaSuccess &&
-                                 strcmp(prop.name, "PPL SIMT simulator") == 0;
-        hint = on_simulator ? " (the fault is in the kernel launched before this call; the simulator's own "
-                              "diagnostic, \"ppl-sim: kernel ... failed\", names its file:line, block and thread)"
-                            : " (kernels run asynchronously: the fault is in the kernel launched before this call; "
-                              "run it under compute-sanitizer to find the line)";
-    }
-    else if (err == cudaErrorInvalidConfiguration)
-        hint = " (check the grid and block sizes of the launch)";
+    cudaDeviceProp prop; /* the simulator's device has its own name: its diagnostic names the line */
+    const int on_simulator = cudaGetDeviceProperties(&prop, 0) == cudaSuccess &&
+                             strcmp(prop.name, PPL_SIMULATOR_NAME) == 0;
     char message[600];
-    snprintf(message, sizeof message, "CUDA error at %s:%d: %s failed: %s (%s)%s", file, line, call,
-             cudaGetErrorString(err), cudaGetErrorName(err), hint);
+    ppl_cuda_message(message, sizeof message, err, call, file, line, on_simulator);
     fflush(stdout);
     uint64_t args[PPL_CALL_ARGS];
     ppl_runner_next(PPL_EXIT_CUDA, message, args);
