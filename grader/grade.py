@@ -459,7 +459,7 @@ class Grader:
                 plans.append((group, None, str(e)))
                 continue
             plans.append((group, (len(flat), len(flat) + len(runs)), None))
-            flat += [self._args(args) for args in runs]
+            flat += [self._args([*args, *self.call_args(lab, group)]) for args in runs]
             timeouts += [self.run_timeout(lab, group)] * len(runs)
         outcomes = []
         if flat and not self._skip(lab, "", 0):
@@ -528,12 +528,13 @@ class Grader:
             runs = self.group_runs(group, lab.args)
         except ValueError as e:
             return TestResult(lab.name, group.name, group.points, 0.0, "ERROR", str(e))
-        timeout = self.run_timeout(lab, group)
+        timeout, call = self.run_timeout(lab, group), self.call_args(lab, group)
         done = []
         for k, args in enumerate(runs):
-            outcome = self._run(lab, f"{index}-{k}", program, args, timeout)
+            outcome = self._run(lab, f"{index}-{k}", program, [*args, *call], timeout)
             done.append((args, outcome))
             if not outcome.passed:
+                outcome.message += self.limit_note(lab, group) if outcome.status == "timeout" else ""
                 break
         result = score_group(lab.name, group, done, program=Path(program).name)
         self.log(f"{lab.name}: {group.name}: {result.summary}")
@@ -547,21 +548,27 @@ class Grader:
         return self.config.limits.run_limit(reference), reference
 
     def run_timeout(self, lab, group) -> float:
-        """The time limit of one correctness run of group: the grader's --timeout where one was given; else, on a
-        GPU model calibrated for this group, labs.toml's [limits] rule (run_reference_factor times the reference
-        solution's slowest run there, at least run_floor_seconds: a hung kernel is known within seconds); else the
-        larger of the group's own timeout and DEFAULT_TIMEOUT."""
+        """The time limit of one correctness run of group, the kit's work included: the grader's --timeout where one
+        was given, else the larger of the group's own timeout and DEFAULT_TIMEOUT."""
+        return max(group.timeout or 0, self.timeout)
+
+    def call_args(self, lab, group) -> list:
+        """The checker's --call-seconds for group's runs: on a GPU model calibrated for this group, labs.toml's
+        [limits] rule (run_reference_factor times the reference solution's slowest run there, at least
+        run_floor_seconds) bounds each case's call of the lab's code, so a hung kernel is known within seconds; the
+        kit's own work in a run (making the inputs, copying them, checking the outputs) is not counted, so a loaded
+        machine (a class run, graders side by side) does not time out an honest run. [] where no rule applies."""
         limit, _ = self._reference_limit(lab, group)
-        return limit if limit is not None else max(group.timeout or 0, self.timeout)
+        return [] if limit is None else ["--call-seconds", f"{limit:g}"]
 
     def limit_note(self, lab, group) -> str:
         """Why a run's limit was what it was, for a timeout's message, where labs.toml's rule set it; else ""."""
         limit, reference = self._reference_limit(lab, group)
         if limit is None:
             return ""
-        return (f"; the limit is {self.config.limits.run_reference_factor:g}x the reference solution's slowest run of "
-                f"this group on this GPU ({reference:g} s), at least {self.config.limits.run_floor_seconds:g} s "
-                f"(grader/labs.toml [limits])")
+        return (f"; a case's call may take {self.config.limits.run_reference_factor:g}x the reference solution's "
+                f"slowest run of this group on this GPU ({reference:g} s), at least "
+                f"{self.config.limits.run_floor_seconds:g} s (grader/labs.toml [limits])")
 
     def grade_sanitizers(self, lab, program, cancel=None) -> TestResult:
         """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize/) and

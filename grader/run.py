@@ -134,6 +134,11 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
         return done("crash", f"crashed with signal {name}{unplanned}", errors[-1].get("case") if errors else pending)
     if rc == EXIT_TIMEOUT:  # the checker stopped the runner at the run's --timeout
         stopped = next((ln for ln in lines if ln.get("status") == "timeout"), {})
+        limit = stopped.get("limit_seconds")  # the checker's --call-seconds stopped the lab's call
+        if isinstance(limit, (int, float)) and limit > 0:
+            return done("timeout", f"the lab's code did not return within {limit:g} s of a case's call (the kernel "
+                                   f"may loop forever or deadlock at a barrier, or a host loop never ends)",
+                        stopped.get("case") or pending)
         return done("timeout", f"timed out after {timeout:g} s (the kernel may loop forever or deadlock at a barrier, "
                                f"or a host loop never ends)", stopped.get("case") or pending)
     if rc == EXIT_NO_DEVICE:

@@ -180,15 +180,17 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         return 1;
     }
     case PPL_OPT_CPU_SECONDS:
+    case PPL_OPT_CALL_SECONDS:
     case PPL_OPT_TIMEOUT: {
         char *end;
         const double s = strtod(arg, &end);
         if (*end || !(s >= 0)) {
             fprintf(stderr, "--%s %s: expected a number of seconds\n",
-                    code == PPL_OPT_TIMEOUT ? "timeout" : "cpu-seconds", arg);
+                    code == PPL_OPT_TIMEOUT ? "timeout" : code == PPL_OPT_CALL_SECONDS ? "call-seconds" : "cpu-seconds",
+                    arg);
             return -1;
         }
-        *(code == PPL_OPT_TIMEOUT ? &o->timeout_s : &o->cpu_seconds) = s;
+        *(code == PPL_OPT_TIMEOUT ? &o->timeout_s : code == PPL_OPT_CALL_SECONDS ? &o->call_seconds : &o->cpu_seconds) = s;
         return 1;
     }
     case PPL_OPT_DATASET: o->dataset = arg; return 1;

@@ -47,6 +47,7 @@ typedef struct {
                                       sanitizer's log) */
     int num_runner_fds;
     double timeout_s;              /* --timeout: seconds the run may take before the runner is killed (0: none) */
+    double call_seconds;           /* --call-seconds: seconds one case's call of the lab's code may take (0: none) */
     int runs_fd;                   /* --runs-fd N: read argument lists from N and run each, one runner for all (-1) */
     int sandbox_mode;              /* --sandbox auto|require|off (sandbox.h's ppl_sandbox_mode) */
     double cpu_seconds;            /* --cpu-seconds: the runner's CPU time limit (0: none) */
@@ -65,7 +66,7 @@ enum {
     PPL_OPT_N = 256, PPL_OPT_SEED, PPL_OPT_DATASET, PPL_OPT_EXPECTED, PPL_OPT_BENCH, PPL_OPT_MIN_SAMPLES,
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
-    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_RUNNER_RO,
+    PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_CALL_SECONDS, PPL_OPT_RUNNER_RO,
     PPL_OPT_DEVICE, PPL_OPT_MODULE, PPL_OPT_HOST_MEMORY
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
@@ -80,6 +81,7 @@ enum {
         {"runner-rw", required_argument, 0, PPL_OPT_RUNNER_RW}, {"sandbox", required_argument, 0, PPL_OPT_SANDBOX},   \
         {"cpu-seconds", required_argument, 0, PPL_OPT_CPU_SECONDS}, {"runner-fd", required_argument, 0, PPL_OPT_RUNNER_FD}, \
         {"runs-fd", required_argument, 0, PPL_OPT_RUNS_FD}, {"timeout", required_argument, 0, PPL_OPT_TIMEOUT},  \
+        {"call-seconds", required_argument, 0, PPL_OPT_CALL_SECONDS},                                                 \
         {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"device", required_argument, 0, PPL_OPT_DEVICE}, \
         {"module", required_argument, 0, PPL_OPT_MODULE},                                             \
         {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}
@@ -100,7 +102,9 @@ enum {
     "(a descriptor, 5 or more, the runner keeps and may not close: a findings channel), --runs-fd N (read argument\n" \
     "lists from N, each ended by an empty argument, arguments ended by NUL bytes, and run each in turn with one\n"    \
     "runner: every result line names its list's number as \"run\", and a \"run-end\" line gives its exit status),\n"  \
-    "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs).\n"                \
+    "--timeout S (a run that takes longer is stopped: exit status 124, and no later list runs), --call-seconds S\n" \
+    "(the same for each case's call of the lab's code alone, from the request to its reply: the kit's own work, its\n" \
+    "inputs and checks, is not counted, so a loaded machine does not make an honest run time out).\n"                 \
     "--runner-fd, --runner-wrap, --runner-rw and --runner-ro are the device program's: it holds the report channel\n" \
     "and runs the kernels, under the wrapping tool.\n"
 

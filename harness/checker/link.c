@@ -414,8 +414,14 @@ static int wait_ready(ppl_link *l, int fd, short events)
             reap(l);
         }
         end_runner(l, 0);
-        snprintf(l->message, sizeof l->message,
-                 "timed out (the kernel may loop forever or deadlock at a barrier, or a host loop never ends)");
+        if (l->call_limit > 0)
+            snprintf(l->message, sizeof l->message,
+                     "the lab's code did not return within %g s of this case's call (the kernel may loop forever or "
+                     "deadlock at a barrier, or a host loop never ends)", l->call_limit);
+        else
+            snprintf(l->message, sizeof l->message,
+                     "timed out (the kernel may loop forever or deadlock at a barrier, or a host loop never ends)");
+        l->timed_out_after = l->call_limit;
         return PPL_LINK_TIMEOUT;
     }
 }
@@ -490,6 +496,23 @@ int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, con
     return 0;
 }
 
+void ppl_link_limit_call(ppl_link *l, double seconds)
+{
+    if (l->call_limit > 0)
+        l->deadline = l->call_outer;
+    l->call_limit = 0;
+    if (seconds <= 0)
+        return;
+    const double mine = ppl_link_now() + seconds;
+    l->call_outer = l->deadline;
+    if (l->deadline <= 0 || mine < l->deadline) {
+        l->deadline = mine;
+        l->call_limit = seconds;
+    }
+}
+
+static void end_call_limit(ppl_link *l) { ppl_link_limit_call(l, 0); }
+
 int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
                   int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx)
 {
@@ -506,6 +529,7 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
         }
         if (got != (ssize_t)sizeof r || r.magic != PPL_PROTO_MAGIC)
             return garbage(l, "a reply that does not start with a valid header");
+        end_call_limit(l); /* the lab's code returned: the rest of the reply is the kit's work */
         if (r.type == PPL_MSG_ERROR) {
             const size_t keep = r.bytes < sizeof l->message - 1 ? (size_t)r.bytes : sizeof l->message - 1;
             if (read_timed(l, l->message, keep) != (ssize_t)keep)
@@ -659,6 +683,8 @@ int ppl_link_report(const ppl_link *l, int code)
     fprintf(stderr, "%s\n", message);
     ppl_results_start("error", status);
     ppl_results_str("message", message);
+    if (code == PPL_LINK_TIMEOUT && l->timed_out_after > 0)
+        ppl_results_num("limit_seconds", l->timed_out_after);
     ppl_results_end();
     return result;
 }

@@ -55,6 +55,9 @@ typedef struct {
     int to_device;         /* the checker's ends of the two pipes (-1: closed) */
     int from_device;
     double deadline;       /* CLOCK_MONOTONIC seconds by which the device program must answer (0: none) */
+    double call_outer;     /* while a call limit holds (ppl_link_limit_call): the run's own deadline, for after it */
+    double call_limit;     /* that call limit's seconds (0: none holds) */
+    double timed_out_after;/* the seconds of the limit that stopped the runner (0: none did) */
     char staged[256];      /* a private folder with copies of the programs and the checker, until the first answer */
     int wrapped;           /* a tool (compute-sanitizer) runs the device program: it gets time to write its log */
     pid_t runner;          /* the runner's pid (0 once reaped) */
@@ -89,6 +92,12 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
 
 /* Seconds on CLOCK_MONOTONIC, for deadlines. */
 double ppl_link_now(void);
+
+/* Holds the next reply to the lab's code's own time: it must start within seconds from now (a tighter deadline than
+ * the run's, which holds again once any message of the reply arrives). 0: no call limit. The kit's own work (the
+ * inputs, the copies, the checks) stays under the run's deadline alone, so a loaded machine slows it without making
+ * an honest run time out; a kernel that never ends is still stopped in seconds. */
+void ppl_link_limit_call(ppl_link *l, double seconds);
 
 /* ppl_link_send then ppl_link_wait for the same type, with no messages in between. */
 int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,

@@ -52,6 +52,7 @@ void ppl_load(ppl_link *l, const void *input, uint64_t n)
 #define INPUT_BACK_MAX ((uint64_t)1 << 22)
 
 static uint64_t key_seed, keys_drawn;
+static double call_seconds; /* --call-seconds: each case's call of the lab's code (0: the run's --timeout alone) */
 
 void ppl_set_key_seed(uint64_t seed) { key_seed = seed; }
 
@@ -82,6 +83,7 @@ static int answer_key(void *ctx, uint32_t type, const void *payload, size_t byte
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key)
 {
     key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
+    ppl_link_limit_call(l, call_seconds); /* the request is small: its time is the call's */
     int code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
     if (code == 0)
         code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, 4 * ppl_run_bulk_words(n, rq),
@@ -270,6 +272,8 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         o->seed = saved.seed;
         o->quiet = saved.quiet;
         link.deadline = o->timeout_s > 0 ? ppl_link_now() + o->timeout_s : 0;
+        link.call_limit = 0; /* a case that failed during its call left none behind */
+        call_seconds = o->call_seconds;
         volatile int status;
         if (setjmp(env) == 0) {
             ppl_link_set_recovery(&env);
@@ -324,6 +328,7 @@ int main(int argc, char **argv)
     if (started != 0)
         return started;
     link.deadline = deadline;
+    call_seconds = o->call_seconds;
     const int failures = pattern->check(&link, &dev, o);
     ppl_link_stop(&link);
     if (failures < 0)

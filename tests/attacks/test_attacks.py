@@ -140,8 +140,9 @@ ROW = re.compile(r"^  (?P<name>\S.*?)\s+(?P<score>[\d.]+) / (?P<max>[\d.]+)\s+(?
                  r"not run|\S+)(?:\s|$)")
 
 
-def table_rows(text: str, lab: str) -> list:
-    """(name, score, max, status) of each row of lab's block in grade.py's table."""
+def table_rows(text: str, lab: str, *, lines: bool = False) -> list:
+    """(name, score, max, status) of each row of lab's block in grade.py's table; with lines, each row's whole line
+    as a fifth item."""
     rows, inside = [], False
     for line in text.splitlines():
         if line.startswith(lab):
@@ -150,7 +151,8 @@ def table_rows(text: str, lab: str) -> list:
         if inside:
             m = ROW.match(line)
             if m:
-                rows.append((m["name"], float(m["score"]), float(m["max"]), m["status"]))
+                row = (m["name"], float(m["score"]), float(m["max"]), m["status"])
+                rows.append((*row, line.strip()) if lines else row)
             elif line.strip() and not line.startswith(" "):
                 break
     return rows
@@ -184,6 +186,9 @@ def judge(out: Outcome, table: str, results: dict, lab: str) -> None:
         got = sum(score for _, score, _, status in correctness)
         most = sum(m for _, _, m, status in correctness if status != "needs GPU")
         out.got = f"partial {got:g}/{most:g}"
+        # the rows that lost points, as grade.py printed them: a verdict seen once (on a loaded GPU machine) says why
+        out.detail = "\n".join(line[:400] for name, score, most, status, line in table_rows(table, lab, lines=True)
+                                if score < most and status != "needs GPU")
 
 
 class Worker:
@@ -549,6 +554,12 @@ class Table(unittest.TestCase):
         self.assertEqual(out.got, "honest")
         out.escapes.append("kit tree changed")
         self.assertFalse(out.passed)
+        out = Outcome("x", "honest", "honest", [])
+        judge(out, table.replace("FAIL ", "pass ").replace("10 / 10   pass       25 cases passed",
+                                                         "0 / 10   TIMEOUT    took too long"), {"extra_data": {}},
+              "03-sequential")
+        self.assertEqual(out.got, "partial 15/25")
+        self.assertEqual(out.detail, "datasets                 0 / 10   TIMEOUT    took too long")
 
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None

@@ -527,8 +527,9 @@ class SaysWhereTheResultsAre(GradingRun):
 
 
 class RunLimits(GradingRun):
-    """A correctness run's time limit: labs.toml's [limits] rule from the reference solution's run of the same group
-    on this GPU (a hung kernel is known in seconds), the grader's --timeout where given, else the default."""
+    """A correctness case's call of the lab's code is limited by labs.toml's [limits] rule from the reference
+    solution's run of the same group on this GPU (the checker's --call-seconds: a hung kernel is known in seconds);
+    the whole run, the kit's own work included, by the grader's --timeout or the default."""
 
     TOML = SMALL_TOML.replace("[labs.01-first]", """[limits]
 run_floor_seconds = 5
@@ -558,25 +559,31 @@ run_seconds = {small = 0.4, exact = 2.5}
 
         def run_many(program, runs, timeouts, workdir, cwd, source):
             seen["timeouts"] = list(timeouts)
+            seen["calls"] = [float(a[a.index("--call-seconds") + 1]) if "--call-seconds" in a else None
+                             for a in runs]
             return [RunOutcome(status, "timed out after 5 s" if status == "timeout" else "") for _ in runs]
 
         grader = self.grader(config, {"01-first": self.fake(PASS)}, labs=["01-first"], run_many=run_many, **kw)
         grader.gpu_snapshot = lambda: {}
         grader.gpu_apps = lambda: {"gpus": [{"name": device, "index": "0"}], "apps": []}
         report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+        self.seen = seen
         return seen["timeouts"], rows(report, "01-first")
 
-    def test_a_calibrated_gpu_gets_the_rule(self):
+    def test_a_calibrated_gpu_gets_the_rule_for_each_call(self):
         timeouts, _ = self.limits()
-        self.assertEqual(timeouts, [5.0, 7.5, 7.5])  # small: the floor; exact: 3 x 2.5 s, for each of its runs
+        self.assertEqual(self.seen["calls"], [5.0, 7.5, 7.5])  # small: the floor; exact: 3 x 2.5 s, for each run
+        self.assertEqual(timeouts, [DEFAULT_TIMEOUT] * 3)  # the kit's own work in a run is not held to the rule
 
     def test_another_gpu_gets_the_default(self):
         timeouts, _ = self.limits(device="Tesla T4")
         self.assertEqual(timeouts, [DEFAULT_TIMEOUT] * 3)
+        self.assertEqual(self.seen["calls"], [None] * 3)
 
     def test_an_explicit_timeout_applies_as_it_is(self):
         timeouts, _ = self.limits(timeout=30.0)
         self.assertEqual(timeouts, [30.0] * 3)
+        self.assertEqual(self.seen["calls"], [None] * 3)
 
     def test_a_timeout_says_where_its_limit_came_from(self):
         _, got = self.limits(status="timeout")

@@ -512,6 +512,75 @@ START_TEST(test_a_reply_that_stops_halfway_times_out)
 }
 END_TEST
 
+/* ---- the call limit (--call-seconds): the lab's code's own time in a case, not the kit's work around it ---- */
+
+/* A RUN of the one element loaded, under a call limit of seconds, in mode: the code. */
+static int limited_run(ppl_link *l, uint32_t mode, double seconds)
+{
+    const uint32_t one = 5;
+    ck_assert_int_eq(load(l, &one, 1), 0);
+    next(l, mode);
+    ppl_link_limit_call(l, seconds);
+    uint64_t value;
+    return run(l, 1, NULL, &value);
+}
+
+START_TEST(test_a_call_that_never_returns_times_out_at_its_limit)
+{
+    ppl_link l;
+    start(&l);
+    l.deadline = ppl_link_now() + 60; /* the run's own limit, far away */
+    const double t0 = now_s();
+    const int code = limited_run(&l, FAKE_SILENT, 0.5);
+    expect_timeout(&l, code, t0);
+    ck_assert_msg(now_s() - t0 >= 0.45, "timed out after %.2f s of 0.5", now_s() - t0);
+    int action;
+    char *line = report_line(&l, code, &action);
+    ck_assert_int_eq(action, PPL_EXIT_TIMEOUT);
+    ck_assert_str_eq(line, "{\"case\": \"n=33 integer\", \"kind\": \"error\", \"status\": \"timeout\", \"message\": "
+                           "\"the lab's code did not return within 0.5 s of this case's call (the kernel may loop "
+                           "forever or deadlock at a barrier, or a host loop never ends)\", \"limit_seconds\": 0.5}\n");
+    free(line);
+}
+END_TEST
+
+START_TEST(test_the_call_limit_ends_with_the_reply)
+{
+    ppl_link l;
+    start(&l);
+    const double outer = ppl_link_now() + 60;
+    l.deadline = outer;
+    const uint32_t x[2] = {3, 4};
+    ck_assert_int_eq(load(&l, x, 2), 0);
+    ppl_link_limit_call(&l, 0.5);
+    ck_assert(l.deadline < outer);
+    uint64_t value;
+    ck_assert_int_eq(run(&l, 2, NULL, &value), 0);
+    ck_assert_uint_eq(value, 7);
+    ck_assert(l.deadline == outer); /* the run's own deadline again */
+    ck_assert(l.call_limit == 0);
+    ppl_link_limit_call(&l, 120); /* a call limit past the run's deadline changes nothing */
+    ck_assert(l.deadline == outer && l.call_limit == 0);
+    ck_assert_int_eq(ppl_link_stop(&l), 0);
+}
+END_TEST
+
+START_TEST(test_a_reply_slow_after_its_header_is_the_runs_deadline)
+{
+    /* the reply's first bytes say the lab's code returned: the rest (an output of 2 GiB, on a loaded machine) is
+     * the kit's work, held to the run's deadline alone */
+    ppl_link l;
+    start(&l);
+    l.deadline = ppl_link_now() + 1.5;
+    const double t0 = now_s();
+    const int code = limited_run(&l, FAKE_STALL, 0.3);
+    expect_timeout(&l, code, t0);
+    ck_assert_msg(now_s() - t0 >= 1.4, "stopped after %.2f s: the call limit held past the reply's header",
+                  now_s() - t0);
+    ck_assert_ptr_null(strstr(l.message, "did not return"));
+}
+END_TEST
+
 START_TEST(test_a_runner_that_stops_reading_times_out)
 {
     enum { N = 4 << 20 }; /* 16 MiB: far more than the pipe holds */
@@ -930,6 +999,9 @@ Suite *link_suite(void)
     tc = tcase_create("deadline_waits");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_a_reply_that_stops_halfway_times_out);
+    tcase_add_test(tc, test_a_call_that_never_returns_times_out_at_its_limit);
+    tcase_add_test(tc, test_the_call_limit_ends_with_the_reply);
+    tcase_add_test(tc, test_a_reply_slow_after_its_header_is_the_runs_deadline);
     tcase_add_test(tc, test_a_runner_that_stops_reading_times_out);
     tcase_add_test(tc, test_a_benchmark_without_end_times_out);
     suite_add_tcase(s, tc);
