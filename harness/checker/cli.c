@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "sandbox.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,4 +258,91 @@ int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_n
         return -1;
     }
     return 0;
+}
+
+int ppl_run_lists_read(int fd, const char *program, ppl_run_lists *r)
+{
+    size_t len = 0, cap = 1 << 16;
+    *r = (ppl_run_lists){0};
+    r->text = (char *)malloc(cap);
+    for (;;) {
+        if (!r->text) {
+            fprintf(stderr, "--runs-fd %d: out of memory\n", fd);
+            close(fd);
+            return -1;
+        }
+        if (len == cap) {
+            char *more = (char *)realloc(r->text, cap *= 2);
+            if (!more)
+                free(r->text);
+            r->text = more;
+            continue;
+        }
+        const ssize_t got = read(fd, r->text + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            fprintf(stderr, "--runs-fd %d: %s\n", fd, strerror(errno));
+            close(fd);
+            ppl_run_lists_free(r);
+            return -1;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (len == 0 || r->text[len - 1] != '\0') {
+        fprintf(stderr, "--runs-fd %d: expected arguments ended by NUL bytes\n", fd);
+        ppl_run_lists_free(r);
+        return -1;
+    }
+    /* at most len arguments and len list ends, plus each list's argv[0] (at most len + 1 lists) */
+    r->argv = (char **)malloc((3 * len + 2) * sizeof(char *));
+    if (!r->argv) {
+        fprintf(stderr, "--runs-fd %d: out of memory\n", fd);
+        ppl_run_lists_free(r);
+        return -1;
+    }
+    size_t n = 0;
+    int open_list = 0;
+    for (size_t at = 0; at < len; at += strlen(r->text + at) + 1) {
+        if (!open_list) {
+            r->argv[n++] = (char *)program;
+            open_list = 1;
+        }
+        if (r->text[at] == '\0') {
+            r->argv[n++] = NULL;
+            r->count++;
+            open_list = 0;
+        } else {
+            r->argv[n++] = r->text + at;
+        }
+    }
+    if (open_list) { /* the last list needs its end too */
+        r->argv[n++] = NULL;
+        r->count++;
+    }
+    return 0;
+}
+
+char **ppl_run_lists_next(ppl_run_lists *r, int *argc)
+{
+    if (!r->argv || r->count <= 0)
+        return NULL;
+    char **list = r->argv + r->next;
+    int k = 0;
+    while (list[k])
+        k++;
+    r->next += (size_t)k + 1;
+    r->count--;
+    *argc = k;
+    return list;
+}
+
+void ppl_run_lists_free(ppl_run_lists *r)
+{
+    free(r->text);
+    free(r->argv);
+    *r = (ppl_run_lists){0};
 }

@@ -120,6 +120,25 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg);
  * message on stderr. --seed and --seed-fd, --result and --result-fd exclude each other. */
 int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_needs_expected, size_t max_n);
 
+/* The argument lists of --runs-fd, read whole: arguments ended by NUL bytes, each list by an empty argument (the
+ * last list's end may be left out). Lists of any length: nothing is cut or split. */
+typedef struct {
+    char *text;    /* the bytes read */
+    char **argv;   /* each list in turn: the program's name, its arguments, NULL */
+    int count;     /* lists */
+    size_t next;   /* where the next list starts in argv (ppl_run_lists_next) */
+} ppl_run_lists;
+
+/* Reads every list from fd until its end and closes it; program is each list's argv[0]. Returns 0, or -1 after a
+ * message on stderr (fd unreadable, empty, or not ended by a NUL byte; out of memory). */
+int ppl_run_lists_read(int fd, const char *program, ppl_run_lists *r);
+
+/* The next list as an argv (NULL-ended, argv[0] the program) and its length in *argc; NULL after the last. The
+ * array and its strings live until ppl_run_lists_free. */
+char **ppl_run_lists_next(ppl_run_lists *r, int *argc);
+
+void ppl_run_lists_free(ppl_run_lists *r);
+
 #ifdef __cplusplus
 }
 #endif

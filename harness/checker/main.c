@@ -174,56 +174,6 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
     return 0;
 }
 
-/* The argument lists of --runs-fd: arguments ended by NUL bytes, each list by an empty argument. */
-typedef struct {
-    char *text;
-    char **args; /* all lists, each followed by NULL */
-    int count;   /* lists */
-} run_lists;
-
-static int read_runs(int fd, run_lists *r)
-{
-    size_t len = 0, cap = 1 << 16;
-    r->text = (char *)ppl_alloc(cap);
-    for (;;) {
-        if (len == cap)
-            r->text = (char *)realloc(r->text, cap *= 2);
-        if (!r->text)
-            return -1;
-        const ssize_t got = read(fd, r->text + len, cap - len);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            fprintf(stderr, "--runs-fd %d: %s\n", fd, strerror(errno));
-            return -1;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd);
-    if (len == 0 || r->text[len - 1] != '\0') {
-        fprintf(stderr, "--runs-fd %d: expected arguments ended by NUL bytes\n", fd);
-        return -1;
-    }
-    r->args = (char **)ppl_alloc((len + 2) * sizeof(char *));
-    size_t n = 0;
-    r->count = 0;
-    for (size_t at = 0; at < len; at += strlen(r->text + at) + 1) {
-        if (r->text[at] == '\0') {
-            r->args[n++] = NULL;
-            r->count++;
-        } else {
-            r->args[n++] = r->text + at;
-        }
-    }
-    if (n == 0 || r->args[n - 1] != NULL) { /* the last list needs its end too */
-        r->args[n++] = NULL;
-        r->count++;
-    }
-    return 0;
-}
-
 /* The line that ends run k of --runs-fd: its exit status as the program's own would be (-SIGNAL: died of it). */
 static void end_run(long k, int status)
 {
@@ -237,9 +187,10 @@ static void end_run(long k, int status)
 /* Runs every list of --runs-fd in turn with one runner, and a fresh one after a run that lost it. */
 static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, ppl_options *base)
 {
-    run_lists lists;
-    if (read_runs(base->runs_fd, &lists) != 0)
+    static ppl_run_lists lists; /* kept across the jump */
+    if (ppl_run_lists_read(base->runs_fd, argv[0], &lists) != 0)
         return PPL_EXIT_USAGE;
+    const long count = lists.count;
     const ppl_options saved = *base; /* the pattern's parse reuses its options for every list */
     ppl_link link;
     ppl_device_info dev;
@@ -248,18 +199,13 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         return started;
     static jmp_buf env;
     int worst = 0;
-    char **args = lists.args;
-    for (volatile long k = 0; k < lists.count; k++) {
-        char *run_argv[96];
-        int run_argc = 0;
-        run_argv[run_argc++] = argv[0];
-        for (; *args && run_argc < 94; args++)
-            run_argv[run_argc++] = *args;
-        args++;
-        run_argv[run_argc] = NULL;
+    for (volatile long k = 0; k < count; k++) {
+        int run_argc;
+        char **run_argv = ppl_run_lists_next(&lists, &run_argc); /* the whole list, however long */
         ppl_results_set_run(k);
         if (link.device <= 0 && (started = start_runner(&link, &saved, &dev, 0)) != 0) {
             end_run(k, started);
+            ppl_run_lists_free(&lists);
             return started;
         }
         optind = 0;
@@ -284,13 +230,16 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         }
         ppl_link_set_recovery(NULL);
         end_run(k, status);
-        if (status == PPL_EXIT_TIMEOUT) /* a hung lab would hang again: no later list runs */
+        if (status == PPL_EXIT_TIMEOUT) { /* a hung lab would hang again: no later list runs */
+            ppl_run_lists_free(&lists);
             return PPL_EXIT_TIMEOUT;
+        }
         if (status != 0 && (worst == 0 || status == PPL_EXIT_USAGE))
             worst = status < 0 ? PPL_EXIT_CUDA : status;
     }
     (void)argc;
     ppl_link_stop(&link);
+    ppl_run_lists_free(&lists);
     return worst;
 }
 

@@ -6,6 +6,7 @@
  * 2^K-D with K <= 40, and returns how many it parsed, or -1 for an empty list, a bad entry or more than max
  * entries. It never writes past sizes[max - 1]. Inputs whose handling cli.h leaves open and cli.c gets wrong
  * (a trailing comma, numbers too large for size_t, signs and spaces inside an entry) are in the strict case.
+ * ppl_run_lists_* read --runs-fd's argument lists: every list whole, however long.
  */
 #include "test_util.h"
 
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SENTINEL ((size_t)0xDEADBEEF)
 
@@ -405,6 +407,71 @@ START_TEST(test_options_runner)
 }
 END_TEST
 
+/* ---- --runs-fd's argument lists ---- */
+
+/* A pipe holding bytes (len of them, NULs included, less than a pipe holds), its write end closed. */
+static int runs_pipe(const char *bytes, size_t len)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(write(fds[1], bytes, len), (ssize_t)len);
+    close(fds[1]);
+    return fds[0];
+}
+
+START_TEST(test_run_lists_any_length)
+{
+    /* 500 arguments in one list, then a short one: each arrives whole, in order, with the program's name first
+       (the checker once copied a list into 96 slots and dropped what did not fit) */
+    enum { LONG = 500 };
+    static char bytes[LONG * 8 + 64];
+    size_t len = 0;
+    for (int k = 0; k < LONG; k++)
+        len += (size_t)sprintf(bytes + len, "a%d", k) + 1;
+    bytes[len++] = '\0';
+    memcpy(bytes + len, "--n\0" "7\0", 6);
+    len += 6; /* the last list's end left out */
+    ppl_run_lists r;
+    ck_assert_int_eq(ppl_run_lists_read(runs_pipe(bytes, len), "prog", &r), 0);
+    ck_assert_int_eq(r.count, 2);
+    int argc = -1;
+    char **argv = ppl_run_lists_next(&r, &argc);
+    ck_assert_ptr_nonnull(argv);
+    ck_assert_int_eq(argc, LONG + 1);
+    ck_assert_str_eq(argv[0], "prog");
+    char want[16];
+    for (int k = 0; k < LONG; k++) {
+        snprintf(want, sizeof want, "a%d", k);
+        ck_assert_str_eq(argv[1 + k], want);
+    }
+    ck_assert_ptr_null(argv[LONG + 1]);
+    argv = ppl_run_lists_next(&r, &argc);
+    ck_assert_int_eq(argc, 3);
+    ck_assert_str_eq(argv[0], "prog");
+    ck_assert_str_eq(argv[1], "--n");
+    ck_assert_str_eq(argv[2], "7");
+    ck_assert_ptr_null(argv[3]);
+    ck_assert_ptr_null(ppl_run_lists_next(&r, &argc));
+    ppl_run_lists_free(&r);
+}
+END_TEST
+
+START_TEST(test_run_lists_empty_and_bad)
+{
+    ppl_run_lists r;
+    int argc;
+    ck_assert_int_eq(ppl_run_lists_read(runs_pipe("\0\0", 2), "prog", &r), 0); /* two empty lists */
+    ck_assert_int_eq(r.count, 2);
+    ck_assert_int_eq(ppl_run_lists_next(&r, &argc) != NULL && argc == 1, 1);
+    ck_assert_int_eq(ppl_run_lists_next(&r, &argc) != NULL && argc == 1, 1);
+    ck_assert_ptr_null(ppl_run_lists_next(&r, &argc));
+    ppl_run_lists_free(&r);
+    ck_assert_int_eq(ppl_run_lists_read(runs_pipe("", 0), "prog", &r), -1);          /* nothing */
+    ck_assert_int_eq(ppl_run_lists_read(runs_pipe("--n\0" "7", 5), "prog", &r), -1); /* not NUL-ended */
+    ck_assert_int_eq(ppl_run_lists_read(1000, "prog", &r), -1);                      /* not open */
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -431,6 +498,11 @@ Suite *cli_suite(void)
     tcase_add_test(tc, test_options_check);
     tcase_add_test(tc, test_options_descriptors);
     tcase_add_test(tc, test_options_runner);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("run_lists");
+    tcase_add_test(tc, test_run_lists_any_length);
+    tcase_add_test(tc, test_run_lists_empty_and_bad);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("default_seed");
