@@ -17,7 +17,7 @@ include mk/cuda.mk
 
 LAB_DIRS := $(sort $(wildcard solutions/[0-9][0-9]-*))
 
-.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-all test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm rescore similarity class-uploads calibrate clean
+.PHONY: help setup-grade setup-test grade sim sim-compare check sanitize profile test test-all test-harness test-grader test-classroom test-build test-student test-instructor test-author test-drift test-sim test-gpu test-attacks bench bench-grader regrade-bench new-lab skeletons datasets figures handouts dist gradescope grade-class grade-class-slurm rescore similarity class-uploads calibrate clean
 
 ## Build for another GPU with SM=NN (e.g. SM=90); the default is the GPU in this machine. The targets:
 ## make help                                           this list (the `## ` line above each rule of this Makefile)
@@ -129,6 +129,10 @@ class-uploads:
 ## make calibrate [LAB=03,04] [DRY_RUN=1]              thresholds for this GPU model: grader/thresholds.d/GPU.toml
 calibrate:
 	$(PYTHON) -m tools.instructor.calibrate $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS))) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
+
+## make new-lab NAME=09-x LIKE=04 [TITLE="..."]          a new lab of an existing pattern: its files, then what is left (docs/AUTHORING.md)
+new-lab: setup-grade
+	$(PYTHON) -m tools.author.new_lab $(NAME) --like $(LIKE) $(if $(TITLE),--title "$(TITLE)")
 
 ## make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)
 skeletons:

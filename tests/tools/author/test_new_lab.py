@@ -1,0 +1,93 @@
+"""make new-lab (tools/author/new_lab.py): a new lab of an existing pattern, scaffolded in a copy of the kit's files
+it touches, for every pattern of grader/labs.toml; it never replaces a file."""
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader.config import load_config
+from grader.patterns import KIT
+from tools.author import new_lab
+from tools.author.make_skeletons import blank_out
+
+CONFIG = load_config()
+
+
+def free_number() -> str:
+    taken = {lab.name[:2] for lab in CONFIG.labs}
+    return next(f"{k:02d}" for k in range(1, 100) if f"{k:02d}" not in taken)
+
+
+class Scaffold(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.kit = Path(tmp.name)
+        (self.kit / "grader").mkdir()
+        shutil.copy2(KIT / "grader" / "labs.toml", self.kit / "grader" / "labs.toml")
+        shutil.copytree(KIT / "solutions", self.kit / "solutions")
+        (self.kit / "labs").mkdir()
+        (self.kit / "handouts").mkdir()
+        self.config = self.kit / "grader" / "labs.toml"
+
+    def scaffold(self, name, like, title="a title"):
+        return new_lab.scaffold(name, like, title, kit=self.kit, config_path=self.config)
+
+    def tree(self) -> dict:
+        return {str(p.relative_to(self.kit)): p.read_bytes() for p in self.kit.rglob("*") if p.is_file()}
+
+    def test_one_lab_of_each_pattern(self):
+        """For the first lab of each pattern of labs.toml: the files, the skeleton, the labs.toml table."""
+        firsts = {}
+        for lab in CONFIG.labs:
+            firsts.setdefault(lab.pattern, lab)
+        number = int(free_number())
+        for k, like in enumerate(firsts.values()):
+            name = f"{number + k:02d}-new-{like.pattern}"
+            with self.subTest(like=like.name):
+                said = self.scaffold(name, like.name[:2], title="my new stage")
+                solution = (KIT / "solutions" / like.name / like.source).read_text()
+                self.assertEqual((self.kit / "solutions" / name / like.source).read_text(), solution)
+                self.assertEqual((self.kit / "labs" / name / like.source).read_text(), blank_out(solution))
+                for root in ("labs", "solutions"):
+                    readme = (self.kit / root / name / "README.md").read_text()
+                    self.assertIn(f"(../../handouts/{name}.md)", readme)
+                    self.assertTrue(readme.startswith(f"# Lab {name[:2]}: my new stage\n"))
+                    self.assertIn(f"include $(KIT)/mk/lab.mk", (self.kit / root / name / "Makefile").read_text())
+                self.assertTrue((self.kit / "handouts" / f"{name}.md").read_text().startswith(f"# Lab {name[:2]}:"))
+                lab = next(x for x in load_config(self.config).labs if x.name == name)
+                self.assertEqual((lab.pattern, lab.source, lab.args), (like.pattern, like.source, like.args))
+                self.assertEqual([g.name for g in lab.groups], [g.name for g in like.groups])
+                self.assertEqual((lab.performance.yardstick, lab.performance.bench),
+                                 (like.performance.yardstick, like.performance.bench))
+                self.assertIn("NOT CALIBRATED", self.config.read_text())
+                self.assertIn("docs/AUTHORING.md", "\n".join(said))
+
+    def test_refusals_write_nothing(self):
+        like = CONFIG.labs[0]
+        before = self.tree()
+        for name, like_name, words in [
+                ("9-x", like.name, "two digits"),
+                (f"{like.name[:2]}-again", like.name, "is taken by"),
+                (f"{free_number()}-Upper", like.name, "lowercase"),
+                (f"{free_number()}-x", "no-such-lab", "no single lab")]:
+            with self.subTest(name=name, like=like_name):
+                with self.assertRaisesRegex(new_lab.NewLabError, words):
+                    self.scaffold(name, like_name)
+                self.assertEqual(self.tree(), before)
+
+    def test_never_replaces_a_file(self):
+        name = f"{free_number()}-mine"
+        (self.kit / "labs" / name).mkdir(parents=True)
+        (self.kit / "labs" / name / "notes.txt").write_text("a student's notes")
+        before = self.tree()
+        with self.assertRaisesRegex(new_lab.NewLabError, "already exists; nothing was written"):
+            self.scaffold(name, CONFIG.labs[0].name)
+        self.assertEqual(self.tree(), before)
+
+    def test_the_command_line_says_what_is_wrong(self):
+        self.assertEqual(new_lab.main(["9-x", "--like", "01"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
