@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build_sandbox import LAYERS, Limits, bwrap_argv, bwrap_usable, limited, toolkit_root
-from grader.objfile import ToolError, read_elf
+from grader.build_sandbox import (LAYERS, NOBODY, Limits, as_nobody_here, bwrap_usable, contain, run_kit_python,
+                                  toolkit_root)
 from grader.process import run_process
 from grader.sim_target import may_need_later_gpu, target_note
 from grader.source_check import check_source
@@ -199,14 +199,6 @@ def sandbox_plan(command: list, sandbox: str) -> str:
     return bwrap_usable(str(toolkit_root(command[0])))
 
 
-NOBODY = 65534  # the uid and gid a compile without bubblewrap runs as, when the grader runs as root
-
-
-def as_nobody_here() -> bool:
-    """Whether a compile without bubblewrap can drop to nobody: the grader runs as root and setpriv is installed."""
-    return os.geteuid() == 0 and shutil.which("setpriv") is not None
-
-
 def compile_student(command: list, copy: Path, out: Path, *, timeout: float, limits: Limits, bwrap: bool,
                     log_path, as_nobody: bool = False):
     """Runs command -c -o out/student.o copy under limits and, with bwrap, in bubblewrap, where the folders it sees
@@ -215,13 +207,11 @@ def compile_student(command: list, copy: Path, out: Path, *, timeout: float, lim
     hidden data: course/ on Gradescope) cannot reach the object through the assembler's .incbin."""
     nvcc = Path(command[0]).resolve()
     argv = [str(nvcc), *command[1:], "-c", "-o", str(out / "student.o"), str(copy)]
-    if bwrap:
-        argv = bwrap_argv(toolkit=toolkit_root(nvcc), read_only=[*include_folders(command), copy.parent],
-                          writable=[out], workdir=out, tmp_size=limits.tmp_size) + argv
-    elif as_nobody:
+    if as_nobody and not bwrap:
         os.chown(out, NOBODY, NOBODY)
-        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv]
-    return run_process(limited(argv, limits), timeout=timeout, cwd=out, log_path=log_path)
+    argv = contain(argv, limits, bwrap=bwrap, toolkit=toolkit_root(nvcc), read_only=[*include_folders(command),
+                   copy.parent], writable=[out], workdir=out, as_nobody=as_nobody)
+    return run_process(argv, timeout=timeout, cwd=out, log_path=log_path)
 
 
 def limit_hint(output: str, limits: Limits) -> str:
@@ -302,10 +292,9 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
         result.message = (f"{source.name} does not compile (the link failed):\n"
                           + trim_compiler_output(proc.output, folder))
         return result
-    try:
-        write_module(result.object, folder / MODULE_FILE)
-    except (ToolError, OSError) as e:
-        result.message = f"{source.name} is refused: its compiled file cannot be read ({e})"
+    why = write_module(result.object, folder / MODULE_FILE, sandbox=sandbox, limits=limits, timeout=timeout)
+    if why:
+        result.message = f"{source.name} is refused: its compiled file cannot be read ({why})"
         return result
     result.ok, result.program, result.runner = True, program, runner if runner.is_file() else None
     return result
@@ -314,17 +303,32 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
 MODULE_FILE = "module.fatbin"
 
 
-def write_module(student_object: Path, path: Path) -> None:
+def write_module(student_object: Path, path: Path, *, sandbox: str = "auto", limits: Limits = Limits(),
+                 timeout: float = DEFAULT_BUILD_TIMEOUT) -> str:
     """Writes the device code of the student's object (its .nv_fatbin section; empty when it has none) to path,
     beside the lab program, which passes it to the checker (--module, mk/lab.mk's launcher): the device program
     lets the runner register that device code and no other, so the code the static checks read is the code that
-    runs (a fatbinary stored as data, or pieced together at run time, is refused: harness/device/runner_link.c)."""
-    elf = read_elf(student_object)
-    section = elf.section(".nv_fatbin")
-    data = elf.contents(section) if section else b""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    runs (a fatbinary stored as data, or pieced together at run time, is refused: harness/device/runner_link.c).
+    The object is read by `python3 -m grader.objfile fatbin` in the build's sandbox (build_sandbox.run_kit_python),
+    into a folder of its own. Returns "" or why it could not be read (the student's object's failure)."""
+    out = path.parent / "module-out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    try:
+        proc = run_kit_python("grader.objfile", ["fatbin", student_object, out / path.name],
+                              read_only=[student_object], writable=[out], sandbox=sandbox, limits=limits,
+                              timeout=timeout, log_path=path.parent / "module.log")
+    except ValueError as e:  # --require-sandbox and no bubblewrap: the build refused already
+        return str(e)
+    made = out / path.name
+    if proc.timed_out:
+        return f"reading it took longer than {timeout:g} s"
+    if proc.returncode != 0 or made.is_symlink() or not made.is_file():
+        return (trim_compiler_output(proc.output, path.parent, max_lines=3)
+                or limit_hint(proc.output, limits) or f"exit status {proc.returncode}")
+    os.replace(made, path)
+    shutil.rmtree(out, ignore_errors=True)
+    return ""
 
 
 __all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "kit_failure", "make_argv", "missing_package",

@@ -8,6 +8,12 @@ student's file; writable, only the output folder and a private /tmp of capped si
 network, no other processes, no capabilities, a new session, and nothing left when the grader dies.
 bwrap_usable() says whether bubblewrap runs here (it needs user namespaces, which some containers refuse).
 
+contain(argv, limits, ...) is the one way the grader runs a program over the student's bytes outside the runner:
+the compile, and the tools that read the compiled object (grader/static_check.py: nm, objdump, cuobjdump, zstd and
+the grader's own ELF reader, run as a program of their own; grader/build.py's fatbinary extraction): under the
+limits and in bubblewrap where it works, else under the limits alone (as the user nobody when the grader is root),
+which the build reports as fewer layers.
+
 The runner's sandbox (harness/checker/sandbox.c) is a different one, for a different program: the two share nothing.
 """
 import functools
@@ -99,6 +105,77 @@ def bwrap_argv(*, toolkit, read_only=(), writable=(), workdir=None, tmp_size=Non
     if workdir:
         argv += ["--chdir", str(workdir)]
     return argv + ["--"]
+
+
+NOBODY = 65534  # the uid and gid a sandboxed program without bubblewrap runs as, when the grader runs as root
+
+
+def as_nobody_here() -> bool:
+    """Whether a program without bubblewrap can drop to nobody: the grader runs as root and setpriv is installed."""
+    return os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
+def contain(argv, limits: Limits, *, bwrap: bool, toolkit, read_only=(), writable=(), workdir=None,
+            as_nobody: bool = False) -> list:
+    """The command line that runs argv over student bytes: under limits, inside bubblewrap (bwrap_argv: toolkit,
+    read_only and writable folders or files, workdir) when bwrap, else as the user nobody when as_nobody (root
+    without bubblewrap; the caller makes the writable folders nobody's), else under the limits alone."""
+    argv = [str(a) for a in argv]
+    if bwrap:
+        argv = bwrap_argv(toolkit=toolkit, read_only=read_only, writable=writable, workdir=workdir,
+                          tmp_size=limits.tmp_size) + argv
+    elif as_nobody:
+        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv]
+    return limited(argv, limits)
+
+
+def python_argv(module: str, *args) -> tuple:
+    """(argv running `python3 -m module args` with the grader's Python and the standard library alone (-E -S: no
+    environment, no site packages; the kit's folder is the current one), the folders that Python needs to be seen
+    read-only in the sandbox beyond /usr)."""
+    exe = Path(sys.executable).resolve()
+    extra = [] if exe.is_relative_to("/usr") else [exe.parent, Path(sys.base_prefix).resolve()]
+    return [str(exe), "-E", "-S", "-m", module, *map(str, args)], extra
+
+
+def tools_toolkit() -> Path:
+    """The CUDA toolkit folder whose tools (cuobjdump) read the object: cuobjdump's, else nvcc's, else /usr."""
+    for name in ("cuobjdump", os.environ.get("NVCC", "nvcc")):
+        found = shutil.which(name) or shutil.which(name, path="/usr/local/cuda/bin")
+        if found:
+            return toolkit_root(found)
+    return Path("/usr")
+
+
+def plan(sandbox: str, toolkit) -> str:
+    """"" when a program over student bytes can run in bubblewrap here (sandbox "auto" or "require"), else why
+    not ("turned off" for sandbox "off")."""
+    return "turned off" if sandbox == "off" else bwrap_usable(str(toolkit))
+
+
+KIT = Path(__file__).resolve().parent.parent
+TOOL_TIMEOUT = 300.0  # seconds a kit program over the student's object may take, the tools it starts included
+
+
+def run_kit_python(module: str, args, *, read_only=(), writable=(), sandbox: str = "auto",
+                   limits: Limits = Limits(), timeout: float = TOOL_TIMEOUT, log_path=None):
+    """Runs `python3 -m module args` (a module of the kit's grader/ package, standard library only) over student
+    bytes, contained (contain): the kit's grader/ folder, read_only and the CUDA toolkit's tools (tools_toolkit) seen
+    read-only, writable (folders made nobody's where it runs as nobody) the only places it may write. sandbox:
+    "auto" (bubblewrap where it works), "off", or "require" (ValueError, a kit problem, when bubblewrap cannot run).
+    Returns the grader.process.Process."""
+    from grader.process import run_process  # here: the build's sandbox module stays free of the grader's others
+    toolkit = tools_toolkit()
+    why_not = plan(sandbox, toolkit)
+    if why_not and sandbox == "require":
+        raise ValueError(f"the build's sandbox cannot run here (a kit problem): {why_not}")
+    argv, extra = python_argv(module, *args)
+    nobody = bool(why_not) and as_nobody_here()
+    for folder in writable if nobody else ():
+        os.chown(folder, NOBODY, NOBODY)
+    argv = contain(argv, limits, bwrap=not why_not, toolkit=toolkit, read_only=[KIT / "grader", *extra, *read_only],
+                   writable=writable, workdir=KIT, as_nobody=nobody)
+    return run_process(argv, timeout=timeout, cwd=KIT, log_path=log_path)
 
 
 ALLOW_WEAKER = "--allow-weaker-sandbox"

@@ -4,7 +4,11 @@ they are compressed. ToolError: nm, objdump or cuobjdump failed or is missing (a
 
 Names and listings are student bytes: the tools' output is read as bytes and decoded with surrogateescape
 (grader/text.py), as are the names in the ELF file's own string tables, so a byte that is not UTF-8 (0xff) in a
-symbol name reads the same from nm and from the file, and never stops the checks."""
+symbol name reads the same from nm and from the file, and never stops the checks.
+
+Everything here reads hostile bytes, so the grader never calls it in its own process: grader/static_check.py runs
+its checks as a program of their own in the build's sandbox, and `python3 -m grader.objfile fatbin OBJECT OUT` (run
+so by grader/build.py) writes the object's .nv_fatbin section to OUT."""
 import re
 import shutil
 import struct
@@ -295,3 +299,37 @@ def extract_with_cuobjdump(path, kind: str = "elf") -> list | None:
         if done.returncode != 0 or not found:
             return None
         return [f.read_bytes() for f in found]
+
+
+def write_fatbin(student_object, path) -> None:
+    """Writes the .nv_fatbin section of the object at student_object to path (empty when it has none). ToolError
+    when the object cannot be read."""
+    elf = read_elf(student_object)
+    section = elf.section(".nv_fatbin")
+    try:
+        data = elf.contents(section) if section else b""
+    except (ValueError, IndexError) as e:
+        raise ToolError(f"cannot read {student_object}: {e}") from None
+    Path(path).write_bytes(data)
+
+
+def main(argv=None) -> int:
+    """`python3 -m grader.objfile fatbin OBJECT OUT`: 0 with OUT written, 1 with why on stderr."""
+    import argparse
+    import sys
+    p = argparse.ArgumentParser(prog="python3 -m grader.objfile", description="Reads a compiled object's parts.")
+    sub = p.add_subparsers(dest="command", required=True)
+    fat = sub.add_parser("fatbin", help="write the object's .nv_fatbin section (its device code) to OUT")
+    fat.add_argument("object")
+    fat.add_argument("out")
+    args = p.parse_args(argv)
+    try:
+        write_fatbin(args.object, args.out)
+    except (ToolError, OSError) as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

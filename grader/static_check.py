@@ -6,6 +6,12 @@ on the list of what a lab file may call ..."), and notes on anything it could no
 with findings 0 points on every test and runs none of them. ToolError means the kit's tools (nm, objdump from
 binutils) are missing or failed: a kit problem, never a pass.
 
+The checks read hostile bytes, with the grader's ELF reader (grader/objfile.py) and with nm, objdump, cuobjdump and
+zstd: check_object runs them as a program of their own (`python3 -m grader.static_check OBJECT PATTERN OUT`,
+inspect_object) in the build's sandbox (grader/build_sandbox.py: bubblewrap, the compile's resource limits), and
+reads back its verdict as data. A check that crashes, hangs or runs past a limit on the object is the object's
+failure (the finding "unreadable"), never the grader's.
+
 What is looked at:
   - what the file calls (every undefined host symbol, weak ones too): it must be on the allow-list of
     grader/lab_calls.toml for the lab's pattern; atexit, __cxa_atexit and the calls that register device code
@@ -34,6 +40,7 @@ within the CUDA runtime (register a module the checks never saw, say).
 """
 import fnmatch
 import functools
+import json
 import re
 import struct
 import tempfile
@@ -41,6 +48,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.build_sandbox import TOOL_TIMEOUT, Limits, run_kit_python
 from grader.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
                             require_tools, run_tool)
 from grader.text import printable
@@ -560,22 +568,103 @@ UNREADABLE_SAYS = ("the kit could not read your object file: {error}. The object
                    "quoting this message")
 
 
-def check_object(path, pattern: str) -> Verdict:
-    """The static checks of one student object (built from the file of a lab of the given harness pattern).
+CRASHED_SAYS = ("the kit's static checks of your object file did not finish: {why}. Every test of this lab scores 0. "
+                "Write the lab in plain CUDA C++; if it is plain, tell the course staff, quoting this message")
+VERDICT_FILE, STARTED_FILE = "verdict.json", "started"
 
-    ToolError (a kit problem) when nm or objdump is missing or the kit's allow-list cannot be read. Whatever else
-    goes wrong while the object is read (a tool that fails on it, an exception of the checks on what is in it) is
-    the object's: one finding, "unreadable", that says so (UNREADABLE_SAYS), never a pass and never the kit's."""
-    tools = require_tools()
+
+def check_object(path, pattern: str, *, sandbox: str = "auto", limits: Limits = Limits(),
+                 timeout: float = TOOL_TIMEOUT) -> Verdict:
+    """The static checks of one student object (built from the file of a lab of the given harness pattern), run by
+    inspect_object in a program of its own, in the build's sandbox (sandbox: "auto", "require" or "off", as
+    grader.build.build_lab's; limits: its resource limits; timeout: seconds for all of it).
+
+    ToolError (a kit problem) when nm or objdump is missing, the kit's allow-list cannot be read, the sandbox is
+    required and cannot run, or the checks' program did not start. A program that started and then crashed, hung
+    or ran past a limit on the object is the object's failure: one finding, "unreadable"."""
+    path = Path(path).resolve()
+    _kit_ready(pattern)
+    with tempfile.TemporaryDirectory(prefix="static-check-") as tmp:
+        out = Path(tmp)
+        try:
+            proc = run_kit_python("grader.static_check", [path, pattern, out], read_only=[path] if path.exists()
+                                  else [], writable=[out], sandbox=sandbox, limits=limits, timeout=timeout)
+        except ValueError as e:  # bubblewrap required and missing
+            raise ToolError(str(e)) from None
+        if not (out / STARTED_FILE).is_file():
+            raise ToolError(f"the static checks' program did not start (a kit problem): "
+                            f"{printable(proc.output.strip(), keep='')[-500:] or f'exit status {proc.returncode}'}")
+        verdict = _read_verdict(out / VERDICT_FILE)
+    if proc.timed_out:
+        why = f"they ran longer than {timeout:g} s"
+    elif verdict is not None and proc.returncode == 0:
+        return verdict
+    elif proc.returncode is not None and proc.returncode < 0:
+        why = f"they were killed by signal {-proc.returncode} (a limit: {limits.cpu_seconds} s of CPU time, " \
+              f"{limits.address_space >> 30} GiB of memory)"
+    else:
+        tail = printable(proc.output.strip(), keep="").splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        why = f"they stopped ({tail[0][:300]})"
+    return Verdict([Finding("unreadable", CRASHED_SAYS.format(why=why))])
+
+
+def _kit_ready(pattern: str) -> None:
+    """ToolError when the kit cannot check objects here: nm or objdump missing, lab_calls.toml unreadable."""
+    require_tools()
     try:
         allowed_for(pattern)  # a broken lab_calls.toml is the kit's problem, found before the object is read
     except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError) as e:
         raise ToolError(f"the kit's {CALLS_TABLE.name} cannot be read: {e}") from None
+
+
+def _read_verdict(path: Path) -> Verdict | None:
+    """The Verdict the checks' program wrote (JSON: findings as [key, message] pairs, notes), or None when it wrote
+    none or something else."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        findings = [Finding(str(key), str(message)) for key, message in data["findings"]]
+        return Verdict(findings, [str(n) for n in data["notes"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def inspect_object(path, pattern: str) -> Verdict:
+    """The static checks of one student object, in this process: only for the checks' own program (main), which
+    check_object runs in the sandbox.
+
+    ToolError (a kit problem) as check_object's. Whatever else goes wrong while the object is read (a tool that fails
+    on it, an exception of the checks on what is in it) is the object's: one finding, "unreadable", that says so
+    (UNREADABLE_SAYS), never a pass and never the kit's."""
+    tools = require_tools()
+    _kit_ready(pattern)
     try:
         return _check_object(tools, Path(path), pattern)
     except Exception as e:  # noqa: BLE001 - the student's object made the checks fail: the student's failure
         error = printable(f"{type(e).__name__ if not isinstance(e, ToolError) else 'a tool failed'}: {e}", keep="")
         return Verdict([Finding("unreadable", UNREADABLE_SAYS.format(error=error[:300]))])
+
+
+def main(argv=None) -> int:
+    """`python3 -m grader.static_check OBJECT PATTERN OUT`: writes OUT/started once the kit is ready (the tools found,
+    the allow-list read), then OUT/verdict.json. Exit status 0, or 1 after a kit problem's message on stderr."""
+    import argparse
+    import sys
+    p = argparse.ArgumentParser(prog="python3 -m grader.static_check",
+                                description="The grader's static checks of one compiled lab file.")
+    p.add_argument("object")
+    p.add_argument("pattern")
+    p.add_argument("out", type=Path, help="a folder for the files 'started' and 'verdict.json'")
+    args = p.parse_args(argv)
+    try:
+        _kit_ready(args.pattern)
+    except ToolError as e:
+        print(e, file=sys.stderr)
+        return 1
+    (args.out / STARTED_FILE).write_text("")
+    verdict = inspect_object(args.object, args.pattern)
+    data = {"findings": [[f.key, f.message] for f in verdict.findings], "notes": verdict.notes}
+    (args.out / VERDICT_FILE).write_text(json.dumps(data), encoding="utf-8")
+    return 0
 
 
 def _check_object(tools: dict, path: Path, pattern: str) -> Verdict:
@@ -591,3 +680,7 @@ def _check_object(tools: dict, path: Path, pattern: str) -> Verdict:
     findings += check_startup(elf, symbols)
     findings += check_syscalls(listing, elf)
     return Verdict(findings, notes)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -383,10 +383,67 @@ class Rules(unittest.TestCase):
             self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
             self.assertIn("the kit could not read your object file: ", verdict.findings[0].message)
             with mock.patch("grader.static_check.read_symbols", side_effect=UnicodeDecodeError(
-                    "utf-8", b"\xff", 0, 1, "invalid start byte")):
-                verdict = static_check.check_object(write_file(tmp, "student.o", "not an object"), "reduce")
+                    "utf-8", b"\xff", 0, 1, "invalid start byte")):  # in this process: the sandboxed program's part
+                verdict = static_check.inspect_object(write_file(tmp, "student.o", "not an object"), "reduce")
         self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
         self.assertIn("UnicodeDecodeError", verdict.findings[0].message)
+
+    def test_the_checks_run_in_the_build_sandbox(self):
+        """nm, objdump, cuobjdump, zstd and the ELF reader read the object in a program of their own, inside
+        bubblewrap where it works and under the compile's resource limits, never in the grader's process."""
+        if not (shutil.which("nm") and shutil.which("objdump")):
+            self.skipTest("binutils (nm, objdump) is not installed here")
+        from grader import build_sandbox
+        seen = []
+        real = build_sandbox.limited
+
+        def spy(argv, limits):
+            seen.append(list(argv))
+            return real(argv, limits)
+
+        limits = build_sandbox.Limits()
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(build_sandbox, "limited", spy), \
+                mock.patch.object(static_check, "read_symbols", side_effect=AssertionError("read in the grader")):
+            obj = write_file(tmp, "student.o", "not an object")
+            verdict = static_check.check_object(obj, "reduce")
+            self.assertEqual([f.key for f in verdict.findings], ["unreadable"])  # nm's failure, from the sandbox
+            self.assertEqual(len(seen), 1)
+            self.assertIn("grader.static_check", seen[0])
+            bwrap = not build_sandbox.plan("auto", build_sandbox.tools_toolkit())
+            self.assertEqual(seen[0][0] == build_sandbox.bwrap_program(), bwrap, seen[0])
+            if bwrap:
+                self.assertIn("--unshare-all", seen[0])
+                k = seen[0].index("--ro-bind", seen[0].index(str(KIT / "grader")) - 2)
+                self.assertEqual(seen[0][k + 1], str(KIT / "grader"))  # the kit's code, read-only
+            seen.clear()
+            static_check.check_object(obj, "reduce", sandbox="off")
+            self.assertNotIn(build_sandbox.bwrap_program(), seen[0])
+
+    def test_a_check_that_dies_is_the_students_failure(self):
+        """A checks' program that started and was then killed (by a resource limit) or hung past its timeout is the
+        object's failure, with the limit named; one that never started is the kit's."""
+        if not (shutil.which("nm") and shutil.which("objdump")):
+            self.skipTest("binutils (nm, objdump) is not installed here")
+        from grader import build_sandbox
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(static_check, "run_kit_python") as run:
+            run.side_effect = lambda *a, writable, **k: (
+                (Path(writable[0]) / static_check.STARTED_FILE).write_text(""),
+                __import__("grader.process", fromlist=["Process"]).Process(-9, "", 1.0))[1]
+            verdict = static_check.check_object(write_file(tmp, "student.o", "x"), "reduce",
+                                                limits=build_sandbox.Limits(cpu_seconds=1))
+            self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
+            self.assertIn("killed by signal 9 (a limit: 1 s of CPU time", verdict.findings[0].message)
+            run.side_effect = lambda *a, writable, **k: (
+                (Path(writable[0]) / static_check.STARTED_FILE).write_text(""),
+                __import__("grader.process", fromlist=["Process"]).Process(None, "", 4.0))[1]
+            verdict = static_check.check_object(write_file(tmp, "student.o", "x"), "reduce", timeout=4)
+            self.assertEqual([f.key for f in verdict.findings], ["unreadable"])  # a hang: the object's, not ours
+            self.assertIn("did not finish: they ran longer than 4 s", verdict.findings[0].message)
+            run.side_effect = lambda *a, **k: __import__("grader.process", fromlist=["Process"]).Process(
+                1, "ModuleNotFoundError: No module named 'grader'", 0.1)
+            with self.assertRaises(ToolError) as caught:  # it never started: the kit's problem
+                static_check.check_object(write_file(tmp, "student.o", "x"), "reduce")
+            self.assertIn("did not start (a kit problem)", str(caught.exception))
 
     def test_a_broken_allow_list_is_still_a_kit_error(self):
         if not (shutil.which("nm") and shutil.which("objdump")):
