@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.process import Process, run_process
+from grader.seed import SeedPipe, split_seed
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CUDA, EXIT_NO_DEVICE, EXIT_TIMEOUT = 0, 1, 2, 3, 77, 124
 NO_DEVICE_MESSAGE = "not run: this machine has no CUDA device; grading needs an NVIDIA GPU"
@@ -168,17 +169,6 @@ def interpret(proc: Process, lines: list, timeout: float, source: str = "the lab
     return done("pass", f"{len(cases)} case{'s' if len(cases) != 1 else ''} passed")
 
 
-def secret_args(args) -> tuple:
-    """(the arguments without `--seed S`, S or None): the seed goes to the program through a pipe instead."""
-    args = list(args)
-    if "--seed" not in args:
-        return args, None
-    k = args.index("--seed")
-    if k + 1 >= len(args):
-        return args, None
-    return args[:k] + args[k + 2:], args[k + 1]
-
-
 class LineReader(threading.Thread):
     """Reads a pipe as it fills and hands each line (bytes, without its newline) to on_line, the last one too if
     the pipe ends without a newline. A line that grows past max_line bytes goes to on_overlong as its first max_line
@@ -288,25 +278,17 @@ def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
-    args, seed = secret_args(args)
+    args, seed = split_seed(args)
     result_read, result_write = os.pipe()
-    fds = [result_write]
-    argv = [str(program), *args, "--result-fd", str(result_write), "--quiet"]
-    seed_read = None
-    if seed is not None:
-        seed_read, seed_write = os.pipe()
-        os.write(seed_write, f"{seed}\n".encode())  # a few bytes: the pipe holds them until the program reads
-        os.close(seed_write)
-        fds.append(seed_read)
-        argv[1 + len(args):1 + len(args)] = ["--seed-fd", str(seed_read)]
     drain = Drain(result_read, result)
     drain.start()
     try:
-        proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
+        with SeedPipe(seed) as pipe:
+            argv = [str(program), *args, *pipe.argv, "--result-fd", str(result_write), "--quiet"]
+            proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log",
+                               pass_fds=[result_write, *pipe.fds])
     finally:
         os.close(result_write)  # the program and its children are gone: the drain sees the end of the pipe
-        if seed_read is not None:
-            os.close(seed_read)
         drain.join(timeout=30)
     return interpret(proc, read_result_lines(result), timeout, source)
 
@@ -345,22 +327,16 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
-    seed, lists = None, []
+    seeds, lists = set(), []
     for args, limit in zip(runs, timeouts):
-        args, found = secret_args(args)
-        seed = seed if found is None else found
+        args, found = split_seed(args)
+        seeds.add(found)
         lists.append([*args, "--timeout", f"{limit:g}"])
+    seeds.discard(None)
+    if len(seeds) > 1:  # one checker reads one seed: the lists of one program share it
+        raise ValueError(f"the runs of one program carry {len(seeds)} different seeds")
     result_read, result_write = os.pipe()
     runs_read, runs_write = os.pipe()
-    fds = [result_write, runs_read]
-    argv = [str(program), "--runs-fd", str(runs_read), "--result-fd", str(result_write), "--quiet"]
-    seed_read = None
-    if seed is not None:
-        seed_read, seed_write = os.pipe()
-        os.write(seed_write, f"{seed}\n".encode())
-        os.close(seed_write)
-        fds.append(seed_read)
-        argv += ["--seed-fd", str(seed_read)]
     feed = _Feed(runs_write, _runs_payload(lists))
     feed.start()
     drain = Drain(result_read, result)
@@ -368,12 +344,14 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     total = sum(timeouts) + slack
     start = time.monotonic()
     try:
-        proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds)
+        with SeedPipe(next(iter(seeds), None)) as pipe:
+            argv = [str(program), "--runs-fd", str(runs_read), "--result-fd", str(result_write), "--quiet",
+                    *pipe.argv]
+            proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log",
+                               pass_fds=[result_write, runs_read, *pipe.fds])
     finally:
         os.close(result_write)
         os.close(runs_read)
-        if seed_read is not None:
-            os.close(seed_read)
         drain.join(timeout=30)
         feed.join(timeout=5)
     lines = read_result_lines(result)

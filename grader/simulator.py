@@ -43,9 +43,10 @@ import shlex
 from pathlib import Path
 
 from grader import build as build_mod
-from grader.run import Drain, interpret, read_result_lines, run_process, secret_args
+from grader.run import Drain, interpret, read_result_lines, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.schedules import run_schedules
+from grader.seed import SeedPipe, split_seed
 from grader.no_gpu import in_lab_folder
 from grader.patterns import parse_size, pattern as pattern_named
 from grader.score import TestResult, hung_labs, reproduce_line
@@ -121,29 +122,23 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"
     result.unlink(missing_ok=True)
-    args, seed = secret_args(args)
+    args, seed = split_seed(args)
     result_read, result_write = os.pipe()
     report_read, report_write = _high_pipe(REPORT_FD_MIN)
     os.set_blocking(report_read, False)
-    fds = [result_write, report_write]
-    argv = [str(program), *args, "--result-fd", str(result_write), "--quiet", "--runner-fd", str(report_write)]
-    seed_read = None
-    if seed is not None:
-        seed_read, seed_write = os.pipe()
-        os.write(seed_write, f"{seed}\n".encode())
-        os.close(seed_write)
-        fds.append(seed_read)
-        argv += ["--seed-fd", str(seed_read)]
     copy, reader = Drain(result_read, result), ReportReader(report_read)
     copy.start()
     reader.start()
     try:
-        proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log", pass_fds=fds,
-                           env={**sim_env(budget=True, report_fd=report_write), **(env or {})})
+        with SeedPipe(seed) as pipe:
+            argv = [str(program), *args, "--result-fd", str(result_write), "--quiet", "--runner-fd", str(report_write),
+                    *pipe.argv]
+            proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log",
+                               pass_fds=[result_write, report_write, *pipe.fds],
+                               env={**sim_env(budget=True, report_fd=report_write), **(env or {})})
     finally:
-        for fd in (result_write, report_write, seed_read):
-            if fd is not None:
-                os.close(fd)
+        for fd in (result_write, report_write):
+            os.close(fd)
         copy.join(timeout=30)
         reader.stop(DRAIN_GRACE)
         os.close(report_read)
@@ -164,7 +159,7 @@ def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source:
     outcome.sim = report
     judge_run(outcome, report)
     report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
-                  "args": [str(a) for a in secret_args(args)[0]]}
+                  "args": split_seed(args)[0]}
     (Path(workdir) / "sim-report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
     return outcome
 
