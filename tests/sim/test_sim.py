@@ -9,6 +9,7 @@ each wrong submission are graded once, in temporary build folders; the harness o
 (build/sim/harness). About three minutes on 16 cores, the first build of the harness included.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,51 +27,28 @@ from tests.timing import slow
 
 KIT = Path(__file__).resolve().parents[2]
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
-# The run-time bugs, and what the simulator must make of them (any of these words in a lost row counts).
-RUNTIME_BUGS = {
-    "double-count": "wrong sum",
-    "drop-one": "wrong sum",
-    "out-of-bounds-write": "wrote past the end",
-    "overflow-write": "wrote past the end",
-    "unstable": "input order",
-    "no-barrier": "race",
-    "infinite-loop": "loops forever",
-    "volatile-last-warp": "race",
-    "small-shared-array": "shared",
-    "no-load-barrier": "race",
-    "barrier-in-branch": "__syncthreads()",
-}
-
-# The bugs the simulator itself finds (not the harness's checks), and the file:line it must name.
-WITH_LINE = {
-    "no-barrier": r"kernel scan_tiles_kernel\(.*scan\.cu:\d+ and scan\.cu:\d+",
-    "volatile-last-warp": r"kernel reduce_kernel\(.*reduce\.cu:\d+ and reduce\.cu:\d+",
-    "small-shared-array": r"out-of-bounds shared access .*reduce\.cu:\d+ .* thread \(\d+,0,0\)",
-}
-
-# The known-wrong submissions that are not run-time bugs, and what the simulator grading makes of them: the static
-# checks and the compiler catch the first five before anything runs; scribbles-input fails the harness's input check.
-CAUGHT_BEFORE_RUNNING = {
-    "compile-error": "does not compile",
-    "host-sum": "FORBIDDEN",
-    "library-call": "FORBIDDEN",
-    "reads-expected": "FORBIDDEN",
-    "static-constructor": "FORBIDDEN",
-    "scribbles-input": "the input was modified",
-}
-# Known-wrong submissions only a GPU can catch, and why: every one in mutations.toml is in one of the three tables.
-GPU_ONLY = {
-    "cached-sum": "it replays its last sum only when the same buffers and size come back: on a GPU one runner "
-                  "program runs a lab's datasets one after another (two of n = 1) and the benchmark; the simulator "
-                  "runs each case in a program of its own and no benchmark",
-}
+# The known-wrong submissions' expected verdicts, written once in tools/instructor/variants/mutations.toml (its
+# header says the keys): the run-time bugs and the words a lost row must say; the simulator's findings that must name
+# the student's file and line; those the compiler, the static checks or the input check catch before anything runs;
+# those only a GPU can catch.
+TABLE = mutations()
+RUNTIME_BUGS = {n: m["verdict"] for n, m in TABLE.items() if m.get("caught") == "running"}
+WITH_LINE = {n: m["finding"] for n, m in TABLE.items() if m.get("finding")}
+CAUGHT_BEFORE_RUNNING = {n: m["verdict"] for n, m in TABLE.items() if m.get("caught") == "before running"}
+GPU_ONLY = {n: m["gpu_only"] for n, m in TABLE.items() if m.get("caught") == "gpu only"}
 
 
 class Helpers(unittest.TestCase):
-    def test_every_known_wrong_submission_has_a_verdict_here(self):
-        listed = set(RUNTIME_BUGS) | set(CAUGHT_BEFORE_RUNNING) | set(GPU_ONLY)
-        self.assertEqual(set(mutations()) - listed, set(), "add the new submission to a table above")
-        self.assertEqual(listed - set(mutations()), set(), "a submission the tables name is gone")
+    def test_every_known_wrong_submission_has_a_verdict(self):
+        for name, m in TABLE.items():
+            with self.subTest(mutation=name):
+                where = (f"tools/instructor/variants/mutations.toml [{name}]: see its header and docs/AUTHORING.md, "
+                         f"'A wrong variant'")
+                self.assertIn(m.get("caught"), ("running", "before running", "gpu only"), f"{where}: no `caught`")
+                key = "gpu_only" if m["caught"] == "gpu only" else "verdict"
+                self.assertTrue(isinstance(m.get(key), str) and m[key].strip(), f"{where}: no `{key}`")
+                if "finding" in m:
+                    re.compile(m["finding"])
 
     def test_demangle(self):
         if not shutil.which("c++filt"):
