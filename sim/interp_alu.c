@@ -550,20 +550,662 @@ static uint64_t dot(const ptx_insn *ins, uint64_t a, uint64_t b, uint64_t c)
     return (uint32_t)r;
 }
 
+/* One ALU instruction as its handler sees it: the lanes it runs on (m), its destination D and its sources A to E
+   (32 lane values each, NULL where the instruction has fewer operands), and its type's facts. */
+typedef struct alu_args {
+    ctx *c;
+    warp *w;
+    const ptx_insn *ins;
+    uint32_t m;
+    int t, isf, ftz;
+    unsigned bits;
+    uint64_t *D;
+    const uint64_t *A, *B, *C, *E;
+} alu_args;
+
+/* A float result of .sat: clamped to [0, 1], NaN to 0. */
+static uint64_t saturate_float(uint64_t r, int t)
+{
+    double x = read_float(r, t);
+    x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+    return t == T_F32 ? bf32((float)x) : bf64(x);
+}
+
+/* mov d, a; mov.b64 {a, b}, d unpacks a register into a vector of them; mov.b64 d, {a, b} packs one. */
+static int alu_mov(const alu_args *x)
+{
+    const ptx_operand *o = x->ins->ops;
+    const uint32_t m = x->m;
+    const unsigned bits = x->bits;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    if (o[0].kind == OK_VEC) { /* unpack: mov.b64 {a, b}, d */
+        unsigned pb = bits / o[0].nvec;
+        for (int k = 0; k < o[0].nvec; k++)
+            if (o[0].vregs[k] >= 0) {
+                uint64_t *d = x->w->regs + (size_t)o[0].vregs[k] * 32;
+                FOR_LANES(m, d[l] = zx(A[l] >> (pb * k), pb));
+            }
+        return 0;
+    }
+    if (o[1].kind == OK_VEC) { /* pack: mov.b64 d, {a, b} */
+        unsigned pb = bits / o[1].nvec;
+        FOR_LANES(m, {
+            uint64_t v = 0;
+            for (int k = 0; k < o[1].nvec; k++) {
+                const uint64_t *S = sim_vec_src(x->c, x->w, &o[1], k);
+                if (S)
+                    v |= zx(S[l], pb) << (pb * k);
+            }
+            D[l] = v;
+        });
+        return 0;
+    }
+    if (x->t == T_PRED)
+        FOR_LANES(m, D[l] = A[l] & 1);
+    else
+        FOR_LANES(m, D[l] = zx(A[l], bits));
+    return 0;
+}
+
+static int alu_add_sub(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    const int t = x->t, ftz = x->ftz, add = ins->op == OP_ADD;
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (x->isf) {
+        if (t == T_F32 && !ftz && !(ins->flags & IF_SAT)) {
+            if (add)
+                FOR_LANES(m, D[l] = bf32(f32(A[l]) + f32(B[l])));
+            else
+                FOR_LANES(m, D[l] = bf32(f32(A[l]) - f32(B[l])));
+        } else if (ins->flags & IF_SAT) {
+            FOR_LANES(m, D[l] = saturate_float(fbin(ins->op, t, ftz, A[l], B[l]), t));
+        } else {
+            FOR_LANES(m, D[l] = fbin(ins->op, t, ftz, A[l], B[l]));
+        }
+    } else if (ins->flags & IF_SAT) {
+        FOR_LANES(m, D[l] = sat_s32(add ? sx(A[l], 32) + sx(B[l], 32) : sx(A[l], 32) - sx(B[l], 32)));
+    } else if (x->bits == 32) {
+        if (add)
+            FOR_LANES(m, D[l] = (uint32_t)(A[l] + B[l]));
+        else
+            FOR_LANES(m, D[l] = (uint32_t)(A[l] - B[l]));
+    } else if (x->bits == 64) {
+        if (add)
+            FOR_LANES(m, D[l] = A[l] + B[l]);
+        else
+            FOR_LANES(m, D[l] = A[l] - B[l]);
+    } else {
+        FOR_LANES(m, D[l] = zx(add ? A[l] + B[l] : A[l] - B[l], x->bits));
+    }
+    return 0;
+}
+
+static int alu_mul(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    const int t = x->t, ftz = x->ftz;
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (x->isf) {
+        if (t == T_F32 && !ftz && !(ins->flags & IF_SAT))
+            FOR_LANES(m, D[l] = bf32(f32(A[l]) * f32(B[l])));
+        else if (ins->flags & IF_SAT)
+            FOR_LANES(m, D[l] = saturate_float(fbin(OP_MUL, t, ftz, A[l], B[l]), t));
+        else
+            FOR_LANES(m, D[l] = fbin(OP_MUL, t, ftz, A[l], B[l]));
+    } else if (ins->mod == MUL_WIDE && t == T_U32) {
+        FOR_LANES(m, D[l] = (A[l] & 0xffffffffu) * (B[l] & 0xffffffffu));
+    } else if (ins->mod == MUL_WIDE && t == T_S32) {
+        FOR_LANES(m, D[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int64_t)(int32_t)B[l]));
+    } else {
+        FOR_LANES(m, D[l] = imul(ins->mod, t, A[l], B[l]));
+    }
+    return 0;
+}
+
+static int alu_mad_fma(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    const int t = x->t, ftz = x->ftz;
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    if (x->isf) {
+        if (t == T_F32)
+            FOR_LANES(m, {
+                float a = f32(A[l]), b = f32(B[l]), c = f32(C[l]);
+                if (ftz) {
+                    a = ftz32(a);
+                    b = ftz32(b);
+                    c = ftz32(c);
+                }
+                float r = fmaf(a, b, c);
+                if (ins->flags & IF_SAT)
+                    r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+                D[l] = bf32(ftz ? ftz32(r) : r);
+            });
+        else
+            FOR_LANES(m, D[l] = bf64(fma(f64(A[l]), f64(B[l]), f64(C[l]))));
+    } else if (ins->mod == MUL_WIDE) {
+        FOR_LANES(m, D[l] = imul(MUL_WIDE, t, A[l], B[l]) + C[l]);
+    } else if (ins->mod == MUL_HI && (ins->flags & IF_SAT)) {
+        FOR_LANES(m, D[l] = sat_s32((int64_t)sx(imul(MUL_HI, t, A[l], B[l]), 32) + sx(C[l], 32)));
+    } else if (x->bits == 32 && ins->mod == MUL_LO) {
+        FOR_LANES(m, D[l] = (uint32_t)(A[l] * B[l] + C[l]));
+    } else {
+        FOR_LANES(m, D[l] = zx(imul(ins->mod, t, A[l], B[l]) + C[l], x->bits));
+    }
+    return 0;
+}
+
+/* mul24 and mad24: the product of the operands' low 24 bits, .lo or .hi (bits 16-47). */
+static int alu_mul24(const alu_args *x)
+{
+    const int sgn = type_signed(x->t), hi = x->ins->mod == MUL_HI, mad = x->ins->op == OP_MAD24;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, {
+        uint64_t a = sgn ? (uint64_t)sx(A[l], 24) : zx(A[l], 24);
+        uint64_t b = sgn ? (uint64_t)sx(B[l], 24) : zx(B[l], 24);
+        uint64_t p = sgn ? (uint64_t)((int64_t)a * (int64_t)b) : a * b;
+        uint64_t r = hi ? p >> 16 : p;
+        if (mad)
+            r += C[l];
+        D[l] = zx(r, 32);
+    });
+    return 0;
+}
+
+/* sad d, a, b, c: c + |a - b|. */
+static int alu_sad(const alu_args *x)
+{
+    const unsigned bits = x->bits;
+    const int sgn = type_signed(x->t);
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, {
+        uint64_t d;
+        if (sgn) {
+            int64_t a = sx(A[l], bits), b = sx(B[l], bits);
+            d = (uint64_t)(a > b ? a - b : b - a);
+        } else {
+            uint64_t a = zx(A[l], bits), b = zx(B[l], bits);
+            d = a > b ? a - b : b - a;
+        }
+        D[l] = zx(d + C[l], bits);
+    });
+    return 0;
+}
+
+static int alu_div_rem(const alu_args *x)
+{
+    const int t = x->t, rem = x->ins->op == OP_REM;
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (x->isf)
+        FOR_LANES(m, D[l] = fbin(OP_DIV, t, x->ftz, A[l], B[l]));
+    else if (t == T_U32 && rem)
+        FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] % y : (uint32_t)A[l]; });
+    else if (t == T_U32)
+        FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] / y : 0xffffffffu; });
+    else if (t == T_U64 && rem)
+        FOR_LANES(m, D[l] = B[l] ? A[l] % B[l] : A[l]);
+    else if (t == T_U64)
+        FOR_LANES(m, D[l] = B[l] ? A[l] / B[l] : UINT64_MAX);
+    else
+        FOR_LANES(m, D[l] = idiv(rem, t, A[l], B[l]));
+    return 0;
+}
+
+static int alu_min_max(const alu_args *x)
+{
+    const int op = x->ins->op, t = x->t;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (x->isf)
+        FOR_LANES(x->m, D[l] = fbin(op, t, x->ftz, A[l], B[l]));
+    else
+        FOR_LANES(x->m, D[l] = imin_max(op == OP_MAX, t, A[l], B[l]));
+    return 0;
+}
+
+static int alu_copysign(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    FOR_LANES(x->m, D[l] = fbin(OP_COPYSIGN, x->t, 0, A[l], B[l]));
+    return 0;
+}
+
+static int alu_abs_neg(const alu_args *x)
+{
+    const int op = x->ins->op;
+    const unsigned bits = x->bits;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    if (x->isf)
+        FOR_LANES(x->m, D[l] = fun(op, x->t, x->ftz, A[l]));
+    else if (op == OP_NEG)
+        FOR_LANES(x->m, D[l] = zx(0 - A[l], bits));
+    else
+        FOR_LANES(x->m, {
+            int64_t v = sx(A[l], bits);
+            D[l] = zx((uint64_t)(v < 0 ? -v : v), bits);
+        });
+    return 0;
+}
+
+/* rcp, sqrt, rsqrt, sin, cos, lg2, ex2, tanh. */
+static int alu_float_unary(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, D[l] = fun(x->ins->op, x->t, x->ftz, A[l]));
+    return 0;
+}
+
+static int alu_testp(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, D[l] = (uint64_t)testp(x->ins->mod, x->t, A[l]));
+    return 0;
+}
+
+static int alu_and(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    FOR_LANES(x->m, D[l] = A[l] & B[l]);
+    if (x->bits < 64)
+        FOR_LANES(x->m, D[l] = zx(D[l], x->bits));
+    return 0;
+}
+
+static int alu_or(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    FOR_LANES(x->m, D[l] = zx(A[l] | B[l], x->bits));
+    return 0;
+}
+
+static int alu_xor(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    FOR_LANES(x->m, D[l] = zx(A[l] ^ B[l], x->bits));
+    return 0;
+}
+
+static int alu_not(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    if (x->t == T_PRED)
+        FOR_LANES(x->m, D[l] = !(A[l] & 1));
+    else
+        FOR_LANES(x->m, D[l] = zx(~A[l], x->bits));
+    return 0;
+}
+
+static int alu_cnot(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, D[l] = zx(A[l], x->bits) == 0);
+    return 0;
+}
+
+static int alu_shl(const alu_args *x)
+{
+    const unsigned bits = x->bits;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (bits == 32)
+        FOR_LANES(x->m, D[l] = (uint32_t)B[l] >= 32 ? 0 : (uint32_t)(A[l] << (uint32_t)B[l]));
+    else
+        FOR_LANES(x->m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l] << (uint32_t)B[l], bits));
+    return 0;
+}
+
+/* shr: arithmetic on signed types (a shift of the width or more leaves the sign), logical on the others. */
+static int alu_shr(const alu_args *x)
+{
+    const unsigned bits = x->bits;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (type_signed(x->t))
+        FOR_LANES(x->m, {
+            uint32_t s = (uint32_t)B[l];
+            D[l] = zx((uint64_t)(sx(A[l], bits) >> (s >= bits ? bits - 1 : s)), bits);
+        });
+    else
+        FOR_LANES(x->m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l], bits) >> (uint32_t)B[l]);
+    return 0;
+}
+
+static int alu_popc(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, {
+        uint64_t a = zx(A[l], x->bits);
+        D[l] = ptx_popc32((uint32_t)a) + ptx_popc32((uint32_t)(a >> 32));
+    });
+    return 0;
+}
+
+static int alu_clz(const alu_args *x)
+{
+    const unsigned bits = x->bits;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, {
+        uint64_t a = zx(A[l], bits);
+        D[l] = a == 0 ? bits : (uint64_t)(__builtin_clzll(a) - (64 - (int)bits));
+    });
+    return 0;
+}
+
+static int alu_brev(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, D[l] = brev(A[l], x->bits));
+    return 0;
+}
+
+static int alu_bfe(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = bfe(x->t, A[l], B[l], C[l]));
+    return 0;
+}
+
+static int alu_bfi(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C, *E = x->E;
+    FOR_LANES(x->m, D[l] = bfi(x->t, A[l], B[l], C[l], E[l]));
+    return 0;
+}
+
+static int alu_bfind(const alu_args *x)
+{
+    const int shiftamt = (x->ins->flags & IF_SHIFTAMT) != 0;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    FOR_LANES(x->m, D[l] = bfind(x->t, shiftamt, A[l]));
+    return 0;
+}
+
+static int alu_prmt(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = prmt(x->ins->mod, A[l], B[l], C[l]));
+    return 0;
+}
+
+/* dp4a and dp2a. */
+static int alu_dot(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = dot(x->ins, A[l], B[l], C[l]));
+    return 0;
+}
+
+static int alu_lop3(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C, *E = x->E;
+    FOR_LANES(x->m, D[l] = zx(lop3(A[l], B[l], C[l], (unsigned)E[l]), x->bits));
+    return 0;
+}
+
+static int alu_shf(const alu_args *x)
+{
+    const int left = x->ins->mod == SHF_L, clamp = x->ins->mod2 == SHF_CLAMP;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = shf(left, clamp, A[l], B[l], C[l]));
+    return 0;
+}
+
+static int alu_fns(const alu_args *x)
+{
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = fns((uint32_t)A[l], (uint32_t)B[l], (int32_t)C[l]));
+    return 0;
+}
+
+static int alu_set(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = set_value(ins, A[l], B[l], C ? (C[l] & 1) ^ ins->ops[3].neg : 0));
+    return 0;
+}
+
+/* r combined with predicate c by setp's boolean operation bop (BOOL_AND, _OR, _XOR). */
+static inline int bool_op(int bop, int r, int c)
+{
+    return bop == BOOL_AND ? (r & c) : bop == BOOL_OR ? (r | c) : (r ^ c);
+}
+
+/* setp on f16x2 or bf16x2: p gets the low halves' comparison, q the high halves'. */
+static void setp_half_pair(const alu_args *x, int bop, int cneg, uint64_t *Q)
+{
+    const int cmp = x->ins->mod, et = half_elem(x->t);
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, {
+        int r[2];
+        for (int k = 0; k < 2; k++) {
+            r[k] = compare(cmp, et, (A[l] >> (16 * k)) & 0xffff, (B[l] >> (16 * k)) & 0xffff);
+            if (bop)
+                r[k] = bool_op(bop, r[k], (int)(C[l] & 1) ^ cneg);
+        }
+        if (D)
+            D[l] = (uint64_t)r[0];
+        if (Q)
+            Q[l] = (uint64_t)r[1];
+    });
+}
+
+/* setp of plain 32- and 64-bit integers into one predicate, the common case, with loops of its own; 0 when it is
+   not that case. */
+static int setp_int_fast(const alu_args *x)
+{
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (x->bits == 32 && !type_signed(x->t)) {
+        switch (x->ins->mod) {
+        case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = (uint32_t)A[l] < (uint32_t)B[l]); return 1;
+        case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = (uint32_t)A[l] > (uint32_t)B[l]); return 1;
+        case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = (uint32_t)A[l] >= (uint32_t)B[l]); return 1;
+        case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = (uint32_t)A[l] <= (uint32_t)B[l]); return 1;
+        case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 1;
+        case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 1;
+        default: return 0;
+        }
+    }
+    if (x->bits == 32) {
+        switch (x->ins->mod) {
+        case CMP_LT: FOR_LANES(m, D[l] = (int32_t)A[l] < (int32_t)B[l]); return 1;
+        case CMP_GT: FOR_LANES(m, D[l] = (int32_t)A[l] > (int32_t)B[l]); return 1;
+        case CMP_GE: FOR_LANES(m, D[l] = (int32_t)A[l] >= (int32_t)B[l]); return 1;
+        case CMP_LE: FOR_LANES(m, D[l] = (int32_t)A[l] <= (int32_t)B[l]); return 1;
+        case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 1;
+        case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 1;
+        default: return 0;
+        }
+    }
+    if (x->bits == 64 && !type_signed(x->t)) {
+        switch (x->ins->mod) {
+        case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = A[l] < B[l]); return 1;
+        case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = A[l] > B[l]); return 1;
+        case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = A[l] >= B[l]); return 1;
+        case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = A[l] <= B[l]); return 1;
+        case CMP_EQ: FOR_LANES(m, D[l] = A[l] == B[l]); return 1;
+        case CMP_NE: FOR_LANES(m, D[l] = A[l] != B[l]); return 1;
+        default: return 0;
+        }
+    }
+    return 0;
+}
+
+/* setp.cmp[.bool].type p[|q], a, b[, c] */
+static int alu_setp(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    uint64_t *Q = ins->dst2 >= 0 ? x->w->regs + (size_t)ins->dst2 * 32 : NULL;
+    const int bop = ins->mod2 >= BOOL_AND && ins->mod2 <= BOOL_XOR && ins->nops > 3 ? ins->mod2 : 0;
+    const int cneg = ins->nops > 3 ? ins->ops[3].neg : 0;
+    if (half_pair(x->t)) {
+        setp_half_pair(x, bop, cneg, Q);
+        return 0;
+    }
+    if (!bop && !Q && !x->isf && setp_int_fast(x))
+        return 0;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, {
+        int r = compare(ins->mod, x->t, A[l], B[l]);
+        int nr = !r;
+        if (bop) {
+            int cv = (int)(C[l] & 1) ^ cneg;
+            r = bool_op(bop, r, cv);
+            nr = bool_op(bop, nr, cv);
+        }
+        if (D)
+            D[l] = (uint64_t)r;
+        if (Q)
+            Q[l] = (uint64_t)nr;
+    });
+    return 0;
+}
+
+static int alu_selp(const alu_args *x)
+{
+    const uint64_t cneg = (uint64_t)x->ins->ops[3].neg;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, D[l] = ((C[l] & 1) ^ cneg) ? A[l] : B[l]);
+    return 0;
+}
+
+static int alu_slct(const alu_args *x)
+{
+    const int ct = x->ins->type2;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B, *C = x->C;
+    FOR_LANES(x->m, {
+        int ge = ct == T_F32 ? f32(C[l]) >= 0.0f : sx(C[l], 32) >= 0;
+        D[l] = ge ? A[l] : B[l];
+    });
+    return 0;
+}
+
+static int alu_cvt(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    const int t = x->t, ftz = x->ftz, st = ins->type2, rnd = ins->mod2, sat = (ins->flags & IF_SAT) != 0;
+    const uint32_t m = x->m;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A, *B = x->B;
+    if (half_pair(t)) { /* cvt.rn.f16x2.f32 d, a, b: a into the high half, b into the low one */
+        FOR_LANES(m, D[l] = cvt_value(A[l], half_elem(t), st, rnd, sat, ftz) << 16 |
+                            cvt_value(B[l], half_elem(t), st, rnd, sat, ftz));
+        return 0;
+    }
+    if (t == T_U64 && st == T_U32 && !sat)
+        FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
+    else if (t == T_S64 && st == T_S32 && !sat)
+        FOR_LANES(m, D[l] = (uint64_t)(int64_t)(int32_t)A[l]);
+    else if ((t == T_U32 || t == T_S32) && (st == T_U64 || st == T_S64) && !sat)
+        FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
+    else
+        FOR_LANES(m, D[l] = cvt_value(A[l], t, st, rnd, sat, ftz));
+    return 0;
+}
+
+/* cvta.space.size d, a: space -> generic; cvta.to.space.size d, a: generic -> space */
+static int alu_cvta(const alu_args *x)
+{
+    const ptx_insn *ins = x->ins;
+    const unsigned bits = x->bits;
+    uint64_t base = ins->space == SP_SHARED ? PTX_GENERIC_SHARED
+                    : ins->space == SP_LOCAL ? PTX_GENERIC_LOCAL
+                    : ins->space == SP_PARAM || ins->space == SP_KPARAM ? PTX_GENERIC_PARAM
+                                                                          : 0;
+    uint64_t *D = x->D;
+    const uint64_t *A = x->A;
+    if (ins->flags & IF_CVTA_TO)
+        FOR_LANES(x->m, D[l] = zx(base && (A[l] & PTX_GENERIC_MASK) == base ? A[l] - base : A[l], bits));
+    else
+        FOR_LANES(x->m, D[l] = zx(base ? zx(A[l], 32) + base : A[l], bits));
+    return 0;
+}
+
+/* The handler of each ALU opcode; an opcode without one is not an ALU instruction the simulator runs. Adding an
+   instruction is one line here and one handler above (or one case of fbin, fun or compare). */
+static int (*const ALU_OPS[OP_COUNT])(const alu_args *) = {
+    [OP_MOV] = alu_mov,
+    [OP_ADD] = alu_add_sub, [OP_SUB] = alu_add_sub,
+    [OP_MUL] = alu_mul,
+    [OP_MAD] = alu_mad_fma, [OP_FMA] = alu_mad_fma,
+    [OP_MUL24] = alu_mul24, [OP_MAD24] = alu_mul24,
+    [OP_SAD] = alu_sad,
+    [OP_DIV] = alu_div_rem, [OP_REM] = alu_div_rem,
+    [OP_MIN] = alu_min_max, [OP_MAX] = alu_min_max,
+    [OP_COPYSIGN] = alu_copysign,
+    [OP_ABS] = alu_abs_neg, [OP_NEG] = alu_abs_neg,
+    [OP_RCP] = alu_float_unary, [OP_SQRT] = alu_float_unary, [OP_RSQRT] = alu_float_unary,
+    [OP_SIN] = alu_float_unary, [OP_COS] = alu_float_unary, [OP_LG2] = alu_float_unary,
+    [OP_EX2] = alu_float_unary, [OP_TANH] = alu_float_unary,
+    [OP_TESTP] = alu_testp,
+    [OP_AND] = alu_and, [OP_OR] = alu_or, [OP_XOR] = alu_xor, [OP_NOT] = alu_not, [OP_CNOT] = alu_cnot,
+    [OP_SHL] = alu_shl, [OP_SHR] = alu_shr,
+    [OP_POPC] = alu_popc, [OP_CLZ] = alu_clz, [OP_BREV] = alu_brev,
+    [OP_BFE] = alu_bfe, [OP_BFI] = alu_bfi, [OP_BFIND] = alu_bfind,
+    [OP_PRMT] = alu_prmt,
+    [OP_DP4A] = alu_dot, [OP_DP2A] = alu_dot,
+    [OP_LOP3] = alu_lop3, [OP_SHF] = alu_shf, [OP_FNS] = alu_fns,
+    [OP_SET] = alu_set, [OP_SETP] = alu_setp,
+    [OP_SELP] = alu_selp, [OP_SLCT] = alu_slct,
+    [OP_CVT] = alu_cvt, [OP_CVTA] = alu_cvta,
+};
+
+/* The operands are read once here; the carry chain (add.cc, addc, ...) and the half-precision types have
+   interpreters of their own (carry_op, interp_half.c), every other opcode its handler in ALU_OPS. */
 static int alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
 {
     const int t = ins->type;
-    const unsigned bits = tbits(t);
-    const int isf = type_float(t);
-    const int ftz = (ins->flags & IF_FTZ) != 0;
     const ptx_operand *o = ins->ops;
-    uint64_t *D = ins->nops > 0 && o[0].kind == OK_REG ? sim_dst(w, &o[0]) : NULL;
-    const uint64_t *A = ins->nops > 1 ? sim_opv(c, w, &o[1], 0) : NULL;
-    const uint64_t *B = ins->nops > 2 ? sim_opv(c, w, &o[2], 1) : NULL;
-    const uint64_t *C = ins->nops > 3 ? sim_opv(c, w, &o[3], 2) : NULL;
-    const uint64_t *E = ins->nops > 4 ? sim_opv(c, w, &o[4], 3) : NULL;
-    if (!isf && (ins->mod2 == MOD2_CC || ins->op == OP_ADDC || ins->op == OP_SUBC || ins->op == OP_MADC)) {
-        carry_op(w, ins, m, D, A, B, C);
+    const alu_args x = {
+        .c = c, .w = w, .ins = ins, .m = m, .t = t, .isf = type_float(t), .ftz = (ins->flags & IF_FTZ) != 0,
+        .bits = tbits(t),
+        .D = ins->nops > 0 && o[0].kind == OK_REG ? sim_dst(w, &o[0]) : NULL,
+        .A = ins->nops > 1 ? sim_opv(c, w, &o[1], 0) : NULL,
+        .B = ins->nops > 2 ? sim_opv(c, w, &o[2], 1) : NULL,
+        .C = ins->nops > 3 ? sim_opv(c, w, &o[3], 2) : NULL,
+        .E = ins->nops > 4 ? sim_opv(c, w, &o[4], 3) : NULL,
+    };
+    if (!x.isf && (ins->mod2 == MOD2_CC || ins->op == OP_ADDC || ins->op == OP_SUBC || ins->op == OP_MADC)) {
+        carry_op(w, ins, m, x.D, x.A, x.B, x.C);
         return 0;
     }
     if (t == T_F16 || t == T_BF16 || half_pair(t)) {
@@ -575,378 +1217,8 @@ static int alu(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             break;
         }
     }
-    switch (ins->op) {
-    case OP_MOV:
-        if (o[0].kind == OK_VEC) { /* unpack: mov.b64 {a, b}, d */
-            unsigned pb = bits / o[0].nvec;
-            for (int k = 0; k < o[0].nvec; k++)
-                if (o[0].vregs[k] >= 0) {
-                    uint64_t *d = w->regs + (size_t)o[0].vregs[k] * 32;
-                    FOR_LANES(m, d[l] = zx(A[l] >> (pb * k), pb));
-                }
-            return 0;
-        }
-        if (o[1].kind == OK_VEC) { /* pack: mov.b64 d, {a, b} */
-            unsigned pb = bits / o[1].nvec;
-            FOR_LANES(m, {
-                uint64_t v = 0;
-                for (int k = 0; k < o[1].nvec; k++) {
-                    const uint64_t *S = sim_vec_src(c, w, &o[1], k);
-                    if (S)
-                        v |= zx(S[l], pb) << (pb * k);
-                }
-                D[l] = v;
-            });
-            return 0;
-        }
-        if (t == T_PRED)
-            FOR_LANES(m, D[l] = A[l] & 1);
-        else
-            FOR_LANES(m, D[l] = zx(A[l], bits));
-        return 0;
-    case OP_ADD:
-    case OP_SUB:
-        if (isf) {
-            if (t == T_F32 && !ftz && !(ins->flags & IF_SAT)) {
-                if (ins->op == OP_ADD)
-                    FOR_LANES(m, D[l] = bf32(f32(A[l]) + f32(B[l])));
-                else
-                    FOR_LANES(m, D[l] = bf32(f32(A[l]) - f32(B[l])));
-            } else {
-                FOR_LANES(m, {
-                    uint64_t r = fbin(ins->op, t, ftz, A[l], B[l]);
-                    if (ins->flags & IF_SAT) {
-                        double x = read_float(r, t);
-                        x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
-                        r = t == T_F32 ? bf32((float)x) : bf64(x);
-                    }
-                    D[l] = r;
-                });
-            }
-        } else if (ins->flags & IF_SAT) {
-            FOR_LANES(m, D[l] = sat_s32(ins->op == OP_ADD ? sx(A[l], 32) + sx(B[l], 32) : sx(A[l], 32) - sx(B[l], 32)));
-        } else if (bits == 32) {
-            if (ins->op == OP_ADD)
-                FOR_LANES(m, D[l] = (uint32_t)(A[l] + B[l]));
-            else
-                FOR_LANES(m, D[l] = (uint32_t)(A[l] - B[l]));
-        } else if (bits == 64) {
-            if (ins->op == OP_ADD)
-                FOR_LANES(m, D[l] = A[l] + B[l]);
-            else
-                FOR_LANES(m, D[l] = A[l] - B[l]);
-        } else {
-            FOR_LANES(m, D[l] = zx(ins->op == OP_ADD ? A[l] + B[l] : A[l] - B[l], bits));
-        }
-        return 0;
-    case OP_MUL:
-        if (isf) {
-            if (t == T_F32 && !ftz && !(ins->flags & IF_SAT))
-                FOR_LANES(m, D[l] = bf32(f32(A[l]) * f32(B[l])));
-            else
-                FOR_LANES(m, {
-                    uint64_t r = fbin(OP_MUL, t, ftz, A[l], B[l]);
-                    if (ins->flags & IF_SAT) { /* mul.sat: clamped to [0, 1], NaN to 0 */
-                        double x = read_float(r, t);
-                        x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
-                        r = t == T_F32 ? bf32((float)x) : bf64(x);
-                    }
-                    D[l] = r;
-                });
-        } else if (ins->mod == MUL_WIDE && t == T_U32) {
-            FOR_LANES(m, D[l] = (A[l] & 0xffffffffu) * (B[l] & 0xffffffffu));
-        } else if (ins->mod == MUL_WIDE && t == T_S32) {
-            FOR_LANES(m, D[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int64_t)(int32_t)B[l]));
-        } else {
-            FOR_LANES(m, D[l] = imul(ins->mod, t, A[l], B[l]));
-        }
-        return 0;
-    case OP_MAD:
-    case OP_FMA:
-        if (isf) {
-            if (t == T_F32)
-                FOR_LANES(m, {
-                    float x = f32(A[l]), y = f32(B[l]), z = f32(C[l]);
-                    if (ftz) {
-                        x = ftz32(x);
-                        y = ftz32(y);
-                        z = ftz32(z);
-                    }
-                    float r = fmaf(x, y, z);
-                    if (ins->flags & IF_SAT)
-                        r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
-                    D[l] = bf32(ftz ? ftz32(r) : r);
-                });
-            else
-                FOR_LANES(m, D[l] = bf64(fma(f64(A[l]), f64(B[l]), f64(C[l]))));
-        } else if (ins->mod == MUL_WIDE) {
-            FOR_LANES(m, D[l] = imul(MUL_WIDE, t, A[l], B[l]) + C[l]);
-        } else if (ins->mod == MUL_HI && (ins->flags & IF_SAT)) {
-            FOR_LANES(m, D[l] = sat_s32((int64_t)sx(imul(MUL_HI, t, A[l], B[l]), 32) + sx(C[l], 32)));
-        } else if (bits == 32 && ins->mod == MUL_LO) {
-            FOR_LANES(m, D[l] = (uint32_t)(A[l] * B[l] + C[l]));
-        } else {
-            FOR_LANES(m, D[l] = zx(imul(ins->mod, t, A[l], B[l]) + C[l], bits));
-        }
-        return 0;
-    case OP_MUL24:
-    case OP_MAD24:
-        FOR_LANES(m, {
-            uint64_t x = type_signed(t) ? (uint64_t)sx(A[l], 24) : zx(A[l], 24);
-            uint64_t y = type_signed(t) ? (uint64_t)sx(B[l], 24) : zx(B[l], 24);
-            uint64_t p = type_signed(t) ? (uint64_t)((int64_t)x * (int64_t)y) : x * y;
-            uint64_t r = ins->mod == MUL_HI ? p >> 16 : p;
-            if (ins->op == OP_MAD24)
-                r += C[l];
-            D[l] = zx(r, 32);
-        });
-        return 0;
-    case OP_SAD:
-        FOR_LANES(m, {
-            uint64_t d;
-            if (type_signed(t)) {
-                int64_t x = sx(A[l], bits), y = sx(B[l], bits);
-                d = (uint64_t)(x > y ? x - y : y - x);
-            } else {
-                uint64_t x = zx(A[l], bits), y = zx(B[l], bits);
-                d = x > y ? x - y : y - x;
-            }
-            D[l] = zx(d + C[l], bits);
-        });
-        return 0;
-    case OP_DIV:
-    case OP_REM:
-        if (isf)
-            FOR_LANES(m, D[l] = fbin(OP_DIV, t, ftz, A[l], B[l]));
-        else if (t == T_U32 && ins->op == OP_REM)
-            FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] % y : (uint32_t)A[l]; });
-        else if (t == T_U32)
-            FOR_LANES(m, { uint32_t y = (uint32_t)B[l]; D[l] = y ? (uint32_t)A[l] / y : 0xffffffffu; });
-        else if (t == T_U64 && ins->op == OP_REM)
-            FOR_LANES(m, D[l] = B[l] ? A[l] % B[l] : A[l]);
-        else if (t == T_U64)
-            FOR_LANES(m, D[l] = B[l] ? A[l] / B[l] : UINT64_MAX);
-        else
-            FOR_LANES(m, D[l] = idiv(ins->op == OP_REM, t, A[l], B[l]));
-        return 0;
-    case OP_MIN:
-    case OP_MAX:
-        if (isf)
-            FOR_LANES(m, D[l] = fbin(ins->op, t, ftz, A[l], B[l]));
-        else
-            FOR_LANES(m, D[l] = imin_max(ins->op == OP_MAX, t, A[l], B[l]));
-        return 0;
-    case OP_COPYSIGN:
-        FOR_LANES(m, D[l] = fbin(OP_COPYSIGN, t, 0, A[l], B[l]));
-        return 0;
-    case OP_ABS:
-    case OP_NEG:
-        if (isf)
-            FOR_LANES(m, D[l] = fun(ins->op, t, ftz, A[l]));
-        else if (ins->op == OP_NEG)
-            FOR_LANES(m, D[l] = zx(0 - A[l], bits));
-        else
-            FOR_LANES(m, {
-                int64_t v = sx(A[l], bits);
-                D[l] = zx((uint64_t)(v < 0 ? -v : v), bits);
-            });
-        return 0;
-    case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_LG2: case OP_EX2: case OP_TANH:
-        FOR_LANES(m, D[l] = fun(ins->op, t, ftz, A[l]));
-        return 0;
-    case OP_TESTP:
-        FOR_LANES(m, D[l] = (uint64_t)testp(ins->mod, t, A[l]));
-        return 0;
-    case OP_AND:
-        FOR_LANES(m, D[l] = A[l] & B[l]);
-        if (bits < 64)
-            FOR_LANES(m, D[l] = zx(D[l], bits));
-        return 0;
-    case OP_OR:
-        FOR_LANES(m, D[l] = zx(A[l] | B[l], bits));
-        return 0;
-    case OP_XOR:
-        FOR_LANES(m, D[l] = zx(A[l] ^ B[l], bits));
-        return 0;
-    case OP_NOT:
-        if (t == T_PRED)
-            FOR_LANES(m, D[l] = !(A[l] & 1));
-        else
-            FOR_LANES(m, D[l] = zx(~A[l], bits));
-        return 0;
-    case OP_CNOT:
-        FOR_LANES(m, D[l] = zx(A[l], bits) == 0);
-        return 0;
-    case OP_SHL:
-        if (bits == 32)
-            FOR_LANES(m, D[l] = (uint32_t)B[l] >= 32 ? 0 : (uint32_t)(A[l] << (uint32_t)B[l]));
-        else
-            FOR_LANES(m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l] << (uint32_t)B[l], bits));
-        return 0;
-    case OP_SHR:
-        if (type_signed(t))
-            FOR_LANES(m, {
-                uint32_t s = (uint32_t)B[l];
-                D[l] = zx((uint64_t)(sx(A[l], bits) >> (s >= bits ? bits - 1 : s)), bits);
-            });
-        else
-            FOR_LANES(m, D[l] = (uint32_t)B[l] >= bits ? 0 : zx(A[l], bits) >> (uint32_t)B[l]);
-        return 0;
-    case OP_POPC:
-        FOR_LANES(m, { uint64_t x = zx(A[l], bits); D[l] = ptx_popc32((uint32_t)x) + ptx_popc32((uint32_t)(x >> 32)); });
-        return 0;
-    case OP_CLZ:
-        FOR_LANES(m, {
-            uint64_t x = zx(A[l], bits);
-            D[l] = x == 0 ? bits : (uint64_t)(__builtin_clzll(x) - (64 - (int)bits));
-        });
-        return 0;
-    case OP_BREV:
-        FOR_LANES(m, D[l] = brev(A[l], bits));
-        return 0;
-    case OP_BFE:
-        FOR_LANES(m, D[l] = bfe(t, A[l], B[l], C[l]));
-        return 0;
-    case OP_BFI:
-        FOR_LANES(m, D[l] = bfi(t, A[l], B[l], C[l], E[l]));
-        return 0;
-    case OP_BFIND:
-        FOR_LANES(m, D[l] = bfind(t, (ins->flags & IF_SHIFTAMT) != 0, A[l]));
-        return 0;
-    case OP_PRMT:
-        FOR_LANES(m, D[l] = prmt(ins->mod, A[l], B[l], C[l]));
-        return 0;
-    case OP_DP4A:
-    case OP_DP2A:
-        FOR_LANES(m, D[l] = dot(ins, A[l], B[l], C[l]));
-        return 0;
-    case OP_LOP3:
-        FOR_LANES(m, D[l] = zx(lop3(A[l], B[l], C[l], (unsigned)E[l]), bits));
-        return 0;
-    case OP_SHF:
-        FOR_LANES(m, D[l] = shf(ins->mod == SHF_L, ins->mod2 == SHF_CLAMP, A[l], B[l], C[l]));
-        return 0;
-    case OP_FNS:
-        FOR_LANES(m, D[l] = fns((uint32_t)A[l], (uint32_t)B[l], (int32_t)C[l]));
-        return 0;
-    case OP_SET:
-        FOR_LANES(m, D[l] = set_value(ins, A[l], B[l], C ? (C[l] & 1) ^ o[3].neg : 0));
-        return 0;
-    case OP_SETP: {
-        /* setp.cmp[.bool].type p[|q], a, b[, c] */
-        uint64_t *Q = ins->dst2 >= 0 ? w->regs + (size_t)ins->dst2 * 32 : NULL;
-        int bop = ins->mod2 >= BOOL_AND && ins->mod2 <= BOOL_XOR && ins->nops > 3 ? ins->mod2 : 0;
-        int cneg = ins->nops > 3 ? o[3].neg : 0;
-        if (half_pair(t)) { /* p gets the low halves' comparison, q the high halves' */
-            FOR_LANES(m, {
-                int r[2];
-                for (int k = 0; k < 2; k++) {
-                    r[k] = compare(ins->mod, half_elem(t), (A[l] >> (16 * k)) & 0xffff, (B[l] >> (16 * k)) & 0xffff);
-                    if (bop) {
-                        int cv = (int)(C[l] & 1) ^ cneg;
-                        r[k] = bop == BOOL_AND ? (r[k] & cv) : bop == BOOL_OR ? (r[k] | cv) : (r[k] ^ cv);
-                    }
-                }
-                if (D)
-                    D[l] = (uint64_t)r[0];
-                if (Q)
-                    Q[l] = (uint64_t)r[1];
-            });
-            return 0;
-        }
-        if (!bop && !Q && !isf && bits == 32 && !type_signed(t)) {
-            switch (ins->mod) {
-            case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = (uint32_t)A[l] < (uint32_t)B[l]); return 0;
-            case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = (uint32_t)A[l] > (uint32_t)B[l]); return 0;
-            case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = (uint32_t)A[l] >= (uint32_t)B[l]); return 0;
-            case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = (uint32_t)A[l] <= (uint32_t)B[l]); return 0;
-            case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 0;
-            case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 0;
-            default: break;
-            }
-        }
-        if (!bop && !Q && !isf && bits == 32 && type_signed(t)) {
-            switch (ins->mod) {
-            case CMP_LT: FOR_LANES(m, D[l] = (int32_t)A[l] < (int32_t)B[l]); return 0;
-            case CMP_GT: FOR_LANES(m, D[l] = (int32_t)A[l] > (int32_t)B[l]); return 0;
-            case CMP_GE: FOR_LANES(m, D[l] = (int32_t)A[l] >= (int32_t)B[l]); return 0;
-            case CMP_LE: FOR_LANES(m, D[l] = (int32_t)A[l] <= (int32_t)B[l]); return 0;
-            case CMP_EQ: FOR_LANES(m, D[l] = (uint32_t)A[l] == (uint32_t)B[l]); return 0;
-            case CMP_NE: FOR_LANES(m, D[l] = (uint32_t)A[l] != (uint32_t)B[l]); return 0;
-            default: break;
-            }
-        }
-        if (!bop && !Q && !isf && bits == 64 && !type_signed(t)) {
-            switch (ins->mod) {
-            case CMP_LT: case CMP_LO: FOR_LANES(m, D[l] = A[l] < B[l]); return 0;
-            case CMP_GT: case CMP_HI: FOR_LANES(m, D[l] = A[l] > B[l]); return 0;
-            case CMP_GE: case CMP_HS: FOR_LANES(m, D[l] = A[l] >= B[l]); return 0;
-            case CMP_LE: case CMP_LS: FOR_LANES(m, D[l] = A[l] <= B[l]); return 0;
-            case CMP_EQ: FOR_LANES(m, D[l] = A[l] == B[l]); return 0;
-            case CMP_NE: FOR_LANES(m, D[l] = A[l] != B[l]); return 0;
-            default: break;
-            }
-        }
-        FOR_LANES(m, {
-            int r = compare(ins->mod, t, A[l], B[l]);
-            int nr = !r;
-            if (bop) {
-                int cv = (int)(C[l] & 1) ^ cneg;
-                r = bop == BOOL_AND ? (r & cv) : bop == BOOL_OR ? (r | cv) : (r ^ cv);
-                nr = bop == BOOL_AND ? (nr & cv) : bop == BOOL_OR ? (nr | cv) : (nr ^ cv);
-            }
-            if (D)
-                D[l] = (uint64_t)r;
-            if (Q)
-                Q[l] = (uint64_t)nr;
-        });
-        return 0;
-    }
-    case OP_SELP: {
-        int cneg = o[3].neg;
-        FOR_LANES(m, D[l] = ((C[l] & 1) ^ (uint64_t)cneg) ? A[l] : B[l]);
-        return 0;
-    }
-    case OP_SLCT: {
-        int ct = ins->type2;
-        FOR_LANES(m, {
-            int ge = ct == T_F32 ? f32(C[l]) >= 0.0f : sx(C[l], 32) >= 0;
-            D[l] = ge ? A[l] : B[l];
-        });
-        return 0;
-    }
-    case OP_CVT: {
-        int st = ins->type2, rnd = ins->mod2, sat = (ins->flags & IF_SAT) != 0;
-        if (half_pair(t)) { /* cvt.rn.f16x2.f32 d, a, b: a into the high half, b into the low one */
-            FOR_LANES(m, D[l] = cvt_value(A[l], half_elem(t), st, rnd, sat, ftz) << 16 |
-                                cvt_value(B[l], half_elem(t), st, rnd, sat, ftz));
-            return 0;
-        }
-        if (t == T_U64 && st == T_U32 && !sat)
-            FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
-        else if (t == T_S64 && st == T_S32 && !sat)
-            FOR_LANES(m, D[l] = (uint64_t)(int64_t)(int32_t)A[l]);
-        else if ((t == T_U32 || t == T_S32) && (st == T_U64 || st == T_S64) && !sat)
-            FOR_LANES(m, D[l] = A[l] & 0xffffffffu);
-        else
-            FOR_LANES(m, D[l] = cvt_value(A[l], t, st, rnd, sat, ftz));
-        return 0;
-    }
-    case OP_CVTA: {
-        /* cvta.space.size d, a: space -> generic; cvta.to.space.size d, a: generic -> space */
-        uint64_t base = ins->space == SP_SHARED ? PTX_GENERIC_SHARED
-                        : ins->space == SP_LOCAL ? PTX_GENERIC_LOCAL
-                        : ins->space == SP_PARAM || ins->space == SP_KPARAM ? PTX_GENERIC_PARAM
-                                                                              : 0;
-        if (ins->flags & IF_CVTA_TO)
-            FOR_LANES(m, D[l] = zx(base && (A[l] & PTX_GENERIC_MASK) == base ? A[l] - base : A[l], bits));
-        else
-            FOR_LANES(m, D[l] = zx(base ? zx(A[l], 32) + base : A[l], bits));
-        return 0;
-    }
-    default:
-        break;
-    }
+    if ((unsigned)ins->op < OP_COUNT && ALU_OPS[ins->op])
+        return ALU_OPS[ins->op](&x);
     return sim_fail_unsupported(c, w, __builtin_ctz(m ? m : 1), ins);
 }
 
