@@ -12,6 +12,7 @@ from unittest import mock
 from grader.classroom import similarity
 from grader.config import load_config
 from grader.patterns import KIT
+from tests.grader.test_config import free_number
 from tools.instructor import make_class
 
 try:
@@ -164,9 +165,10 @@ class Usage(unittest.TestCase):
             status, err = self.main("--graded", tmp)
             self.assertEqual(status, similarity.EXIT_BROKEN)
             self.assertIn("run make grade-class first", err)
-            status, err = self.main(tmp, "--lab", "9")
+            free = str(int(free_number(load_config())))  # a number no lab of labs.toml has
+            status, err = self.main(tmp, "--lab", free)
             self.assertEqual(status, similarity.EXIT_BROKEN)
-            self.assertIn("no lab matches 9", err)
+            self.assertIn(f"no lab matches {free}", err)
 
     def test_without_copydetect_it_says_how_to_install_it(self):
         with mock.patch.dict("sys.modules", {"copydetect": None}):
