@@ -263,6 +263,11 @@ def _visibility(table: dict, where: str) -> str:
     return value
 
 
+def gradescope_settings(config) -> dict:
+    """labs.toml's [gradescope] settings of config, with their defaults."""
+    return {"output_format": "text", "visibility": "visible", **dict(getattr(config, "gradescope", ()) or ())}
+
+
 def _gradescope(raw, where: str) -> tuple:
     """The [gradescope] table: output_format (how Gradescope shows the outputs) and visibility (the default of the
     whole result; a test's own visibility overrides it)."""

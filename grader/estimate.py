@@ -63,7 +63,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from grader.patterns import KIT, parse_size, pattern as pattern_named
-from grader.simulator import sim_env
+from grader.sim_target import sim_env
 
 GPUS_FILE = Path(__file__).resolve().with_name("gpus.toml")
 DEFAULT_GPU = "H100"
@@ -367,21 +367,6 @@ def local_runner(program, *, cwd=KIT, timeout: float = 300.0):
                 return json.loads(report.read_text(encoding="utf-8")).get("kernels") or []
             except (OSError, ValueError) as e:
                 raise EstimateError(f"the run {' '.join(args)} left no report: {e}") from None
-    return run
-
-
-def grader_runner(program, args_of, *, workdir, cwd, source: str, timeout: float):
-    """A run(args, env) -> report kernels list for the grader (make grade SIM=1): the lab program run as every
-    grading run, in the sandbox with the report channel (simulator.run_with_report), args_of adding the grader's
-    sandbox demand. EstimateError when a run does not pass."""
-    from grader.simulator import run_with_report
-
-    def run(args, env):
-        outcome, report = run_with_report(program, args_of(args), timeout=timeout, workdir=workdir, cwd=cwd,
-                                          source=source, env=env)
-        if not outcome.passed:
-            raise EstimateError(f"its run {' '.join(args)} did not pass: {outcome.message[:300]}")
-        return report.kernels
     return run
 
 

@@ -133,7 +133,7 @@ class Grader:
         checking, why = self.sim_check_plan()
         report.simulator_check = {"enabled": checking, "why": why, "labs": {}}
         if checking:  # the simulator's harness objects build beside the GPU's
-            self.sim_checker = sim_check_mod.SimCheck(self, hooks=self.sim_hooks,
+            self.sim_checker = sim_check_mod.SimCheck(self, Grader, hooks=self.sim_hooks,
                                                       lab_seconds=self.config.limits.simulator_check_seconds)
             self.sim_checker.start(patterns)
         try:

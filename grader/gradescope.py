@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -39,8 +38,6 @@ import time
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent  # the kit: /autograder/source on Gradescope
-SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}
-MAX_DEPTH = 8
 EXIT_NO_DEVICE, EXIT_BROKEN = 77, 2
 STAFF = "This is not your fault: please tell the course staff."
 SIMULATOR_VARIABLE = "AUTOGRADE_SIMULATOR"  # 1: grade on the simulator, 0: never; unset: when there is no GPU
@@ -71,112 +68,6 @@ def test_titles(labs) -> list:
             tests.append((prefix + "performance", lab.performance.points))
     return tests
 
-
-# ---- gathering the submission ----
-
-def walk(root: Path):
-    """(path, parts relative to root) of every file under root, build outputs and hidden folders left out."""
-    for folder, dirs, files in os.walk(root):
-        rel = Path(folder).relative_to(root)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
-                         and len(rel.parts) < MAX_DEPTH)
-        for name in sorted(files):
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink():
-                yield path, rel.parts + (name,)
-
-
-def _number(name: str) -> str | None:
-    """The lab number a file or folder name starts with (03-sequential, 03, lab03, Lab_03_reduce), else None."""
-    m = re.match(r"^(?:lab[-_ ]?)?(\d\d)(?:$|[-_ .])", name, re.I)
-    return m.group(1) if m else None
-
-
-def place(parts: tuple, labs) -> tuple:
-    """(lab, rank) for a .cu file at parts, rank 0 best; or (None, why it was not taken)."""
-    name, parent = parts[-1], (parts[-2] if len(parts) > 1 else "")
-    by_number = {lab.name[:2]: lab for lab in labs}
-    folder_number = _number(parent) if parent else None
-    folder_lab = by_number.get(folder_number or "")
-    if folder_lab and name == folder_lab.source:
-        return folder_lab, 0
-    if folder_number and not folder_lab:
-        return None, f"lab {folder_number} is not graded by this assignment"
-    stem_number = _number(name[:-3])
-    if stem_number:
-        if stem_number in by_number:
-            return by_number[stem_number], 1
-        return None, f"lab {stem_number} is not graded by this assignment"
-    same_name = [lab for lab in labs if lab.source == name]
-    if len(same_name) == 1:
-        return same_name[0], 2
-    if folder_lab:
-        return folder_lab, 3
-    if same_name:
-        return None, (f"{len(same_name)} labs use {name}: put it in its lab's folder "
-                      f"({same_name[0].name}/{name}) or name it after its lab ({same_name[0].name}.cu)")
-    return None, "no lab in its name or its folder's name"
-
-
-def collect(submission: Path, labs, dest: Path, scratch: Path, limits=None) -> list:
-    """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where.
-
-    Each archive in submission is unpacked into scratch by grader/unpack.py (safe; its .cu files only, so archives
-    inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
-    grader.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
-    A .cu file over limits.max_file_bytes is not taken."""
-    from grader.unpack import Budget, Limits, UnpackError, archive_suffix, extract
-    limits = limits or Limits()
-    budget = Budget(limits.max_total_bytes)
-    roots = [(submission, "")]
-    notes = []
-    for path, parts in list(walk(submission)):
-        if archive_suffix(path.name):
-            shown = "/".join(parts)
-            into = scratch / shown
-            try:
-                notes += [f"  {n}" for n in extract(path, into, limits, budget, lambda rel: rel.name.endswith(".cu"),
-                                                   label=shown)]
-            except UnpackError as e:
-                notes.append(f"  could not unpack {shown}: {e}")
-                shutil.rmtree(into, ignore_errors=True)
-                continue
-            roots.append((into, shown + ": "))
-            if next(walk(into), None) is None:
-                notes.append(f"  {shown} holds no .cu file")
-    chosen, ignored = {}, []
-    for root, label in roots:
-        for path, parts in walk(root):
-            if not path.name.endswith(".cu"):
-                continue
-            lab, rank = place(parts, labs)
-            shown = label + "/".join(parts)
-            if lab is None:
-                ignored.append(f"  ignored {shown}: {rank}")
-                continue
-            if path.stat().st_size > limits.max_file_bytes:
-                ignored.append(f"  ignored {shown}: larger than {limits.max_file_bytes >> 20} MiB")
-                continue
-            key = (rank, len(parts), "labs" not in parts[:-1], shown)
-            chosen.setdefault(lab.name, []).append((key, path, shown))
-    lines = ["Files graded:"]
-    for lab in labs:
-        found = sorted(chosen.get(lab.name, []))
-        if not found:
-            lines.append(f"  {lab.name}: no file found (upload labs/{lab.name}/{lab.source}, or {lab.name}.cu)")
-            continue
-        (key, path, shown), others = found[0], found[1:]
-        target = dest / lab.name / lab.source
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        lines.append(f"  {lab.name}/{lab.source} <- {shown}")
-        for _, other, other_shown in others:
-            if other.read_bytes() != path.read_bytes():
-                lines.append(f"    (also found {other_shown}, not graded: the file above was taken)")
-    return lines + notes + ignored
-
-
-# ---- results ----
 
 def fallback_results(why: str, labs=None, notes=()) -> dict:
     """A results.json that scores 0 and says why: one test per test grade.py would have run when the labs are known,
@@ -238,51 +129,6 @@ def _extra(test: dict) -> dict:
     return test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
 
 
-def _blocked(tests: list, lab: str) -> str:
-    """The first test of lab that the simulator graded and that lost points ("" when none): after it, the lab's
-    performance can no longer come (the GPU times a lab only when every other test of it passed)."""
-    from grader.simulator import NEEDS_GPU, NOT_GRADED
-    for test in tests:
-        extra = _extra(test)
-        if extra.get("lab") != lab or extra.get("test") in ("performance", "late penalty"):
-            continue
-        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED) and test.get("status") != "passed":
-            return str(extra.get("test") or test.get("name"))
-    return ""
-
-
-def pending(data: dict) -> tuple:
-    """data with every test the simulator cannot grade (groups of sizes too large for it, a kernel it cannot run,
-    the performance test) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
-    counts, its estimate) kept in the output; a test marked already is left as it is (and counted). Only points
-    that can still come pend: a lab's performance does not once another of its tests lost points on the simulator
-    (the course's GPU times a lab only when every other test passed): it scores 0 of its points, saying why.
-    Returns (data, the points pending, bonus labs' left out)."""
-    from grader.simulator import NEEDS_GPU, NOT_GRADED  # the status words of what the simulator leaves to a GPU
-    waiting = 0.0
-    tests = data.get("tests") or []
-    for test in tests:
-        extra = _extra(test)
-        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED):
-            continue
-        if extra.get("pending"):  # marked already (grader/report.py's results.json of a simulator run)
-            waiting += 0 if extra.get("bonus") else float(extra.get("points") or 0)
-            continue
-        points = float(test.get("max_score") or 0)
-        failed = _blocked(tests, extra.get("lab")) if extra.get("test") == "performance" else ""
-        if failed:
-            test.update(score=0, status="failed", extra_data={**extra, "status": "not run"})
-            test["output"] = (f"not run: every other test of this lab must pass first ({failed} did not), so these "
-                              f"{points:g} points cannot come on the course's GPU either")
-            continue
-        waiting += 0 if extra.get("bonus") else points
-        test.pop("status", None)  # neither passed nor failed: Gradescope shows no verdict
-        test.update(score=0, max_score=0, extra_data={**extra, "pending": True, "points": points})
-        test["output"] = "\n".join([f"pending: graded on the course's GPU ({points:g} points)",
-                                    "On the simulator: " + str(test.get("output", ""))])
-    return data, round(waiting, 2)
-
-
 def simulator_banner(data: dict) -> list:
     """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU,
     counting only the tests a student sees now (grader/report.py's shown_now: the others would tell on themselves)."""
@@ -309,11 +155,6 @@ def simulator_banner(data: dict) -> list:
     return [*lines, ""]
 
 
-def settings(config) -> dict:
-    """labs.toml's [gradescope] settings, with their defaults."""
-    return {"output_format": "text", "visibility": "visible", **dict(getattr(config, "gradescope", ()) or ())}
-
-
 def late_work(data: dict, config, labs, root: Path) -> dict:
     """data with labs.toml's late-work rule applied (grader/late.py) from root/submission_metadata.json; a note
     instead when the rule is set but the metadata cannot be read (nothing is taken off then)."""
@@ -337,8 +178,9 @@ def finish(data: dict, config, labs, root: Path, head=()) -> dict:
     """The results as Gradescope gets them: each test's visibility, late work, the whole result's output (the late
     work's lines, head: lines for its top, then the grader's) told only from the tests shown now, the output format
     of labs.toml."""
+    from grader.config import gradescope_settings
     from grader.report import set_output_format, set_visibility
-    chosen = settings(config)
+    chosen = gradescope_settings(config)
     data = set_visibility(data, labs, chosen["visibility"])
     data = late_work(data, config, labs, root)
     data = withhold(data)
@@ -419,7 +261,7 @@ def grade_once(argv, results: Path, limit) -> tuple:
 def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
     """Grades root/submission and returns the results to write. allow_weaker: grade where a sandbox layer is
     missing (the module's docstring)."""
-    from grader.report import retotal
+    from grader.report import pending, retotal
     try:
         config = load_kit_config()
         labs = config.select(lab_filter or None)
@@ -429,6 +271,7 @@ def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     submission = work / "submission"
     submission.mkdir(parents=True)
+    from grader.collect import collect
     notes = collect(root / "submission", labs, submission, work / "unpacked")
     print("\n".join(notes), flush=True)
     from grader.classroom.roundtrip import recorded  # the course GPU's results, where make gradescope CLASS= put them
@@ -525,6 +368,7 @@ def main(argv=None) -> int:
     if args.prebuild:
         return prebuild(args.lab)
     if args.collect:
+        from grader.collect import collect
         submission, dest = args.collect
         print("\n".join(collect(submission, graded_labs(args.lab), dest, dest / ".unpacked")))
         shutil.rmtree(dest / ".unpacked", ignore_errors=True)

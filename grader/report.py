@@ -17,6 +17,11 @@ from pathlib import Path
 
 from grader.text import printable, printable_json
 
+# Table status of what the simulator leaves to a GPU: a test it does not run (larger sizes, performance), and one it
+# could not run through (a kernel it cannot simulate: 0 points). results.json marks both pending (pending()).
+NEEDS_GPU = "needs GPU"
+NOT_GRADED = "not graded"
+
 NAME_WIDTH = 20
 
 
@@ -155,7 +160,6 @@ def gradescope_results(report: Report) -> dict:
                        "run_seconds": run_seconds(report)},
     }
     if report.simulator:  # what the simulator left to a GPU is pending, as on Gradescope without one (one rule)
-        from grader.gradescope import pending
         data, waiting = pending(data)
         data["extra_data"]["pending_points"] = waiting
         retotal(data)  # the pending tests' maxima are 0 now, as Gradescope counts them
@@ -303,6 +307,53 @@ def set_visibility(results: dict, labs, default: str = "visible") -> dict:
     results["visibility"] = default
     results["stdout_visibility"] = latest("visible", *(t["visibility"] for t in results.get("tests") or []))
     return results
+
+
+def _extra(test: dict) -> dict:
+    return test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
+
+
+def _blocked(tests: list, lab: str) -> str:
+    """The first test of lab that the simulator graded and that lost points ("" when none): after it, the lab's
+    performance can no longer come (the GPU times a lab only when every other test of it passed)."""
+    for test in tests:
+        extra = _extra(test)
+        if extra.get("lab") != lab or extra.get("test") in ("performance", "late penalty"):
+            continue
+        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED) and test.get("status") != "passed":
+            return str(extra.get("test") or test.get("name"))
+    return ""
+
+
+def pending(data: dict) -> tuple:
+    """data with every test the simulator cannot grade (groups of sizes too large for it, a kernel it cannot run,
+    the performance test) marked pending: 0 of 0 points for now, its points and the simulator's own words (its
+    counts, its estimate) kept in the output; a test marked already is left as it is (and counted). Only points
+    that can still come pend: a lab's performance does not once another of its tests lost points on the simulator
+    (the course's GPU times a lab only when every other test passed): it scores 0 of its points, saying why.
+    Returns (data, the points pending, bonus labs' left out)."""
+    waiting = 0.0
+    tests = data.get("tests") or []
+    for test in tests:
+        extra = _extra(test)
+        if extra.get("status") not in (NEEDS_GPU, NOT_GRADED):
+            continue
+        if extra.get("pending"):  # marked already (gradescope_results of a simulator run)
+            waiting += 0 if extra.get("bonus") else float(extra.get("points") or 0)
+            continue
+        points = float(test.get("max_score") or 0)
+        failed = _blocked(tests, extra.get("lab")) if extra.get("test") == "performance" else ""
+        if failed:
+            test.update(score=0, status="failed", extra_data={**extra, "status": "not run"})
+            test["output"] = (f"not run: every other test of this lab must pass first ({failed} did not), so these "
+                              f"{points:g} points cannot come on the course's GPU either")
+            continue
+        waiting += 0 if extra.get("bonus") else points
+        test.pop("status", None)  # neither passed nor failed: Gradescope shows no verdict
+        test.update(score=0, max_score=0, extra_data={**extra, "pending": True, "points": points})
+        test["output"] = "\n".join([f"pending: graded on the course's GPU ({points:g} points)",
+                                    "On the simulator: " + str(test.get("output", ""))])
+    return data, round(waiting, 2)
 
 
 def shown_now(test: dict) -> bool:

@@ -266,19 +266,22 @@ def check_grader_class(base):
 
 
 class SimCheck:
-    """The simulator's check of a GPU grading (grader: the grade.Grader): start() builds the simulator's harness
-    objects, submit(lab) grades a lab on the simulator in a thread, verdict(lab) waits for its Verdict.
+    """The simulator's check of a GPU grading (grader: the grade.Grader; grader_class: the class its own graders are
+    made from, grade.Grader, handed in so that this module needs no import of grade.py): start() builds the
+    simulator's harness objects, submit(lab) grades a lab on the simulator in a thread, verdict(lab) waits for its
+    Verdict.
 
     hooks: build, build_harness, run for the simulator's side (default grader/simulator.py's build_lab_sim,
     build_harness_sim, run_harness_sim)."""
 
-    def __init__(self, grader, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS, max_workers: int | None = None):
+    def __init__(self, grader, grader_class, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS,
+                 max_workers: int | None = None):
         from grader import simulator
         hooks = dict(hooks or {})
         self.build = hooks.get("build", simulator.build_lab_sim)
         self.build_harness = hooks.get("build_harness", simulator.build_harness_sim)
         self.run = hooks.get("run", simulator.run_harness_sim)
-        self.grader, self.lab_seconds = grader, lab_seconds
+        self.grader, self.grader_class, self.lab_seconds = grader, grader_class, lab_seconds
         self.folder = Path(grader.build_dir) / FOLDER
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
         self.harnesses, self.futures = {}, {}
@@ -336,10 +339,9 @@ class SimCheck:
                            seconds=time.monotonic() - start)
 
     def _grader(self, start: float):
-        from grader.grade import Grader
         main, harnesses = self.grader, self.harnesses
         log = main.log
-        return check_grader_class(Grader)(
+        return check_grader_class(self.grader_class)(
             main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
             build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
             build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=self.run, check=main.check,

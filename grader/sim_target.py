@@ -3,12 +3,17 @@ kit's floor, Turing) unless SM=NN is given as for a GPU build (mk/cuda.mk), and 
 compute capability (sim/runtime_internal.h: it follows the PTX the program carries). What the kit's tools say about
 it when a build fails: an intrinsic or type of a later GPU (__reduce_add_sync, bf16 arithmetic: compute capability
 8.0) is an nvcc error at compute_75, and the student needs to know which target was built and how to pick another.
+And the environment a simulated run gets (sim_env): its report channel, its counts table, its instruction budget.
 """
 import os
 import re
 from pathlib import Path
 
 DEFAULT_SM = "75"  # mk/sim.mk's SIM_SM when SM is not given
+# Warp instructions one launch may run before the simulator stops it as hung (PPL_SIM_MAX_INSTRUCTIONS, unless set):
+# the reference solutions need under 3 million at the largest size the simulator grades, and a kernel that loops
+# forever reaches 30 million in about 10 s.
+SIM_MAX_INSTRUCTIONS = 30_000_000
 
 
 def sim_sm(env=None) -> str:
@@ -48,3 +53,22 @@ LATER_GPU_WORDS = re.compile(r"is undefined|not available|not supported|requires
 def may_need_later_gpu(output: str) -> bool:
     """Whether a failed build's compiler output could be cured by a later target (then target_note helps)."""
     return bool(LATER_GPU_WORDS.search(output))
+
+
+def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
+    """The environment of a simulated run: this one, in order (without PPL_SIM_SCHEDULE), plus PPL_SIM_COUNTS=1
+    (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
+    sim` by hand, tools) and PPL_SIM_REPORT_FD (the grader's channel) when asked, and with budget the grader's
+    instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already."""
+    env = dict(os.environ)
+    env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
+    env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/schedules.py)
+    if counts:
+        env["PPL_SIM_COUNTS"] = "1"
+    if report:
+        env["PPL_SIM_REPORT"] = str(report)
+    if report_fd is not None:
+        env["PPL_SIM_REPORT_FD"] = str(report_fd)
+    if budget:
+        env.setdefault("PPL_SIM_MAX_INSTRUCTIONS", str(SIM_MAX_INSTRUCTIONS))
+    return env

@@ -45,11 +45,14 @@ from pathlib import Path
 from grader import build as build_mod
 from grader.run import Drain, interpret, read_result_lines, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
+from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
 from grader.schedules import run_schedules
 from grader.seed import SeedPipe, split_seed
 from grader.no_gpu import in_lab_folder
 from grader.patterns import parse_size, pattern as pattern_named
+from grader.report import NEEDS_GPU, NOT_GRADED
 from grader.score import TestResult, hung_labs, reproduce_line
+from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env
 from grader.sim_report import (ReportReader, SimReport, as_text, counts_summary, demangle, diagnostic, fault_text,
                                finding_text, load_report, not_graded_message)
 
@@ -62,34 +65,9 @@ SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simula
 # PPL_SIM_TIMEOUT=S overrides it.
 SIM_TIMEOUT = float(os.environ.get("PPL_SIM_TIMEOUT", "60"))
 SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h): for people
-# Warp instructions one launch may run before the simulator stops it as hung (PPL_SIM_MAX_INSTRUCTIONS, unless set):
-# the reference solutions need under 3 million at the largest size the simulator grades, and a kernel that loops
-# forever reaches 30 million in about 10 s.
-SIM_MAX_INSTRUCTIONS = 30_000_000
-NEEDS_GPU = "needs GPU"  # the table status of a test the simulator does not run
 TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score.py's STATUS_WORDS)
-NOT_GRADED = "not graded"  # a test the simulator could not run through (a kernel it cannot simulate): 0 points
 REPORT_FD_MIN = 10  # the report pipe's write end is moved to a descriptor at least this (--runner-fd: >= 5)
 DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
-
-
-def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
-    """The environment of a simulated run: this one, in order (without PPL_SIM_SCHEDULE), plus PPL_SIM_COUNTS=1
-    (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
-    sim` by hand, tools) and PPL_SIM_REPORT_FD (the grader's channel) when asked, and with budget the grader's
-    instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already."""
-    env = dict(os.environ)
-    env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
-    env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/schedules.py)
-    if counts:
-        env["PPL_SIM_COUNTS"] = "1"
-    if report:
-        env["PPL_SIM_REPORT"] = str(report)
-    if report_fd is not None:
-        env["PPL_SIM_REPORT_FD"] = str(report_fd)
-    if budget:
-        env.setdefault("PPL_SIM_MAX_INSTRUCTIONS", str(SIM_MAX_INSTRUCTIONS))
-    return env
 
 
 def build_harness_sim(kit, pattern, **kwargs):
@@ -145,6 +123,20 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     report = reader.report
     (workdir / "sim-report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
     return interpret(proc, read_result_lines(result), timeout, source), report
+
+
+def grader_runner(program, args_of, *, workdir, cwd, source: str, timeout: float):
+    """The estimate's run(args, env) -> report kernels list for the grader (make grade SIM=1; estimate.local_runner
+    is the tools'): the lab program run as every grading run, in the sandbox with the report channel
+    (run_with_report), args_of adding the grader's sandbox demand. EstimateError when a run does not pass."""
+
+    def run(args, env):
+        outcome, report = run_with_report(program, args_of(args), timeout=timeout, workdir=workdir, cwd=cwd,
+                                          source=source, env=env)
+        if not outcome.passed:
+            raise EstimateError(f"its run {' '.join(args)} did not pass: {outcome.message[:300]}")
+        return report.kernels
+    return run
 
 
 def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
@@ -450,7 +442,6 @@ def make_sim_grader(base):
             if lab.name not in self.sim_failed:
                 detail = counts_text(program, lab.pattern, self.build_dir / lab.name / "runs" / "counts", self.kit,
                                      self.timeout, lab.name)
-                from grader.estimate import estimate_for, grader_runner  # the estimate: never points
                 run = grader_runner(program, self._args, workdir=self.build_dir / lab.name / "runs" / "estimate",
                                     cwd=self.kit, source=lab.source, timeout=self.timeout)
                 estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=self.kit, timeout=self.timeout,

@@ -25,12 +25,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.gradescope import collect as collect_files
+from grader.collect import collect as collect_files
 from grader.metadata import MetadataError, read_export
 from grader.unpack import Budget, Limits, UnpackError, archive_suffix, copy_capped
 from grader.unpack import extract as unpack_archive
 
-SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}  # as grader.gradescope.walk skips them
+SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}  # as grader.collect.walk skips them
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_ID = 64  # characters of a student id (a folder name)
 
@@ -247,7 +247,7 @@ def stage(entry: Entry, dest: Path, limits: Limits = Limits()) -> list:
 # ---- picking each lab's file ----
 
 def collect(staged: Path, labs, dest: Path, scratch: Path, limits: Limits = Limits()) -> list:
-    """grader.gradescope.collect: copies each lab's file from staged into dest/LAB/SOURCE and says what went
+    """grader.collect.collect: copies each lab's file from staged into dest/LAB/SOURCE and says what went
     where (the same choice of files as a Gradescope submission)."""
     return collect_files(staged, labs, dest, scratch, limits)
 

@@ -85,7 +85,7 @@ def recorded(source, root, submission, labs, config) -> dict | None:
     id, the files collected into submission), with labs.toml's visibility and output format, or None (no bundle,
     another submission, other files). course/ is protected first, whatever the answer."""
     from grader.classroom.intake import files_hash
-    from grader.gradescope import settings
+    from grader.config import gradescope_settings
     from grader.metadata import RUNNER_FILE
     from grader.report import set_output_format, set_visibility
     protect(Path(source) / "course")
@@ -100,5 +100,5 @@ def recorded(source, root, submission, labs, config) -> dict | None:
     results = dict(data["results"])
     results["output"] = ("Graded on the course's GPU after the due date (make grade-class): these are its results, "
                          "performance included.\n\n" + str(results.get("output", "")))
-    chosen = settings(config)
+    chosen = gradescope_settings(config)
     return set_output_format(set_visibility(results, labs, chosen["visibility"]), chosen["output_format"])

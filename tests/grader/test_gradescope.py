@@ -14,9 +14,8 @@ from unittest import mock
 
 from grader import gradescope
 from grader.config import DEFAULT_PATH, parse_config
-from grader.report import Report, gradescope_results, render, student_view
+from grader.report import NEEDS_GPU, NOT_GRADED, Report, gradescope_results, pending, render, student_view
 from grader.score import HAZARD, TestResult, hang_note
-from grader.simulator import NEEDS_GPU, NOT_GRADED
 
 LATE = """
 [late]
@@ -52,7 +51,7 @@ def sim_report() -> Report:
 
 class Pending(unittest.TestCase):
     def test_what_the_simulator_leaves_to_a_gpu_is_pending(self):
-        data, waiting = gradescope.pending(gradescope_results(sim_report()))
+        data, waiting = pending(gradescope_results(sim_report()))
         self.assertEqual(waiting, 60)
         tests = {t["extra_data"]["test"]: t for t in data["tests"]}
         for name in ("large sizes", "performance"):
@@ -69,7 +68,7 @@ class Pending(unittest.TestCase):
     def test_a_kernel_the_simulator_cannot_run_is_pending_too(self):
         report = sim_report()
         report.results[1] = TestResult("03-sequential", "datasets", 10, 0, NOT_GRADED, "not graded on the simulator")
-        data, waiting = gradescope.pending(gradescope_results(report))
+        data, waiting = pending(gradescope_results(report))
         self.assertEqual(waiting, 70)
         self.assertEqual(data["tests"][1]["max_score"], 0)
 
@@ -77,7 +76,7 @@ class Pending(unittest.TestCase):
         report = sim_report()
         for r in report.results:
             r.bonus = True
-        self.assertEqual(gradescope.pending(gradescope_results(report))[1], 0)
+        self.assertEqual(pending(gradescope_results(report))[1], 0)
 
 
 class Settings(unittest.TestCase):

@@ -45,9 +45,9 @@ class LabNumbers(unittest.TestCase):
 class SimulatorResults(unittest.TestCase):
     def test_what_needs_a_gpu_is_pending_not_failed(self):
         """results.json of make grade SIM=1 (grader/report.py) marks what the simulator leaves to a GPU as Gradescope's
-        no-GPU path does (grader/gradescope.py pending): no status, 0 of 0, its points kept; marking it again (the
+        no-GPU path does (grader/report.py pending): no status, 0 of 0, its points kept; marking it again (the
         autograder reads this file) changes nothing."""
-        from grader.gradescope import pending
+        from grader.report import pending
         report = Report("labs", 1, simulator=True)
         report.results = [TestResult("03", "small sizes", 10, 10, "pass"),
                           TestResult("03", "large sizes", 10, 0, "needs GPU", "too large for the simulator"),

@@ -43,7 +43,8 @@ from grader.config import lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.patterns import select_labs as pick_labs
 from grader.process import run_process
-from grader.simulator import build_harness_sim, build_lab_sim, sim_env
+from grader.simulator import build_harness_sim, build_lab_sim
+from grader.sim_target import sim_env
 from tools.author.sim_table import (BLOCKS, LAUNCHES, METRICS, ROWS, THREADS, markdown_report, table_rows, text_table,
                                     totals, why_text)
 from tools.student import nsight

@@ -51,8 +51,8 @@ from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.schedules import schedule_env
 from grader.score import hazard_places
 from grader.sim_report import demangle, read_report
-from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules, sim_env
-from grader.sim_target import may_need_later_gpu, sim_sm, target_note
+from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules
+from grader.sim_target import may_need_later_gpu, sim_env, sim_sm, target_note
 
 EXIT_BUILD = 2
 DEFAULT_TIMEOUT = 300.0

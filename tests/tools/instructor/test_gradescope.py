@@ -18,6 +18,7 @@ from pathlib import Path
 from tests.tools.instructor.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run,
                                             shared_harness_build, solution_secrets)
 from grader import gradescope as autograde
+from grader.collect import collect
 from grader.simulator import SIM_MAX_N, largest_size
 from tests.grader.classroom.test_intake import disk_bytes, nested_bomb
 from tools.author.make_skeletons import blank_out
@@ -53,7 +54,7 @@ class Collect(unittest.TestCase):
         for name, data in (archives or {}).items():
             (sub / name).write_bytes(data)
         dest = self.root / "dest"
-        notes = autograde.collect(sub, autograde.graded_labs(lab_filter), dest, self.root / "scratch")
+        notes = collect(sub, autograde.graded_labs(lab_filter), dest, self.root / "scratch")
         got = {str(p.relative_to(dest)): p.read_text() for p in dest.rglob("*") if p.is_file()}
         return got, "\n".join(notes)
 
@@ -129,7 +130,7 @@ class Collect(unittest.TestCase):
         sub = self.root / "submission"
         dest = self.root / "dest2"
         from grader.unpack import Limits
-        notes = autograde.collect(sub, autograde.graded_labs("03"), dest, self.root / "scratch2",
+        notes = collect(sub, autograde.graded_labs("03"), dest, self.root / "scratch2",
                                   Limits(max_file_bytes=1000))
         self.assertIn("ignored 03-sequential.cu: larger than", "\n".join(notes))
 

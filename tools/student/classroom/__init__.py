@@ -137,7 +137,7 @@ def gather(repo: Path, kit: Path) -> list:
     """Each lab's one file of repo/labs, gathered into kit/labs as the Gradescope autograder gathers a submission
     (grader/gradescope.py's collect: regular .cu files only, links skipped); the lines saying what went where."""
     from grader.config import load_config
-    from grader.gradescope import collect
+    from grader.collect import collect
     labs = load_config(kit / "grader" / "labs.toml").labs
     scratch = kit / "build" / "classroom-unpacked"
     try:
