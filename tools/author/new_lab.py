@@ -5,9 +5,11 @@
 
 It writes, and never overwrites (a file that is already there stops it before anything is written):
 
-    solutions/NAME/   the like lab's solution file and Makefile, and a README naming the new lab and its handout
-    labs/NAME/        the blank skeleton of that solution (tools/author/make_skeletons.py's derivation), the same
-                      Makefile, the same README
+    solutions/NAME/   the like lab's solution file (its mentions of the like lab renamed) and Makefile, and a README
+                      naming the new lab and its handout
+    labs/NAME/        the same Makefile and README; not the lab's file: `make skeletons` derives it from the
+                      solution once that is written (a skeleton written now would be of the like lab's solution, and
+                      make skeletons rightly refuses to replace a file it did not derive from the solution as it is)
     handouts/NAME.md  a handout with the sections every handout has, each saying what it still needs
     grader/labs.toml  a [labs.NAME] table appended: the like lab's pattern, file, suite and arguments, and its
                       performance table with the like lab's thresholds, marked as not calibrated
@@ -58,6 +60,12 @@ def _check_name(config, name: str, kit: Path) -> None:
     if there:
         raise NewLabError(f"{name}: {', '.join(str(p.relative_to(kit)) for p in there)} already exists; nothing "
                           f"was written (this tool never replaces a file: move it away first)")
+
+
+def _renamed(text: str, like: str, name: str) -> str:
+    """The like lab's solution with its mentions of the like lab ("Lab 04", handouts/04-unrolled.md) made the new
+    lab's."""
+    return re.sub(rf"\bLab {like[:2]}\b", f"Lab {name[:2]}", text.replace(like, name))
 
 
 def _readme(name: str, title: str, source: str) -> str:
@@ -125,10 +133,10 @@ def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path
     like = _like_lab(config, like_name)
     _check_name(config, name, kit)
     source = like.source
-    solution = (kit / "solutions" / like.name / source).read_text()
+    solution = _renamed((kit / "solutions" / like.name / source).read_text(), like.name, name)
     like_makefile = (kit / "solutions" / like.name / "Makefile").read_text()
     try:
-        skeleton = blank_out(solution, f"solutions/{like.name}/{source}")
+        blank_out(solution, f"solutions/{like.name}/{source}")  # its markers pair up, so make skeletons can derive it
     except MarkerError as e:
         raise NewLabError(f"{e}: fix the markers of the lab to start from") from e
     config_text = config_path.read_text()
@@ -144,7 +152,6 @@ def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path
     write(f"solutions/{name}/{source}", solution)
     write(f"solutions/{name}/Makefile", _makefile(like_makefile, name))
     write(f"solutions/{name}/README.md", _readme(name, title, source))
-    write(f"labs/{name}/{source}", skeleton)
     write(f"labs/{name}/Makefile", _makefile(like_makefile, name))
     write(f"labs/{name}/README.md", _readme(name, title, source))
     write(f"handouts/{name}.md", _handout(name, title, like.name))
@@ -160,9 +167,10 @@ def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path
     return [f"wrote {rel}" for rel in written] + [
         "",
         f"Left to do ({GUIDE}, 'A new lab of an existing pattern'):",
-        f"  1. Write the kernel in solutions/{name}/{source}: the parts the student writes go between",
+        f"  1. Write the kernel in solutions/{name}/{source} (the host function keeps its signature: docs/DESIGN.md,",
+        f"     'The harness contract'): the parts the student writes go between",
         f"     '// @@ BEGIN SOLUTION (about N lines): what belongs here' and '// @@ END SOLUTION'; then",
-        f"     `make skeletons` rederives labs/{name}/{source} (it never replaces a file a student edited).",
+        f"     `make skeletons` writes labs/{name}/{source}, the blank the students get; `git add` the new files.",
         f"  2. `make sim LAB={number} SUBMISSION=solutions` passes; `make grade SIM=1 LAB={number}` gives the blank 0.",
         f"  3. Write handouts/{name}.md (its TODO lines) and add its row to handouts/README.md and README.md's labs table.",
         f"  4. On a GPU: `make grade SUBMISSION=solutions LAB={number}`, then `make calibrate LAB={number}` for each GPU",

@@ -52,6 +52,7 @@ LEAVE_OUT = {
                          "class-uploads, and the known-wrong and near-threshold submissions made from the solutions "
                          "(variants/)",
     "tools/author/make_skeletons.py": "derives labs/ from solutions/",
+    "tools/author/new_lab.py": "starts a new lab from a reference solution (make new-lab, for instructors)",
     "tools/author/sim_compare.py": "runs the reference solutions on the simulator and under Nsight Compute, side by "
                                    "side",
     "tools/author/sim_table.py": "the table of make sim-compare, which runs the reference solutions",
@@ -86,6 +87,7 @@ AUTOGRADER_SCRIPTS = ("tools/instructor/gradescope/setup.sh",  # also at the zip
 # Top-level make targets the release lacks, and what to say instead.
 UNAVAILABLE = {
     "skeletons": "it rederives labs/ from the reference solutions (solutions/), which stay with the course staff",
+    "new-lab": "it starts a new lab from a reference solution (solutions/), which stay with the course staff",
     "regrade-bench": "it grades the reference solutions again and again, and they stay with the course staff",
     "test-drift": "it checks labs/ against solutions/, which stay with the course staff",
     "test-grader": "the grader's tests need the reference solutions; make test runs this release's tests",

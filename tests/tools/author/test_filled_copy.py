@@ -85,7 +85,9 @@ class FilledCopy(unittest.TestCase):
             self.assertEqual((self.kit / rel).read_text(), text, f"{names} changed the student's {rel}")
 
     def test_the_copy_is_filled_in(self):
-        self.assertEqual(len(self.filled), len(list((KIT / "solutions").glob("[0-9][0-9]-*"))))
+        self.assertEqual(len(self.filled), len(list((KIT / "solutions").glob("[0-9][0-9]-*"))),
+                         "the copy is made from git's tracked files: a lab of solutions/ that git does not track is "
+                         "left out (git add a new lab's files: docs/AUTHORING.md, 'A new lab of an existing pattern')")
         self.assertFalse([rel for rel in self.filled if BLANK.search((self.kit / rel).read_text())])
 
     def test_the_drift_check(self):

@@ -8,7 +8,7 @@ from pathlib import Path
 from grader.config import load_config
 from grader.patterns import KIT
 from tools.author import new_lab
-from tools.author.make_skeletons import blank_out
+from tools.author.make_skeletons import blank_out, derive
 
 CONFIG = load_config()
 
@@ -47,8 +47,14 @@ class Scaffold(unittest.TestCase):
             with self.subTest(like=like.name):
                 said = self.scaffold(name, like.name[:2], title="my new stage")
                 solution = (KIT / "solutions" / like.name / like.source).read_text()
-                self.assertEqual((self.kit / "solutions" / name / like.source).read_text(), solution)
-                self.assertEqual((self.kit / "labs" / name / like.source).read_text(), blank_out(solution))
+                mine = (self.kit / "solutions" / name / like.source).read_text()
+                self.assertEqual(mine, new_lab._renamed(solution, like.name, name))
+                self.assertNotIn(like.name, mine)
+                self.assertEqual(blank_out(mine).count("@@ TODO"), blank_out(solution).count("@@ TODO"))
+                # the blank is make skeletons' to derive, once the solution is written: a new file, so it can
+                self.assertFalse((self.kit / "labs" / name / like.source).exists())
+                written = derive(self.kit / "derived", self.kit / "solutions")
+                self.assertEqual((written / name / like.source).read_text(), blank_out(mine))
                 for root in ("labs", "solutions"):
                     readme = (self.kit / root / name / "README.md").read_text()
                     self.assertIn(f"(../../handouts/{name}.md)", readme)
