@@ -337,6 +337,169 @@ static int do_vprintf(ctx *c, const warp *w, int lane, const ptx_insn *ins, uint
 
 /* ------------------------------------------------------------------ the warp loop */
 
+/* Whether the warp's next instruction (ins) is over the block's or the launch's instruction budget: then the launch
+   fails, saying which. */
+static int over_budget(ctx *c, warp *w, const ptx_insn *ins)
+{
+    if (c->cur && ++c->cur->executed > c->block_budget) {
+        sim_fail(c, w, __builtin_ctz(w->active), ins, SIM_ERR_LIMIT,
+                 "this block alone ran %llu warp instructions (PPL_SIM_MAX_INSTRUCTIONS), far more than any "
+                 "block of a lab needs: a loop that does not end (on a GPU the kernel would hang)",
+                 (unsigned long long)c->block_budget);
+        return 1;
+    }
+    if (++c->executed > c->budget) {
+        sim_fail(c, w, __builtin_ctz(w->active), ins, SIM_ERR_BUDGET,
+                 "instruction budget exhausted, not a hang: the launch ran %llu warp instructions, its budget "
+                 "(PPL_SIM_MAX_INSTRUCTIONS %llu + PPL_SIM_INSTRUCTIONS_PER_THREAD %llu x %llu threads "
+                 "launched), and no block ran more than %llu on its own; more work than the simulator runs in "
+                 "one launch",
+                 (unsigned long long)c->budget, (unsigned long long)c->block_budget,
+                 (unsigned long long)c->per_thread,
+                 (unsigned long long)c->threads_launched,
+                 (unsigned long long)c->block_budget);
+        return 1;
+    }
+    return 0;
+}
+
+/* exit and ret of the lanes in m: a lane at its outermost function leaves, the others return to their caller (the
+   callee's return value copied into the call site's parameter). */
+static void exit_or_return(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uint32_t pc)
+{
+    const ptx_insn *code = c->m->code;
+    uint32_t leaving = 0, returning = 0;
+    FOR_LANES(m, { if (w->depth[l]) returning |= 1u << l; else leaving |= 1u << l; });
+    w->exited |= leaving;
+    if (leaving)
+        sim_progress(c);
+    for (uint32_t mm = returning; mm; mm &= mm - 1) {
+        int l = __builtin_ctz(mm);
+        uint32_t ra = w->rstack[l][--w->depth[l]];
+        /* copy the callee's return value into the caller's call-site parameter */
+        const ptx_insn *call = &code[ra - 1];
+        const ptx_func *f = &c->m->funcs[ins->fn]; /* the function returning (an indirect call's too) */
+        if (f->ret.size && call->ops[1].kind == OK_IMM) {
+            uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
+            memmove(lm + call->ops[1].imm, lm + f->ret.offset, f->ret.size);
+        }
+        w->lane_pc[l] = ra;
+    }
+    set_pcs(w, w->active & ~m, pc + 1);
+    w->active = 0;
+    reselect(w);
+}
+
+/* bar.sync and bar.red of the lanes in m: they wait at the block's barrier 0. -1 after a failure. */
+static int barrier(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uint32_t pc)
+{
+    /* bar.sync a[, b] and bar.red.op d, a[, b], {!}c (__syncthreads_count/_and/_or): barrier 0 of the
+       whole block; a thread count b, when given, must be the block's (in whole warps) */
+    const int red = ins->mod != BARRED_NONE;
+    const ptx_operand *a = &ins->ops[red];
+    const int has_count = ins->nops == (red ? 4 : 2);
+    const uint64_t count = has_count ? sim_opv(c, w, &ins->ops[red + 1], 0)[__builtin_ctz(m)] : 0;
+    if (a->kind != OK_IMM || a->imm != 0 || (has_count && count != c->nwarps * 32ull)) {
+        sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
+                 "named barriers and barriers for part of the block are not supported (only barrier 0 of "
+                 "all %u threads)",
+                 c->nthreads);
+        return -1;
+    }
+    if (red) {
+        const ptx_operand *p = &ins->ops[ins->nops - 1];
+        const uint64_t *P = sim_opv(c, w, p, 0);
+        FOR_LANES(m, {
+            w->bar_pred &= ~(1u << l);
+            w->bar_pred |= (uint32_t)((P[l] ^ p->neg) & 1) << l;
+        });
+    }
+    w->bar_wait |= m;
+    set_pcs(w, w->active, pc + 1);
+    w->active = 0;
+    reselect(w);
+    return 0;
+}
+
+/* call of the lanes in m: vprintf and __assertfail provided here, a kit function entered (its parameters copied
+   into the callee's frame, recursion refused). 0: on to the next instruction; 1: the warp's pcs are set; -1 after a
+   failure. */
+static int enter_call(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uint32_t pc)
+{
+    const ptx_insn *code = c->m->code;
+    int32_t fi = (int32_t)ins->ops[0].imm;
+    uint32_t waiting = 0; /* an indirect call: lanes calling another function than the first lane's */
+    if (ins->ops[0].kind == OK_REG && (fi = indirect_target(c, w, ins, &m, &waiting)) < 0)
+        return -1;
+    const ptx_func *f = &c->m->funcs[fi];
+    if (f->is_extern || f->count == 0) {
+        if (strcmp(f->name, "__assertfail") == 0) { /* assert(): what a GPU prints, then a trap */
+            do_assertfail(c, w, __builtin_ctz(m), ins);
+            return -1;
+        }
+        if (strcmp(f->name, "vprintf") != 0) {
+            sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
+                     "call of external function %s (only vprintf, printf's, and __assertfail, assert's, are "
+                     "provided)", f->name);
+            return -1;
+        }
+        for (uint32_t mm = m; mm; mm &= mm - 1) {
+            int l = __builtin_ctz(mm);
+            uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
+            uint64_t fa = 0, aa = 0;
+            if (ptx_call_nargs(ins) > 0)
+                memcpy(&fa, lm + ptx_call_arg(c->m, ins, 0)->imm, 8);
+            if (ptx_call_nargs(ins) > 1)
+                memcpy(&aa, lm + ptx_call_arg(c->m, ins, 1)->imm, 8);
+            if (do_vprintf(c, w, l, ins, fa, aa))
+                return -1;
+            if (ins->ops[1].kind == OK_IMM)
+                memset(lm + ins->ops[1].imm, 0, 4);
+        }
+        return 0;
+    }
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+        int l = __builtin_ctz(mm);
+        if (w->depth[l] >= SIM_MAX_CALL_DEPTH) {
+            sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "call depth above %d", SIM_MAX_CALL_DEPTH);
+            return -1;
+        }
+        for (int d = 0; d < w->depth[l]; d++) {
+            const ptx_insn *caller = &code[w->rstack[l][d] - 1];
+            if (caller->fn == fi || ins->fn == fi) {
+                sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported",
+                         f->name);
+                return -1;
+            }
+        }
+        if (ins->fn == fi) {
+            sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported", f->name);
+            return -1;
+        }
+        uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
+        for (uint32_t i = 0; i < f->nparams && i < ptx_call_nargs(ins); i++) {
+            const ptx_operand *a = ptx_call_arg(c->m, ins, i);
+            uint8_t *dst = lm + f->frame_off + f->params[i].offset;
+            if (a->kind == OK_IMM && a->space == SP_LOCAL)
+                memmove(dst, lm + a->imm, f->params[i].size);
+            else if (a->kind == OK_REG || a->kind == OK_IMM) {
+                uint64_t v = sim_opv(c, w, a, 0)[l];
+                memcpy(dst, &v, f->params[i].size < 8 ? f->params[i].size : 8);
+            }
+        }
+        w->rstack[l][w->depth[l]++] = pc + 1;
+    }
+    if (waiting) { /* they make their own call next, when the warp comes back to this one */
+        set_pcs(w, m, f->first);
+        set_pcs(w, w->active & ~m & ~waiting, pc + 1);
+        set_pcs(w, waiting, pc);
+        reselect(w);
+        return 1;
+    }
+    split(w, m, f->first);
+    return 1;
+}
+
 int sim_run_warp(ctx *c, warp *w, uint32_t slice)
 {
     const ptx_insn *code = c->m->code;
@@ -361,25 +524,8 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
         }
         if (slice-- == 0 || c->yield)
             return RUN_SLICE;
-        if (c->cur && ++c->cur->executed > c->block_budget) {
-            sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_LIMIT,
-                     "this block alone ran %llu warp instructions (PPL_SIM_MAX_INSTRUCTIONS), far more than any "
-                     "block of a lab needs: a loop that does not end (on a GPU the kernel would hang)",
-                     (unsigned long long)c->block_budget);
+        if (over_budget(c, w, &code[w->pc]))
             return RUN_ERROR;
-        }
-        if (++c->executed > c->budget) {
-            sim_fail(c, w, __builtin_ctz(w->active), &code[w->pc], SIM_ERR_BUDGET,
-                     "instruction budget exhausted, not a hang: the launch ran %llu warp instructions, its budget "
-                     "(PPL_SIM_MAX_INSTRUCTIONS %llu + PPL_SIM_INSTRUCTIONS_PER_THREAD %llu x %llu threads "
-                     "launched), and no block ran more than %llu on its own; more work than the simulator runs in "
-                     "one launch",
-                     (unsigned long long)c->budget, (unsigned long long)c->block_budget,
-                     (unsigned long long)c->per_thread,
-                     (unsigned long long)c->threads_launched,
-                     (unsigned long long)c->block_budget);
-            return RUN_ERROR;
-        }
         const uint32_t pc = w->pc;
         const ptx_insn *ins = &code[pc];
         sim_icount *ic = &c->ic[pc];
@@ -430,64 +576,20 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
                 sim_progress(c);
             break;
         case OP_EXIT:
-        case OP_RET: {
-            uint32_t leaving = 0, returning = 0;
-            FOR_LANES(m, { if (w->depth[l]) returning |= 1u << l; else leaving |= 1u << l; });
-            w->exited |= leaving;
-            if (leaving)
-                sim_progress(c);
-            for (uint32_t mm = returning; mm; mm &= mm - 1) {
-                int l = __builtin_ctz(mm);
-                uint32_t ra = w->rstack[l][--w->depth[l]];
-                /* copy the callee's return value into the caller's call-site parameter */
-                const ptx_insn *call = &code[ra - 1];
-                const ptx_func *f = &c->m->funcs[ins->fn]; /* the function returning (an indirect call's too) */
-                if (f->ret.size && call->ops[1].kind == OK_IMM) {
-                    uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
-                    memmove(lm + call->ops[1].imm, lm + f->ret.offset, f->ret.size);
-                }
-                w->lane_pc[l] = ra;
-            }
-            set_pcs(w, w->active & ~m, pc + 1);
-            w->active = 0;
-            reselect(w);
+        case OP_RET:
+            exit_or_return(c, w, ins, m, pc);
             continue;
-        }
         case OP_TRAP:
             if (!m)
                 break;
             sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_TRAP, "trap (a failed assert() or __trap())");
             return RUN_ERROR;
-        case OP_BAR: {
+        case OP_BAR:
             if (!m)
                 break;
-            /* bar.sync a[, b] and bar.red.op d, a[, b], {!}c (__syncthreads_count/_and/_or): barrier 0 of the
-               whole block; a thread count b, when given, must be the block's (in whole warps) */
-            const int red = ins->mod != BARRED_NONE;
-            const ptx_operand *a = &ins->ops[red];
-            const int has_count = ins->nops == (red ? 4 : 2);
-            const uint64_t count = has_count ? sim_opv(c, w, &ins->ops[red + 1], 0)[__builtin_ctz(m)] : 0;
-            if (a->kind != OK_IMM || a->imm != 0 || (has_count && count != c->nwarps * 32ull)) {
-                sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
-                         "named barriers and barriers for part of the block are not supported (only barrier 0 of "
-                         "all %u threads)",
-                         c->nthreads);
+            if (barrier(c, w, ins, m, pc))
                 return RUN_ERROR;
-            }
-            if (red) {
-                const ptx_operand *p = &ins->ops[ins->nops - 1];
-                const uint64_t *P = sim_opv(c, w, p, 0);
-                FOR_LANES(m, {
-                    w->bar_pred &= ~(1u << l);
-                    w->bar_pred |= (uint32_t)((P[l] ^ p->neg) & 1) << l;
-                });
-            }
-            w->bar_wait |= m;
-            set_pcs(w, w->active, pc + 1);
-            w->active = 0;
-            reselect(w);
             continue;
-        }
         case OP_BARWARP: {
             if (!m)
                 break;
@@ -523,76 +625,11 @@ int sim_run_warp(ctx *c, warp *w, uint32_t slice)
         case OP_CALL: {
             if (!m)
                 break;
-            int32_t fi = (int32_t)ins->ops[0].imm;
-            uint32_t waiting = 0; /* an indirect call: lanes calling another function than the first lane's */
-            if (ins->ops[0].kind == OK_REG && (fi = indirect_target(c, w, ins, &m, &waiting)) < 0)
+            const int r = enter_call(c, w, ins, m, pc);
+            if (r < 0)
                 return RUN_ERROR;
-            const ptx_func *f = &c->m->funcs[fi];
-            if (f->is_extern || f->count == 0) {
-                if (strcmp(f->name, "__assertfail") == 0) { /* assert(): what a GPU prints, then a trap */
-                    do_assertfail(c, w, __builtin_ctz(m), ins);
-                    return RUN_ERROR;
-                }
-                if (strcmp(f->name, "vprintf") != 0) {
-                    sim_fail(c, w, __builtin_ctz(m), ins, SIM_ERR_UNSUPPORTED,
-                             "call of external function %s (only vprintf, printf's, and __assertfail, assert's, are "
-                             "provided)", f->name);
-                    return RUN_ERROR;
-                }
-                for (uint32_t mm = m; mm; mm &= mm - 1) {
-                    int l = __builtin_ctz(mm);
-                    uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
-                    uint64_t fa = 0, aa = 0;
-                    if (ptx_call_nargs(ins) > 0)
-                        memcpy(&fa, lm + ptx_call_arg(c->m, ins, 0)->imm, 8);
-                    if (ptx_call_nargs(ins) > 1)
-                        memcpy(&aa, lm + ptx_call_arg(c->m, ins, 1)->imm, 8);
-                    if (do_vprintf(c, w, l, ins, fa, aa))
-                        return RUN_ERROR;
-                    if (ins->ops[1].kind == OK_IMM)
-                        memset(lm + ins->ops[1].imm, 0, 4);
-                }
+            if (r == 0)
                 break;
-            }
-            for (uint32_t mm = m; mm; mm &= mm - 1) {
-                int l = __builtin_ctz(mm);
-                if (w->depth[l] >= SIM_MAX_CALL_DEPTH) {
-                    sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "call depth above %d", SIM_MAX_CALL_DEPTH);
-                    return RUN_ERROR;
-                }
-                for (int d = 0; d < w->depth[l]; d++) {
-                    const ptx_insn *caller = &code[w->rstack[l][d] - 1];
-                    if (caller->fn == fi || ins->fn == fi) {
-                        sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported",
-                                 f->name);
-                        return RUN_ERROR;
-                    }
-                }
-                if (ins->fn == fi) {
-                    sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "recursive call of %s is not supported", f->name);
-                    return RUN_ERROR;
-                }
-                uint8_t *lm = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size;
-                for (uint32_t i = 0; i < f->nparams && i < ptx_call_nargs(ins); i++) {
-                    const ptx_operand *a = ptx_call_arg(c->m, ins, i);
-                    uint8_t *dst = lm + f->frame_off + f->params[i].offset;
-                    if (a->kind == OK_IMM && a->space == SP_LOCAL)
-                        memmove(dst, lm + a->imm, f->params[i].size);
-                    else if (a->kind == OK_REG || a->kind == OK_IMM) {
-                        uint64_t v = sim_opv(c, w, a, 0)[l];
-                        memcpy(dst, &v, f->params[i].size < 8 ? f->params[i].size : 8);
-                    }
-                }
-                w->rstack[l][w->depth[l]++] = pc + 1;
-            }
-            if (waiting) { /* they make their own call next, when the warp comes back to this one */
-                set_pcs(w, m, f->first);
-                set_pcs(w, w->active & ~m & ~waiting, pc + 1);
-                set_pcs(w, waiting, pc);
-                reselect(w);
-                continue;
-            }
-            split(w, m, f->first);
             continue;
         }
         default:

@@ -648,31 +648,74 @@ static void buffered_store(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, uin
     }
 }
 
-/* Executes ld/st/atom/red for the lanes in m. */
-int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
-{
-    const int op = ins->op;
-    const int is_ld = op == OP_LD, is_st = op == OP_ST, is_atom = op == OP_ATOM || op == OP_RED;
-    const int mi = (op == OP_LD || op == OP_ATOM) ? 1 : 0;
-    const ptx_operand *mo = &ins->ops[mi];
-    const unsigned esz = ptx_type_size((ptx_type)ins->type);
-    const unsigned vec = ins->vec;
-    const unsigned total = esz * vec;
-    const uint32_t pc = (uint32_t)(ins - c->m->code);
-    sim_icount *ic = &c->ic[pc];
+/* The lanes of one ld/st/atom/red, resolved: each lane's address, its offset in its state space, where its bytes are
+   on the host, its global region; the lanes that access shared (shm) and global (glm) memory. */
+typedef struct mem_lanes {
     uint64_t addr[32], off[32];
     uint8_t *hp[32];
     region *rg[32];
     uint8_t fwd[32][16]; /* global loads under a store buffer: memory with this SM's pending stores over it */
-    uint32_t shm = 0, glm = 0;
+    uint32_t shm, glm;
+} mem_lanes;
+
+/* Lane l's global (or constant) access of total bytes at o: in a region, its initialization checked for a read and
+   marked for a write. */
+static int global_lane(ctx *c, warp *w, const ptx_insn *ins, int l, uint64_t o, unsigned total, int sp,
+                       mem_lanes *ml)
+{
+    const int is_ld = ins->op == OP_LD, is_st = ins->op == OP_ST, is_atom = ins->op == OP_ATOM || ins->op == OP_RED;
+    region *r = sim_region_find(c, o, total);
+    if (!r) {
+        region *near = region_lookup(o, 1);
+        char extra[200] = "";
+        if (near)
+            snprintf(extra, sizeof extra, " (it starts inside %s at offset %llu, but the access runs past its "
+                     "end, %zu bytes)", near->label, (unsigned long long)(o - near->base), near->bytes);
+        else if (o == 0 || o < 4096)
+            snprintf(extra, sizeof extra, " (a null pointer?)");
+        return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
+                        "out-of-bounds %s access of %u bytes at address 0x%llx: outside every cudaMalloc'd "
+                        "region and module variable%s",
+                        space_name(sp), total, (unsigned long long)o, extra);
+    }
+    if (is_ld || is_atom) {
+        size_t k = (size_t)(o - r->base);
+        int ok = 1;
+        if ((k & 7) + total <= 8) {
+            unsigned bits = ((1u << total) - 1) << (k & 7);
+            ok = (r->init[k >> 3] & bits) == bits;
+        } else {
+            for (unsigned i = 0; i < total; i++, k++)
+                if (!(r->init[k >> 3] & (1u << (k & 7)))) {
+                    ok = 0;
+                    break;
+                }
+        }
+        if (!ok)
+            finding(c, F_UNINIT_GLOBAL, w, l, (uint32_t)(ins - c->m->code), UINT32_MAX,
+                    "read of uninitialized global memory (%s, byte offset %llu)", r->label,
+                    (unsigned long long)(o - r->base));
+    }
+    if (is_st || is_atom)
+        init_bits(r, o, total, 1);
+    ml->hp[l] = (uint8_t *)(uintptr_t)o;
+    ml->rg[l] = r;
+    ml->glm |= 1u << l;
+    return 0;
+}
+
+/* Each lane's address in m: its state space (a generic address's by its tag), alignment and bounds checked, where
+   its bytes are. Nonzero after a failure (sim_fail). */
+static int resolve_lanes(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, unsigned total, mem_lanes *ml)
+{
+    const int is_ld = ins->op == OP_LD;
+    const ptx_operand *mo = &ins->ops[(ins->op == OP_LD || ins->op == OP_ATOM) ? 1 : 0];
     const uint64_t *base = mo->reg >= 0 ? w->regs + (size_t)mo->reg * 32 : NULL;
     const int64_t disp = mo->imm;
-    const int sp0 = ins->space;
-
     for (uint32_t mm = m; mm; mm &= mm - 1) {
         int l = __builtin_ctz(mm);
         uint64_t a = (base ? base[l] : 0) + (uint64_t)disp;
-        int sp = sp0;
+        int sp = ins->space;
         uint64_t o = a;
         if (sp == SP_NONE) {
             uint64_t tag = a & PTX_GENERIC_MASK;
@@ -685,8 +728,8 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
             else
                 sp = SP_GLOBAL;
         }
-        addr[l] = a;
-        off[l] = o;
+        ml->addr[l] = a;
+        ml->off[l] = o;
         if (total > 1 && (o & (total - 1)))
             return sim_fail(c, w, l, ins, SIM_ERR_MISALIGNED,
                             "misaligned %s access: address 0x%llx is not a multiple of the access size %u",
@@ -694,43 +737,9 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
         switch (sp) {
         case SP_GLOBAL:
         case SP_CONST: {
-            region *r = sim_region_find(c, o, total);
-            if (!r) {
-                region *near = region_lookup(o, 1);
-                char extra[200] = "";
-                if (near)
-                    snprintf(extra, sizeof extra, " (it starts inside %s at offset %llu, but the access runs past its "
-                             "end, %zu bytes)", near->label, (unsigned long long)(o - near->base), near->bytes);
-                else if (o == 0 || o < 4096)
-                    snprintf(extra, sizeof extra, " (a null pointer?)");
-                return sim_fail(c, w, l, ins, SIM_ERR_OUT_OF_BOUNDS,
-                                "out-of-bounds %s access of %u bytes at address 0x%llx: outside every cudaMalloc'd "
-                                "region and module variable%s",
-                                space_name(sp), total, (unsigned long long)o, extra);
-            }
-            if (is_ld || is_atom) {
-                size_t k = (size_t)(o - r->base);
-                int ok = 1;
-                if ((k & 7) + total <= 8) {
-                    unsigned bits = ((1u << total) - 1) << (k & 7);
-                    ok = (r->init[k >> 3] & bits) == bits;
-                } else {
-                    for (unsigned i = 0; i < total; i++, k++)
-                        if (!(r->init[k >> 3] & (1u << (k & 7)))) {
-                            ok = 0;
-                            break;
-                        }
-                }
-                if (!ok)
-                    finding(c, F_UNINIT_GLOBAL, w, l, pc, UINT32_MAX,
-                            "read of uninitialized global memory (%s, byte offset %llu)", r->label,
-                            (unsigned long long)(o - r->base));
-            }
-            if (is_st || is_atom)
-                init_bits(r, o, total, 1);
-            hp[l] = (uint8_t *)(uintptr_t)o;
-            rg[l] = r;
-            glm |= 1u << l;
+            const int st = global_lane(c, w, ins, l, o, total, sp, ml);
+            if (st)
+                return st;
             break;
         }
         case SP_SHARED:
@@ -740,8 +749,8 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
                                 "shared memory (%u static + %u dynamic)",
                                 total, (unsigned long long)o, c->shared_size, c->shared_size - c->dyn_shared,
                                 c->dyn_shared);
-            hp[l] = c->shared + o;
-            shm |= 1u << l;
+            ml->hp[l] = c->shared + o;
+            ml->shm |= 1u << l;
             break;
         case SP_LOCAL: {
             if (o + total > c->local_size || o + total < o)
@@ -749,7 +758,7 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
                                 "out-of-bounds local access of %u bytes at offset %llu: the thread has %u bytes of "
                                 "local memory",
                                 total, (unsigned long long)o, c->local_size);
-            hp[l] = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size + o;
+            ml->hp[l] = c->local + (size_t)(w->id * 32 + (unsigned)l) * c->local_size + o;
             break;
         }
         case SP_KPARAM:
@@ -759,18 +768,27 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
                                         "parameters take %u bytes)"
                                       : "write of %u bytes to kernel parameter space at offset %llu (%u bytes)",
                                 total, (unsigned long long)o, c->param_size);
-            hp[l] = c->params + o;
+            ml->hp[l] = c->params + o;
             break;
         default:
             return sim_fail(c, w, l, ins, SIM_ERR_UNSUPPORTED, "memory access in an unsupported state space");
         }
     }
+    return 0;
+}
 
-    if (shm) {
-        bank_stats(ic, off, shm, total, is_atom);
-        for (uint32_t mm = shm; mm; mm &= mm - 1) {
+/* The shared and global lanes' counts (banks, sectors) and checks (uninitialized shared reads, races through the
+   shadows); a global load under a store buffer reads through this SM's pending stores (ml->fwd). */
+static void track_lanes(ctx *c, warp *w, const ptx_insn *ins, unsigned total, mem_lanes *ml)
+{
+    const int is_ld = ins->op == OP_LD, is_st = ins->op == OP_ST, is_atom = ins->op == OP_ATOM || ins->op == OP_RED;
+    const uint32_t pc = (uint32_t)(ins - c->m->code);
+    sim_icount *ic = &c->ic[pc];
+    if (ml->shm) {
+        bank_stats(ic, ml->off, ml->shm, total, is_atom);
+        for (uint32_t mm = ml->shm; mm; mm &= mm - 1) {
             int l = __builtin_ctz(mm);
-            uint32_t o = (uint32_t)off[l];
+            uint32_t o = (uint32_t)ml->off[l];
             if (is_ld || is_atom) {
                 for (unsigned i = 0; i < total; i++)
                     if (!c->sh_init[o + i]) {
@@ -785,110 +803,141 @@ int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
                 track(c, c->sh_shadow, NULL, w, l, pc, o, total, is_st);
         }
     }
-    if (glm) {
-        sector_stats(c, ic, off, glm, total, !is_ld);
+    if (ml->glm) {
+        sector_stats(c, ic, ml->off, ml->glm, total, !is_ld);
         if (g_fp)
-            fp_access(c, off, glm, total, is_ld ? SIM_FP_READ : is_atom ? SIM_FP_ATOMIC : SIM_FP_WRITE, pc);
+            fp_access(c, ml->off, ml->glm, total, is_ld ? SIM_FP_READ : is_atom ? SIM_FP_ATOMIC : SIM_FP_WRITE, pc);
         if (!is_atom)
-            for (uint32_t mm = glm; mm; mm &= mm - 1) {
+            for (uint32_t mm = ml->glm; mm; mm &= mm - 1) {
                 int l = __builtin_ctz(mm);
-                region *r = rg[l];
+                region *r = ml->rg[l];
                 if (!r->shadow && is_st)
                     r->shadow = calloc(r->bytes / 4 + 2, sizeof(shword));
                 if (r->shadow)
-                    track(c, r->shadow, r, w, l, pc, off[l] - r->base, total, is_st);
+                    track(c, r->shadow, r, w, l, pc, ml->off[l] - r->base, total, is_st);
             }
         if (c->sb[0] && is_ld && sim_sb_count(c))
-            for (uint32_t mm = glm; mm; mm &= mm - 1) {
+            for (uint32_t mm = ml->glm; mm; mm &= mm - 1) {
                 int l = __builtin_ctz(mm);
-                memcpy(fwd[l], hp[l], total);
-                sim_sb_forward(c, off[l], fwd[l], total);
-                hp[l] = fwd[l];
+                memcpy(ml->fwd[l], ml->hp[l], total);
+                sim_sb_forward(c, ml->off[l], ml->fwd[l], total);
+                ml->hp[l] = ml->fwd[l];
             }
     }
+}
 
-    if (is_ld) {
-        const ptx_operand *d = &ins->ops[0];
-        int sign = type_signed(ins->type);
-        if (vec == 1) {
-            uint64_t *D = sim_dst(w, d);
-            if (d->kind == OK_VEC)
-                D = w->regs + (size_t)d->vregs[0] * 32;
-            if (esz == 4 && !sign)
-                FOR_LANES(m, { uint32_t v; memcpy(&v, hp[l], 4); D[l] = v; });
+/* ld: each lane's value into its register(s); the same load reading the same value as the warp's last is a spin. */
+static void load_lanes(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, const mem_lanes *ml)
+{
+    const ptx_operand *d = &ins->ops[0];
+    const unsigned esz = ptx_type_size((ptx_type)ins->type), vec = ins->vec, total = esz * vec;
+    const uint32_t pc = (uint32_t)(ins - c->m->code);
+    uint8_t *const *hp = ml->hp;
+    int sign = type_signed(ins->type);
+    if (vec == 1) {
+        uint64_t *D = sim_dst(w, d);
+        if (d->kind == OK_VEC)
+            D = w->regs + (size_t)d->vregs[0] * 32;
+        if (esz == 4 && !sign)
+            FOR_LANES(m, { uint32_t v; memcpy(&v, hp[l], 4); D[l] = v; });
+        else
+            FOR_LANES(m, D[l] = load_bytes(hp[l], esz, sign));
+    } else {
+        for (unsigned k = 0; k < vec; k++) {
+            if (d->vregs[k] < 0)
+                continue;
+            uint64_t *D = w->regs + (size_t)d->vregs[k] * 32;
+            FOR_LANES(m, D[l] = load_bytes(hp[l] + k * esz, esz, sign));
+        }
+    }
+    if (ml->shm | ml->glm) { /* the same load reading the same value as the warp's last load: a spin */
+        const int l = __builtin_ctz(ml->shm | ml->glm);
+        uint64_t v = 0;
+        memcpy(&v, hp[l], total < 8 ? total : 8);
+        if (w->spin_pc == pc + 1 && w->spin_addr == ml->addr[l] && w->spin_lane == (uint32_t)l) {
+            if (w->spin_val == v)
+                sim_spin(c, w, l, pc);
             else
-                FOR_LANES(m, D[l] = load_bytes(hp[l], esz, sign));
-        } else {
-            for (unsigned k = 0; k < vec; k++) {
-                if (d->vregs[k] < 0)
-                    continue;
-                uint64_t *D = w->regs + (size_t)d->vregs[k] * 32;
-                FOR_LANES(m, D[l] = load_bytes(hp[l] + k * esz, esz, sign));
-            }
+                sim_progress(c); /* what it waited for changed */
         }
-        if (shm | glm) { /* the same load reading the same value as the warp's last load: a spin */
-            const int l = __builtin_ctz(shm | glm);
-            uint64_t v = 0;
-            memcpy(&v, hp[l], total < 8 ? total : 8);
-            if (w->spin_pc == pc + 1 && w->spin_addr == addr[l] && w->spin_lane == (uint32_t)l) {
-                if (w->spin_val == v)
-                    sim_spin(c, w, l, pc);
-                else
-                    sim_progress(c); /* what it waited for changed */
-            }
-            w->spin_pc = pc + 1;
-            w->spin_lane = (uint32_t)l; /* two groups of a diverged warp loading one address are no spin */
-            w->spin_addr = addr[l];
-            w->spin_val = v;
-            c->yield |= c->yield_mem;
-        }
-        return 0;
-    }
-    if (is_st) {
-        const ptx_operand *s = &ins->ops[1];
-        sim_progress(c);
+        w->spin_pc = pc + 1;
+        w->spin_lane = (uint32_t)l; /* two groups of a diverged warp loading one address are no spin */
+        w->spin_addr = ml->addr[l];
+        w->spin_val = v;
         c->yield |= c->yield_mem;
-        if (c->sb[0] && glm) {
-            buffered_store(c, w, ins, m, glm, hp, off);
-            return 0;
-        }
-        if (vec == 1 && s->kind != OK_VEC) {
-            const uint64_t *S = sim_opv(c, w, s, 0);
-            FOR_LANES(m, store_bytes(hp[l], esz, S[l]));
-        } else {
-            for (unsigned k = 0; k < vec; k++) {
-                const uint64_t *S = sim_vec_src(c, w, s, k);
-                if (S)
-                    FOR_LANES(m, store_bytes(hp[l] + k * esz, esz, S[l]));
-            }
-        }
-        return 0;
     }
-    /* atom d, [a], b[, c]  /  red [a], b */
+}
+
+static void store_lanes(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, mem_lanes *ml)
+{
+    const ptx_operand *s = &ins->ops[1];
+    const unsigned esz = ptx_type_size((ptx_type)ins->type), vec = ins->vec;
+    uint8_t *const *hp = ml->hp;
+    sim_progress(c);
+    c->yield |= c->yield_mem;
+    if (c->sb[0] && ml->glm) {
+        buffered_store(c, w, ins, m, ml->glm, ml->hp, ml->off);
+        return;
+    }
+    if (vec == 1 && s->kind != OK_VEC) {
+        const uint64_t *S = sim_opv(c, w, s, 0);
+        FOR_LANES(m, store_bytes(hp[l], esz, S[l]));
+    } else {
+        for (unsigned k = 0; k < vec; k++) {
+            const uint64_t *S = sim_vec_src(c, w, s, k);
+            if (S)
+                FOR_LANES(m, store_bytes(hp[l] + k * esz, esz, S[l]));
+        }
+    }
+}
+
+/* atom d, [a], b[, c]  /  red [a], b */
+static void atomic_lanes(ctx *c, warp *w, const ptx_insn *ins, uint32_t m, const mem_lanes *ml)
+{
+    const int mi = ins->op == OP_ATOM ? 1 : 0;
+    const unsigned esz = ptx_type_size((ptx_type)ins->type);
     const uint64_t *B = sim_opv(c, w, &ins->ops[mi + 1], 1);
     const uint64_t *Cv = ins->mod == ATOM_CAS ? sim_opv(c, w, &ins->ops[mi + 2], 2) : NULL;
-    uint64_t *D = op == OP_ATOM ? sim_dst(w, &ins->ops[0]) : NULL;
+    uint64_t *D = ins->op == OP_ATOM ? sim_dst(w, &ins->ops[0]) : NULL;
     c->yield |= c->yield_mem;
-    if (c->sb[0] && glm) { /* a release first makes the SM's stores visible; each address its own */
+    if (c->sb[0] && ml->glm) { /* a release first makes the SM's stores visible; each address its own */
         if (releases(ins) && sim_sb_drain_sm(c, c->sm))
             sim_progress(c);
-        for (uint32_t mm = glm; mm; mm &= mm - 1)
-            if (sim_sb_flush_range(c, off[__builtin_ctz(mm)], esz))
+        for (uint32_t mm = ml->glm; mm; mm &= mm - 1)
+            if (sim_sb_flush_range(c, ml->off[__builtin_ctz(mm)], esz))
                 sim_progress(c);
     }
     for (uint32_t mm = m; mm; mm &= mm - 1) {
         int l = __builtin_ctz(mm), wr;
-        uint64_t old = load_bytes(hp[l], esz, 0);
+        uint64_t old = load_bytes(ml->hp[l], esz, 0);
         uint64_t nv = atomic_apply(ins->mod, ins->type, old, B[l], Cv ? Cv[l] : 0, &wr);
         if (wr)
-            store_bytes(hp[l], esz, nv);
+            store_bytes(ml->hp[l], esz, nv);
         if (wr && zx(nv ^ old, esz * 8))
             sim_progress(c);
         if (D)
             D[l] = zx(old, esz * 8);
     }
     c->st->atomics += (uint64_t)ptx_popc32(m);
-    c->st->global_atomics += (uint64_t)ptx_popc32(m & glm); /* the estimate: shared ones run in the SM */
-    (void)addr;
+    c->st->global_atomics += (uint64_t)ptx_popc32(m & ml->glm); /* the estimate: shared ones run in the SM */
+}
+
+/* Executes ld/st/atom/red for the lanes in m: each lane's address resolved and checked, the accesses counted and
+   tracked, then the load, store or atomic. */
+int sim_mem_op(ctx *c, warp *w, const ptx_insn *ins, uint32_t m)
+{
+    const unsigned total = ptx_type_size((ptx_type)ins->type) * ins->vec;
+    mem_lanes ml;
+    ml.shm = ml.glm = 0;
+    const int st = resolve_lanes(c, w, ins, m, total, &ml);
+    if (st)
+        return st; /* sim_fail's status */
+    track_lanes(c, w, ins, total, &ml);
+    if (ins->op == OP_LD)
+        load_lanes(c, w, ins, m, &ml);
+    else if (ins->op == OP_ST)
+        store_lanes(c, w, ins, m, &ml);
+    else
+        atomic_lanes(c, w, ins, m, &ml);
     return 0;
 }

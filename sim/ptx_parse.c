@@ -742,86 +742,128 @@ static int64_t extern_shared_base(struct sim_module *m)
 }
 
 /* Parses one operand into o. `ftype` is the float width immediates should take (32/64) or 0 for integers. */
+/* A memory operand [reg], [symbol], [reg+imm], [symbol+imm] ... (the '[' read): its register, state space and
+   offset. */
+static int parse_address_operand(parser *p, ptx_operand *o)
+{
+    o->kind = OK_MEM;
+    int64_t off = 0;
+    int first = 1;
+    while (!is(p, "]") && !p->failed) {
+        int neg = 0;
+        if (!first) {
+            if (is(p, "+"))
+                next(p);
+            else if (is(p, "-")) {
+                neg = 1;
+                next(p);
+            }
+            else
+                return perr(p, "bad address expression near '%.*s'", (int)p->tl, p->ts);
+        }
+        if (is(p, "-")) {
+            neg = !neg;
+            next(p);
+        }
+        if (p->tk == TK_NUM) {
+            uint64_t b;
+            int fk;
+            parse_literal(p, neg, &b, &fk);
+            off += (int64_t)b;
+        } else if (p->tk == TK_ID) {
+            sym *s = symtab_find(&p->fn_syms, p->ts, p->tl);
+            if (s && s->kind == SYM_REG) {
+                o->reg = (int32_t)s->value;
+                next(p);
+            } else {
+                int sp, lab;
+                int64_t a;
+                if (!resolve_symbol(p, p->ts, p->tl, &sp, &a, &lab))
+                    return perr(p, "unknown symbol '%.*s' in an address", (int)p->tl, p->ts);
+                o->space = (uint8_t)sp;
+                if (a < 0) { /* extern shared */
+                    a = 0;
+                    o->nvec = 1; /* marks: add extern base at the end */
+                }
+                off += a;
+                next(p);
+            }
+        } else {
+            return perr(p, "bad address expression near '%.*s'", (int)p->tl, p->ts);
+        }
+        first = 0;
+    }
+    o->imm = off;
+    return expect(p, "]");
+}
+
+/* A vector operand {a, b[, c, d]} (the '{' read): registers, or immediates from the constant pool. */
+static int parse_vector_operand(parser *p, ptx_operand *o)
+{
+    o->kind = OK_VEC;
+    while (!is(p, "}") && !p->failed) {
+        if (o->nvec >= 4)
+            return perr(p, "vector operand with more than 4 elements");
+        if (p->tk == TK_NUM || is(p, "-")) { /* {0, %rs1}: an immediate element, from the constant pool */
+            int neg = is(p, "-"), fk;
+            uint64_t bits;
+            if (neg)
+                next(p);
+            parse_literal(p, neg, &bits, &fk);
+            o->vregs[o->nvec++] = PTX_VEC_IMM(cpool_get(p->m, &p->consts, bits));
+            if (is(p, ","))
+                next(p);
+            continue;
+        }
+        if (parse_reg_ref(p, &o->vregs[o->nvec]))
+            return -1;
+        o->nvec++;
+        if (is(p, ","))
+            next(p);
+    }
+    return expect(p, "}");
+}
+
+/* A literal's bits (fk: 32 or 64 for a float literal's width, 0 for an integer) as a float operand of ftype bits
+   (32 or 64; 0: not a float operand, the bits unchanged). */
+static uint64_t literal_as(uint64_t bits, int fk, int ftype)
+{
+    if (ftype == 32 && fk == 64) {
+        double d;
+        memcpy(&d, &bits, 8);
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits = u;
+    } else if (ftype == 64 && fk == 32) {
+        uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, 4);
+        double d = f;
+        memcpy(&bits, &d, 8);
+    } else if (ftype == 32 && fk == 0) {
+        float f = (float)(int64_t)bits;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits = u;
+    } else if (ftype == 64 && fk == 0) {
+        double d = (double)(int64_t)bits;
+        memcpy(&bits, &d, 8);
+    }
+    return bits;
+}
+
 static int parse_operand(parser *p, ptx_operand *o, uint32_t insn_index, int opi, int ftype)
 {
     memset(o, 0, sizeof *o);
     o->reg = -1;
     if (is(p, "[")) {
         next(p);
-        o->kind = OK_MEM;
-        int64_t off = 0;
-        int first = 1;
-        while (!is(p, "]") && !p->failed) {
-            int neg = 0;
-            if (!first) {
-                if (is(p, "+"))
-                    next(p);
-                else if (is(p, "-")) {
-                    neg = 1;
-                    next(p);
-                }
-                else
-                    return perr(p, "bad address expression near '%.*s'", (int)p->tl, p->ts);
-            }
-            if (is(p, "-")) {
-                neg = !neg;
-                next(p);
-            }
-            if (p->tk == TK_NUM) {
-                uint64_t b;
-                int fk;
-                parse_literal(p, neg, &b, &fk);
-                off += (int64_t)b;
-            } else if (p->tk == TK_ID) {
-                sym *s = symtab_find(&p->fn_syms, p->ts, p->tl);
-                if (s && s->kind == SYM_REG) {
-                    o->reg = (int32_t)s->value;
-                    next(p);
-                } else {
-                    int sp, lab;
-                    int64_t a;
-                    if (!resolve_symbol(p, p->ts, p->tl, &sp, &a, &lab))
-                        return perr(p, "unknown symbol '%.*s' in an address", (int)p->tl, p->ts);
-                    o->space = (uint8_t)sp;
-                    if (a < 0) { /* extern shared */
-                        a = 0;
-                        o->nvec = 1; /* marks: add extern base at the end */
-                    }
-                    off += a;
-                    next(p);
-                }
-            } else {
-                return perr(p, "bad address expression near '%.*s'", (int)p->tl, p->ts);
-            }
-            first = 0;
-        }
-        o->imm = off;
-        return expect(p, "]");
+        return parse_address_operand(p, o);
     }
     if (is(p, "{")) {
         next(p);
-        o->kind = OK_VEC;
-        while (!is(p, "}") && !p->failed) {
-            if (o->nvec >= 4)
-                return perr(p, "vector operand with more than 4 elements");
-            if (p->tk == TK_NUM || is(p, "-")) { /* {0, %rs1}: an immediate element, from the constant pool */
-                int neg = is(p, "-"), fk;
-                uint64_t bits;
-                if (neg)
-                    next(p);
-                parse_literal(p, neg, &bits, &fk);
-                o->vregs[o->nvec++] = PTX_VEC_IMM(cpool_get(p->m, &p->consts, bits));
-                if (is(p, ","))
-                    next(p);
-                continue;
-            }
-            if (parse_reg_ref(p, &o->vregs[o->nvec]))
-                return -1;
-            o->nvec++;
-            if (is(p, ","))
-                next(p);
-        }
-        return expect(p, "}");
+        return parse_vector_operand(p, o);
     }
     int neg = 0;
     if (is(p, "!")) {
@@ -836,28 +878,7 @@ static int parse_operand(parser *p, ptx_operand *o, uint32_t insn_index, int opi
         uint64_t bits;
         int fk;
         parse_literal(p, neg, &bits, &fk);
-        if (ftype == 32 && fk == 64) {
-            double d;
-            memcpy(&d, &bits, 8);
-            float f = (float)d;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            bits = u;
-        } else if (ftype == 64 && fk == 32) {
-            uint32_t u = (uint32_t)bits;
-            float f;
-            memcpy(&f, &u, 4);
-            double d = f;
-            memcpy(&bits, &d, 8);
-        } else if (ftype == 32 && fk == 0) {
-            float f = (float)(int64_t)bits;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            bits = u;
-        } else if (ftype == 64 && fk == 0) {
-            double d = (double)(int64_t)bits;
-            memcpy(&bits, &d, 8);
-        }
+        bits = literal_as(bits, fk, ftype);
         o->kind = OK_IMM;
         o->imm = (int64_t)bits;
         o->reg = (int32_t)cpool_get(p->m, &p->consts, bits);
@@ -1111,6 +1132,96 @@ static int decode_opcode(parser *p, ptx_insn *ins, const char *s, size_t n)
     return 0;
 }
 
+/* The operands of call[.uni] [(ret),] func, [(args...)] [, proto] of the instruction at idx (its ops[0] the function,
+   ops[1] the return parameter, ops[2] the arguments, in m->args); their number, or -1 on a parse error. */
+static int parse_call_operands(parser *p, uint32_t idx)
+{
+    struct sim_module *m = p->m;
+    ptx_insn *ins = &m->code[idx];
+    int nops = 0;
+    ins->ops[1].kind = OK_NONE;
+    if (is(p, "(")) {
+        next(p);
+        if (parse_operand(p, &ins->ops[1], idx, 1, 0))
+            return -1;
+        if (expect(p, ")") || expect(p, ","))
+            return -1;
+    }
+    sym *f = p->tk == TK_ID ? symtab_find(&p->mod_syms, p->ts, p->tl) : NULL;
+    sym *r = p->tk == TK_ID ? symtab_find(&p->fn_syms, p->ts, p->tl) : NULL;
+    if (r && r->kind == SYM_REG) { /* an indirect call through a function pointer: call (ret), %rd, (args), proto */
+        ins->ops[0].kind = OK_REG;
+        ins->ops[0].reg = (int32_t)r->value;
+    } else if (f && f->kind == SYM_FUNC) {
+        ins->ops[0].kind = OK_FUNC;
+        ins->ops[0].imm = f->value;
+    } else {
+        return perr(p, "call of an unknown function '%.*s'", (int)p->tl, p->ts);
+    }
+    next(p);
+    nops = 2;
+    if (is(p, ",")) {
+        next(p);
+        if (expect(p, "("))
+            return -1;
+        m->code[idx].ops[2].kind = OK_ARGS;
+        m->code[idx].ops[2].imm = m->nargs;
+        nops = 3;
+        while (!is(p, ")") && !p->failed) {
+            ptx_operand a;
+            const char *name = p->ts;
+            int len = (int)p->tl;
+            if (parse_operand(p, &a, idx, 2, 0))
+                return -1;
+            if (a.kind == OK_LABEL)
+                return perr(p, "unknown argument '%.*s' in a call", len, name);
+            GROW(m->args, m->nargs, m->cap_args);
+            m->args[m->nargs++] = a;
+            m->code[idx].ops[2].reg++;
+            if (is(p, ","))
+                next(p);
+        }
+        if (expect(p, ")"))
+            return -1;
+    }
+    if (is(p, ",")) { /* an indirect call's prototype label */
+        next(p);
+        if (p->tk != TK_ID)
+            return perr(p, "expected a call prototype after the arguments");
+        next(p);
+    }
+    return nops;
+}
+
+/* The effective state space of a memory instruction (ld, st, atom, red, prefetch) from its memory operand's: a
+   .func's or a call site's parameter lives in local memory, [reg] in param space is a kernel parameter's address. */
+static int resolve_mem_space(parser *p, ptx_insn *ins)
+{
+    if (ins->op == OP_LD || ins->op == OP_ST || ins->op == OP_ATOM || ins->op == OP_RED || ins->op == OP_PREFETCH) {
+        int mi = ins->op == OP_LD || ins->op == OP_ATOM ? 1 : 0;
+        if (ins->op == OP_PREFETCH)
+            mi = 0;
+        ptx_operand *mo = &ins->ops[mi];
+        if (mo->kind != OK_MEM)
+            return perr(p, "expected a memory operand");
+        if (mo->space) {
+            if (ins->space == SP_PARAM && mo->space == SP_LOCAL)
+                ins->space = SP_LOCAL; /* a .func's parameter or a call-site parameter: lives in local memory */
+            else if (ins->space == SP_PARAM && mo->space == SP_KPARAM)
+                ins->space = SP_KPARAM;
+            else if (ins->space == SP_NONE)
+                ins->space = mo->space;
+            else if (mo->space != ins->space && !(mo->space == SP_GLOBAL && ins->space == SP_CONST) &&
+                     !(mo->space == SP_CONST && ins->space == SP_GLOBAL))
+                return perr(p, "symbol of another state space in '%.*s'", (int)ins->text_len,
+                            p->s + ins->text_off);
+        } else if (ins->space == SP_PARAM) {
+            ins->space = SP_KPARAM; /* [reg] in param space: an address taken of a kernel parameter */
+        }
+    }
+    return 0;
+}
+
 /* Parses one instruction (the current token is its opcode; guard already read). */
 static int parse_instruction_body(parser *p, int32_t guard, int guard_neg, const char *text_start)
 {
@@ -1147,59 +1258,9 @@ static int parse_instruction_body(parser *p, int32_t guard, int guard_neg, const
         return 0;
     }
     if (ins->op == OP_CALL) {
-        /* call[.uni] [(ret),] func, [(args...)] */
-        int nops = 0;
-        ins->ops[1].kind = OK_NONE;
-        if (is(p, "(")) {
-            next(p);
-            if (parse_operand(p, &ins->ops[1], idx, 1, 0))
-                return -1;
-            if (expect(p, ")") || expect(p, ","))
-                return -1;
-        }
-        sym *f = p->tk == TK_ID ? symtab_find(&p->mod_syms, p->ts, p->tl) : NULL;
-        sym *r = p->tk == TK_ID ? symtab_find(&p->fn_syms, p->ts, p->tl) : NULL;
-        if (r && r->kind == SYM_REG) { /* an indirect call through a function pointer: call (ret), %rd, (args), proto */
-            ins->ops[0].kind = OK_REG;
-            ins->ops[0].reg = (int32_t)r->value;
-        } else if (f && f->kind == SYM_FUNC) {
-            ins->ops[0].kind = OK_FUNC;
-            ins->ops[0].imm = f->value;
-        } else {
-            return perr(p, "call of an unknown function '%.*s'", (int)p->tl, p->ts);
-        }
-        next(p);
-        nops = 2;
-        if (is(p, ",")) {
-            next(p);
-            if (expect(p, "("))
-                return -1;
-            m->code[idx].ops[2].kind = OK_ARGS;
-            m->code[idx].ops[2].imm = m->nargs;
-            nops = 3;
-            while (!is(p, ")") && !p->failed) {
-                ptx_operand a;
-                const char *name = p->ts;
-                int len = (int)p->tl;
-                if (parse_operand(p, &a, idx, 2, 0))
-                    return -1;
-                if (a.kind == OK_LABEL)
-                    return perr(p, "unknown argument '%.*s' in a call", len, name);
-                GROW(m->args, m->nargs, m->cap_args);
-                m->args[m->nargs++] = a;
-                m->code[idx].ops[2].reg++;
-                if (is(p, ","))
-                    next(p);
-            }
-            if (expect(p, ")"))
-                return -1;
-        }
-        if (is(p, ",")) { /* an indirect call's prototype label */
-            next(p);
-            if (p->tk != TK_ID)
-                return perr(p, "expected a call prototype after the arguments");
-            next(p);
-        }
+        const int nops = parse_call_operands(p, idx);
+        if (nops < 0)
+            return -1;
         ins = &m->code[idx];
         ins->nops = (uint8_t)nops;
     } else {
@@ -1240,30 +1301,7 @@ static int parse_instruction_body(parser *p, int32_t guard, int guard_neg, const
         return perr(p, "expected ';' after an instruction, found '%.*s'", (int)p->tl, p->ts);
     ins->text_len = (uint16_t)((p->ts - text_start) > 65535 ? 65535 : (p->ts - text_start));
     next(p);
-    /* resolve the effective state space of memory operands */
-    if (ins->op == OP_LD || ins->op == OP_ST || ins->op == OP_ATOM || ins->op == OP_RED || ins->op == OP_PREFETCH) {
-        int mi = ins->op == OP_LD || ins->op == OP_ATOM ? 1 : 0;
-        if (ins->op == OP_PREFETCH)
-            mi = 0;
-        ptx_operand *mo = &ins->ops[mi];
-        if (mo->kind != OK_MEM)
-            return perr(p, "expected a memory operand");
-        if (mo->space) {
-            if (ins->space == SP_PARAM && mo->space == SP_LOCAL)
-                ins->space = SP_LOCAL; /* a .func's parameter or a call-site parameter: lives in local memory */
-            else if (ins->space == SP_PARAM && mo->space == SP_KPARAM)
-                ins->space = SP_KPARAM;
-            else if (ins->space == SP_NONE)
-                ins->space = mo->space;
-            else if (mo->space != ins->space && !(mo->space == SP_GLOBAL && ins->space == SP_CONST) &&
-                     !(mo->space == SP_CONST && ins->space == SP_GLOBAL))
-                return perr(p, "symbol of another state space in '%.*s'", (int)ins->text_len,
-                            p->s + ins->text_off);
-        } else if (ins->space == SP_PARAM) {
-            ins->space = SP_KPARAM; /* [reg] in param space: an address taken of a kernel parameter */
-        }
-    }
-    return 0;
+    return resolve_mem_space(p, ins);
 }
 
 /* The index in m->fnames of a function_name label (a new, still unnamed entry the first time). */
@@ -1396,6 +1434,179 @@ static int parse_instruction(parser *p, int32_t guard, int guard_neg, const char
     return 0;
 }
 
+/* The index in m->funcs of the function named name: a function declared before and not yet defined keeps its
+   index, its declaration's parameters dropped; otherwise a new entry. */
+static int function_slot(parser *p, const char *name, size_t nlen)
+{
+    struct sim_module *m = p->m;
+    sym *declared = symtab_find(&p->mod_syms, name, nlen);
+    int fi;
+    if (declared && declared->kind == SYM_FUNC && m->funcs[declared->value].count == 0 &&
+        !m->funcs[declared->value].is_entry) {
+        fi = (int)declared->value;
+        for (uint32_t j = 0; j < m->funcs[fi].nparams; j++)
+            free(m->funcs[fi].params[j].name);
+        free(m->funcs[fi].params);
+        free(m->funcs[fi].ret.name);
+        char *keep = m->funcs[fi].name;
+        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
+        m->funcs[fi].name = keep;
+    } else {
+        GROW(m->funcs, m->nfuncs, m->cap_funcs);
+        fi = (int)m->nfuncs++;
+        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
+        m->funcs[fi].name = xstrndup(name, nlen);
+        symtab_add(&p->mod_syms, m->funcs[fi].name, nlen, SYM_FUNC, fi);
+    }
+    return fi;
+}
+
+/* The parameters of function f as the body's symbols: an entry's in kernel parameter space, a .func's in a frame
+   of local memory (with its return value's). */
+static void function_frame(parser *p, ptx_func *f, int is_entry)
+{
+    if (is_entry) {
+        for (uint32_t i = 0; i < f->nparams; i++)
+            symtab_add(&p->fn_syms, f->params[i].name, strlen(f->params[i].name), SYM_KPARAM,
+                       f->params[i].offset);
+    } else {
+        uint32_t a = 8;
+        for (uint32_t i = 0; i < f->nparams; i++)
+            if (f->params[i].align > a)
+                a = f->params[i].align;
+        f->frame_off = alloc_local(p, f->param_size, a);
+        uint32_t rsz = f->ret.size;
+        f->frame_size = f->param_size;
+        if (rsz) {
+            uint32_t roff = alloc_local(p, rsz, f->ret.align ? f->ret.align : 1);
+            f->ret.offset = roff;
+            symtab_add(&p->fn_syms, f->ret.name, strlen(f->ret.name), SYM_LOCAL, roff);
+        }
+        for (uint32_t i = 0; i < f->nparams; i++)
+            symtab_add(&p->fn_syms, f->params[i].name, strlen(f->params[i].name), SYM_LOCAL,
+                       f->frame_off + f->params[i].offset);
+    }
+}
+
+/* The registers of a .reg directive (read): a name, or name<N> for N registers name0 ... name<N-1>, a list. */
+static int parse_reg_decl(parser *p)
+{
+    while (p->tk == TK_ID && p->ts[0] == '.')
+        next(p); /* type, .v2 ... */
+    for (;;) {
+        if (p->tk != TK_ID)
+            return perr(p, "expected a register name");
+        const char *rn = p->ts;
+        size_t rl = p->tl;
+        next(p);
+        if (is(p, "<")) {
+            next(p);
+            uint64_t cnt;
+            if (parse_uint(p, &cnt) || expect(p, ">"))
+                return -1;
+            add_regs(p, rn, rl, cnt, 1);
+        } else {
+            add_regs(p, rn, rl, 1, 0);
+        }
+        if (is(p, ",")) {
+            next(p);
+            continue;
+        }
+        break;
+    }
+    return expect(p, ";");
+}
+
+/* A directive inside a function body (the current token starts with '.'): registers, local and param variables,
+   module variables declared inside, .loc, and what is skipped; 0, or -1 on a parse error. */
+static int parse_body_directive(parser *p)
+{
+    if (is(p, ".reg") || (p->tk == TK_ID && p->tl > 5 && memcmp(p->ts, ".reg.", 5) == 0)) { /* .reg.b32 f; */
+        next(p);
+        return parse_reg_decl(p);
+    }
+    if (is(p, ".local") || is(p, ".param")) {
+        next(p);
+        decl d;
+        if (parse_decl(p, &d))
+            return -1;
+        uint32_t off = alloc_local(p, d.size, d.align);
+        symtab_add(&p->fn_syms, d.name, d.len, SYM_LOCAL, off);
+        if (expect(p, ";"))
+            return -1;
+        return 0;
+    }
+    if (is(p, ".shared") || is(p, ".global") || is(p, ".const")) {
+        int sp = is(p, ".shared") ? SP_SHARED : is(p, ".global") ? SP_GLOBAL : SP_CONST;
+        next(p);
+        if (parse_module_var(p, sp, 0))
+            return -1;
+        return 0;
+    }
+    if (is(p, ".extern")) {
+        next(p);
+        if (!is(p, ".shared"))
+            return perr(p, "unsupported .extern inside a function");
+        next(p);
+        if (parse_module_var(p, SP_SHARED, 1))
+            return -1;
+        return 0;
+    }
+    if (is(p, ".loc")) {
+        if (parse_loc(p))
+            return -1;
+        return 0;
+    }
+    if (is(p, ".pragma") || is(p, ".callprototype")) { /* prototype_N : .callprototype (...) _ (...); */
+        skip_past_semicolon(p);
+        return 0;
+    }
+    return perr(p, "unsupported directive '%.*s' inside a function", (int)p->tl, p->ts);
+}
+
+/* The end of function fi's body: its implicit ret (falling off the end is defined), its labels resolved, its
+   registers counted. */
+static int end_function(parser *p, int fi, int is_entry)
+{
+    struct sim_module *m = p->m;
+    ptx_func *f = &m->funcs[fi];
+    f->count = m->ncode - f->first;
+    f->nregs = p->next_reg;
+    f->local_size = m->local_size - f->local_off;
+    /* every function ends with an implicit ret/exit, so falling off the end is defined */
+    GROW(m->code, m->ncode, m->cap_code);
+    ptx_insn *r = &m->code[m->ncode];
+    memset(r, 0, sizeof *r);
+    r->op = OP_RET;
+    r->guard = -1;
+    r->dst2 = -1;
+    r->fn = fi;
+    r->ptx_line = p->tline + 1;
+    r->text_off = (uint32_t)(p->ts - p->s);
+    r->text_len = 0;
+    r->file = (uint16_t)p->cur_file;
+    r->line = p->cur_line;
+    r->loc = p->cur_loc;
+    m->ncode++;
+    f->count++;
+    for (uint32_t i = 0; i < p->nlfix; i++) {
+        struct fix *x = &p->lfix[i];
+        sym *s = symtab_find(&p->labels, x->name, x->len);
+        if (!s) {
+            p->tline = x->line;
+            return perr(p, "unknown label or symbol '%.*s'", (int)x->len, x->name);
+        }
+        m->code[x->insn].ops[x->op].imm = s->value;
+    }
+    if (is_entry) {
+        if (f->nregs > m->max_entry_regs)
+            m->max_entry_regs = f->nregs;
+    } else {
+        m->func_regs += f->nregs;
+    }
+    return 0;
+}
+
 static int parse_function(parser *p, int is_entry, int is_extern)
 {
     struct sim_module *m = p->m;
@@ -1418,25 +1629,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     next(p);
     /* the definition of a function declared before (`.func (...) f (...);` at the top, so that a global's
        initializer or an earlier call can name it) takes the declaration's place: one index for both */
-    sym *declared = symtab_find(&p->mod_syms, name, nlen);
-    int fi;
-    if (declared && declared->kind == SYM_FUNC && m->funcs[declared->value].count == 0 &&
-        !m->funcs[declared->value].is_entry) {
-        fi = (int)declared->value;
-        for (uint32_t j = 0; j < m->funcs[fi].nparams; j++)
-            free(m->funcs[fi].params[j].name);
-        free(m->funcs[fi].params);
-        free(m->funcs[fi].ret.name);
-        char *keep = m->funcs[fi].name;
-        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
-        m->funcs[fi].name = keep;
-    } else {
-        GROW(m->funcs, m->nfuncs, m->cap_funcs);
-        fi = (int)m->nfuncs++;
-        memset(&m->funcs[fi], 0, sizeof m->funcs[fi]);
-        m->funcs[fi].name = xstrndup(name, nlen);
-        symtab_add(&p->mod_syms, m->funcs[fi].name, nlen, SYM_FUNC, fi);
-    }
+    const int fi = function_slot(p, name, nlen);
     ptx_func *f = &m->funcs[fi];
     f->is_entry = is_entry;
     f->is_extern = is_extern;
@@ -1470,27 +1663,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     symtab_pop(&p->fn_syms, 0);
     symtab_pop(&p->labels, 0);
     p->nlfix = 0;
-    if (is_entry) {
-        for (uint32_t i = 0; i < f->nparams; i++)
-            symtab_add(&p->fn_syms, f->params[i].name, strlen(f->params[i].name), SYM_KPARAM,
-                       f->params[i].offset);
-    } else {
-        uint32_t a = 8;
-        for (uint32_t i = 0; i < f->nparams; i++)
-            if (f->params[i].align > a)
-                a = f->params[i].align;
-        f->frame_off = alloc_local(p, f->param_size, a);
-        uint32_t rsz = f->ret.size;
-        f->frame_size = f->param_size;
-        if (rsz) {
-            uint32_t roff = alloc_local(p, rsz, f->ret.align ? f->ret.align : 1);
-            f->ret.offset = roff;
-            symtab_add(&p->fn_syms, f->ret.name, strlen(f->ret.name), SYM_LOCAL, roff);
-        }
-        for (uint32_t i = 0; i < f->nparams; i++)
-            symtab_add(&p->fn_syms, f->params[i].name, strlen(f->params[i].name), SYM_LOCAL,
-                       f->frame_off + f->params[i].offset);
-    }
+    function_frame(p, f, is_entry);
     f->local_off = m->local_size;
     uint32_t scope_marks[64];
     int depth = 0;
@@ -1514,75 +1687,10 @@ static int parse_function(parser *p, int is_entry, int is_extern)
             symtab_pop(&p->fn_syms, scope_marks[--depth]);
             continue;
         }
-        if (is(p, ".reg") || (p->tk == TK_ID && p->tl > 5 && memcmp(p->ts, ".reg.", 5) == 0)) { /* .reg.b32 f; */
-            next(p);
-            decl d;
-            memset(&d, 0, sizeof d);
-            while (p->tk == TK_ID && p->ts[0] == '.')
-                next(p); /* type, .v2 ... */
-            for (;;) {
-                if (p->tk != TK_ID)
-                    return perr(p, "expected a register name");
-                const char *rn = p->ts;
-                size_t rl = p->tl;
-                next(p);
-                if (is(p, "<")) {
-                    next(p);
-                    uint64_t cnt;
-                    if (parse_uint(p, &cnt) || expect(p, ">"))
-                        return -1;
-                    add_regs(p, rn, rl, cnt, 1);
-                } else {
-                    add_regs(p, rn, rl, 1, 0);
-                }
-                if (is(p, ",")) {
-                    next(p);
-                    continue;
-                }
-                break;
-            }
-            if (expect(p, ";"))
-                return -1;
-            continue;
-        }
-        if (is(p, ".local") || is(p, ".param")) {
-            next(p);
-            decl d;
-            if (parse_decl(p, &d))
-                return -1;
-            uint32_t off = alloc_local(p, d.size, d.align);
-            symtab_add(&p->fn_syms, d.name, d.len, SYM_LOCAL, off);
-            if (expect(p, ";"))
-                return -1;
-            continue;
-        }
-        if (is(p, ".shared") || is(p, ".global") || is(p, ".const")) {
-            int sp = is(p, ".shared") ? SP_SHARED : is(p, ".global") ? SP_GLOBAL : SP_CONST;
-            next(p);
-            if (parse_module_var(p, sp, 0))
-                return -1;
-            continue;
-        }
-        if (is(p, ".extern")) {
-            next(p);
-            if (!is(p, ".shared"))
-                return perr(p, "unsupported .extern inside a function");
-            next(p);
-            if (parse_module_var(p, SP_SHARED, 1))
-                return -1;
-            continue;
-        }
-        if (is(p, ".loc")) {
-            if (parse_loc(p))
-                return -1;
-            continue;
-        }
-        if (is(p, ".pragma") || is(p, ".callprototype")) { /* prototype_N : .callprototype (...) _ (...); */
-            skip_past_semicolon(p);
-            continue;
-        }
         if (p->tk == TK_ID && p->ts[0] == '.') {
-            return perr(p, "unsupported directive '%.*s' inside a function", (int)p->tl, p->ts);
+            if (parse_body_directive(p))
+                return -1;
+            continue;
         }
         if (is(p, "@")) {
             text_start = p->ts;
@@ -1627,42 +1735,7 @@ static int parse_function(parser *p, int is_entry, int is_extern)
     }
     if (p->failed)
         return -1;
-    f = &m->funcs[fi];
-    f->count = m->ncode - f->first;
-    f->nregs = p->next_reg;
-    f->local_size = m->local_size - f->local_off;
-    /* every function ends with an implicit ret/exit, so falling off the end is defined */
-    GROW(m->code, m->ncode, m->cap_code);
-    ptx_insn *r = &m->code[m->ncode];
-    memset(r, 0, sizeof *r);
-    r->op = OP_RET;
-    r->guard = -1;
-    r->dst2 = -1;
-    r->fn = fi;
-    r->ptx_line = p->tline + 1;
-    r->text_off = (uint32_t)(p->ts - p->s);
-    r->text_len = 0;
-    r->file = (uint16_t)p->cur_file;
-    r->line = p->cur_line;
-    r->loc = p->cur_loc;
-    m->ncode++;
-    f->count++;
-    for (uint32_t i = 0; i < p->nlfix; i++) {
-        struct fix *x = &p->lfix[i];
-        sym *s = symtab_find(&p->labels, x->name, x->len);
-        if (!s) {
-            p->tline = x->line;
-            return perr(p, "unknown label or symbol '%.*s'", (int)x->len, x->name);
-        }
-        m->code[x->insn].ops[x->op].imm = s->value;
-    }
-    if (is_entry) {
-        if (f->nregs > m->max_entry_regs)
-            m->max_entry_regs = f->nregs;
-    } else {
-        m->func_regs += f->nregs;
-    }
-    return 0;
+    return end_function(p, fi, is_entry);
 }
 
 int ptx_parse(struct sim_module *m, const char *text, size_t len, char *err, size_t errlen)
