@@ -529,11 +529,202 @@ static int queues_only(uint32_t call)
     }
 }
 
-static void serve(const ppl_dev_request *rq, unsigned char *bulk)
+/* The requests about the device: its count, its properties and attributes, the versions; a synchronize, and a reset refused. 0 when rq is not one of them. */
+static int serve_device_query(const ppl_dev_request *rq)
 {
     const uint64_t *a = rq->a;
     cudaError_t err = cudaSuccess;
     int i = 0;
+    switch ((ppl_dev_call)rq->call) {
+    case PPL_DEV_DEVICE_COUNT:
+        reply(cudaSuccess, 1, 0, NULL, 0); /* the one device the kit grades on */
+        return 1;
+    case PPL_DEV_SET_DEVICE:
+        reply(a[0] == 0 ? cudaSuccess : cudaErrorInvalidDevice, 0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_GET_DEVICE:
+        err = cudaGetDevice(&i);
+        reply(err, (uint64_t)i, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_PROPERTIES: {
+        struct cudaDeviceProp prop;
+        memset(&prop, 0, sizeof prop);
+        err = a[0] == 0 ? cudaGetDeviceProperties(&prop, 0) : cudaErrorInvalidDevice;
+        reply(err, 0, 0, &prop, err == cudaSuccess ? sizeof prop : 0);
+        return 1;
+    }
+    case PPL_DEV_ATTRIBUTE:
+        err = a[1] == 0 ? cudaDeviceGetAttribute(&i, (enum cudaDeviceAttr)a[0], 0) : cudaErrorInvalidDevice;
+        reply(err, (uint64_t)i, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_PCI_BUS_ID: {
+        char id[64] = "";
+        const int len = a[0] < sizeof id ? (int)a[0] : (int)sizeof id;
+        err = a[1] == 0 && len > 0 ? cudaDeviceGetPCIBusId(id, len, 0) : cudaErrorInvalidValue;
+        reply(err, 0, 0, id, err == cudaSuccess ? strlen(id) + 1 : 0);
+        return 1;
+    }
+    case PPL_DEV_SYNCHRONIZE:
+        reply(cudaDeviceSynchronize(), 0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_RESET: /* the kit's buffers live in the same context: a lab may not reset it */
+        reply(cudaErrorNotPermitted, 0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_RUNTIME_VERSION:
+        err = cudaRuntimeGetVersion(&i);
+        reply(err, (uint64_t)i, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_DRIVER_VERSION:
+        err = cudaDriverGetVersion(&i);
+        reply(err, (uint64_t)i, 0, NULL, 0);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The requests on streams and events, each through its handle (a destroyed one stays taken). 0 when rq is not one of them. */
+static int serve_stream_event(const ppl_dev_request *rq)
+{
+    const uint64_t *a = rq->a;
+    cudaError_t err = cudaSuccess;
+    const uint32_t call = rq->call;
+    switch ((ppl_dev_call)rq->call) {
+    case PPL_DEV_STREAM_CREATE: {
+        cudaStream_t s = NULL;
+        err = cudaStreamCreateWithFlags(&s, (unsigned)a[0] & ~(unsigned)cudaStreamNonBlocking);
+        reply(err, err == cudaSuccess ? handle_add(&streams, s, call) : 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_STREAM_DESTROY: { /* the handle stays taken: a later use of it is refused */
+        entry *e = a[0] ? table_find(&streams, a[0]) : NULL;
+        if (!e) {
+            reply(cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
+            return 1;
+        }
+        cudaStream_t s = (cudaStream_t)e->item;
+        e->item = NULL;
+        reply(cudaStreamDestroy(s), 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_STREAM_SYNC: {
+        cudaStream_t s;
+        reply(stream_of(a[0], &s) ? cudaStreamSynchronize(s) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_STREAM_WAIT_EVENT: {
+        cudaStream_t s;
+        reply(stream_of(a[0], &s) && event_of(a[1]) ? ppl_backend_stream_wait_event(s, event_of(a[1]), (unsigned)a[2])
+                                                    : cudaErrorInvalidResourceHandle,
+              0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_EVENT_CREATE: {
+        cudaEvent_t e = NULL;
+        err = cudaEventCreateWithFlags(&e, (unsigned)a[0]);
+        reply(err, err == cudaSuccess ? handle_add(&events, e, call) : 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_EVENT_DESTROY: {
+        entry *e = table_find(&events, a[0]);
+        if (!e) {
+            reply(cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
+            return 1;
+        }
+        cudaEvent_t ev = (cudaEvent_t)e->item;
+        e->item = NULL;
+        reply(cudaEventDestroy(ev), 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_EVENT_RECORD: {
+        cudaStream_t s;
+        reply(event_of(a[0]) && stream_of(a[1], &s) ? cudaEventRecord(event_of(a[0]), s)
+                                                    : cudaErrorInvalidResourceHandle,
+              0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_EVENT_SYNC:
+        reply(event_of(a[0]) ? cudaEventSynchronize(event_of(a[0])) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_EVENT_QUERY:
+        reply(event_of(a[0]) ? cudaEventQuery(event_of(a[0])) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_EVENT_ELAPSED: {
+        float ms = 0;
+        uint32_t bits = 0;
+        err = event_of(a[0]) && event_of(a[1]) ? cudaEventElapsedTime(&ms, event_of(a[0]), event_of(a[1]))
+                                               : cudaErrorInvalidResourceHandle;
+        memcpy(&bits, &ms, sizeof bits);
+        reply(err, bits, 0, NULL, 0);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The requests for the last error and its words, and on the lab's kernels: attributes, cache, occupancy. 0 when rq is not one of them. */
+static int serve_error_function(const ppl_dev_request *rq)
+{
+    const uint64_t *a = rq->a;
+    cudaError_t err = cudaSuccess;
+    int i = 0;
+    size_t s1 = 0;
+    switch ((ppl_dev_call)rq->call) {
+    case PPL_DEV_LAST_ERROR: {
+        const cudaError_t runtime = cudaGetLastError(), last = refused ? refused : runtime;
+        reply(last, 0, 0, NULL, 0);
+        refused = cudaSuccess; /* read once (reply() just recorded it again) */
+        return 1;
+    }
+    case PPL_DEV_PEEK_ERROR: {
+        const cudaError_t runtime = cudaPeekAtLastError(), last = refused ? refused : runtime;
+        reply(last, 0, 0, NULL, 0);
+        return 1;
+    }
+    case PPL_DEV_ERROR_TEXT: {
+        const char *text = a[1] ? cudaGetErrorString((cudaError_t)a[0]) : cudaGetErrorName((cudaError_t)a[0]);
+        text = text ? text : "";
+        reply(cudaSuccess, 0, 0, text, strlen(text) + 1);
+        return 1;
+    }
+    case PPL_DEV_FUNC_ATTRIBUTES: {
+        struct cudaFuncAttributes attr;
+        memset(&attr, 0, sizeof attr);
+        err = kernel_of(a[0]) ? cudaFuncGetAttributes(&attr, kernel_of(a[0])) : cudaErrorInvalidDeviceFunction;
+        reply(err, 0, 0, &attr, err == cudaSuccess ? sizeof attr : 0);
+        return 1;
+    }
+    case PPL_DEV_FUNC_SET:
+        reply(kernel_of(a[0]) ? cudaFuncSetAttribute(kernel_of(a[0]), (enum cudaFuncAttribute)a[1], (int)a[2])
+                              : cudaErrorInvalidDeviceFunction,
+              0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_FUNC_CACHE:
+        reply(kernel_of(a[0]) ? cudaFuncSetCacheConfig(kernel_of(a[0]), (enum cudaFuncCache)a[1])
+                              : cudaErrorInvalidDeviceFunction,
+              0, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_OCCUPANCY:
+        err = kernel_of(a[0]) ? cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&i, kernel_of(a[0]), (int)a[1],
+                                                                                       (size_t)a[2], (unsigned)a[3])
+                              : cudaErrorInvalidDeviceFunction;
+        reply(err, (uint64_t)i, 0, NULL, 0);
+        return 1;
+    case PPL_DEV_OCCUPANCY_SMEM:
+        err = kernel_of(a[0]) ? cudaOccupancyAvailableDynamicSMemPerBlock(&s1, kernel_of(a[0]), (int)a[1], (int)a[2])
+                              : cudaErrorInvalidDeviceFunction;
+        reply(err, s1, 0, NULL, 0);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void serve(const ppl_dev_request *rq, unsigned char *bulk)
+{
+    const uint64_t *a = rq->a;
+    cudaError_t err = cudaSuccess;
     size_t s1 = 0, s2 = 0;
     void *p = NULL;
     const uint32_t call = rq->call;
@@ -634,161 +825,6 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
     case PPL_DEV_FROM_SYMBOL:
         symbol_copy(rq, bulk, 0);
         return;
-    case PPL_DEV_DEVICE_COUNT:
-        reply(cudaSuccess, 1, 0, NULL, 0); /* the one device the kit grades on */
-        return;
-    case PPL_DEV_SET_DEVICE:
-        reply(a[0] == 0 ? cudaSuccess : cudaErrorInvalidDevice, 0, 0, NULL, 0);
-        return;
-    case PPL_DEV_GET_DEVICE:
-        err = cudaGetDevice(&i);
-        reply(err, (uint64_t)i, 0, NULL, 0);
-        return;
-    case PPL_DEV_PROPERTIES: {
-        struct cudaDeviceProp prop;
-        memset(&prop, 0, sizeof prop);
-        err = a[0] == 0 ? cudaGetDeviceProperties(&prop, 0) : cudaErrorInvalidDevice;
-        reply(err, 0, 0, &prop, err == cudaSuccess ? sizeof prop : 0);
-        return;
-    }
-    case PPL_DEV_ATTRIBUTE:
-        err = a[1] == 0 ? cudaDeviceGetAttribute(&i, (enum cudaDeviceAttr)a[0], 0) : cudaErrorInvalidDevice;
-        reply(err, (uint64_t)i, 0, NULL, 0);
-        return;
-    case PPL_DEV_PCI_BUS_ID: {
-        char id[64] = "";
-        const int len = a[0] < sizeof id ? (int)a[0] : (int)sizeof id;
-        err = a[1] == 0 && len > 0 ? cudaDeviceGetPCIBusId(id, len, 0) : cudaErrorInvalidValue;
-        reply(err, 0, 0, id, err == cudaSuccess ? strlen(id) + 1 : 0);
-        return;
-    }
-    case PPL_DEV_SYNCHRONIZE:
-        reply(cudaDeviceSynchronize(), 0, 0, NULL, 0);
-        return;
-    case PPL_DEV_RESET: /* the kit's buffers live in the same context: a lab may not reset it */
-        reply(cudaErrorNotPermitted, 0, 0, NULL, 0);
-        return;
-    case PPL_DEV_RUNTIME_VERSION:
-        err = cudaRuntimeGetVersion(&i);
-        reply(err, (uint64_t)i, 0, NULL, 0);
-        return;
-    case PPL_DEV_DRIVER_VERSION:
-        err = cudaDriverGetVersion(&i);
-        reply(err, (uint64_t)i, 0, NULL, 0);
-        return;
-    case PPL_DEV_STREAM_CREATE: {
-        cudaStream_t s = NULL;
-        err = cudaStreamCreateWithFlags(&s, (unsigned)a[0] & ~(unsigned)cudaStreamNonBlocking);
-        reply(err, err == cudaSuccess ? handle_add(&streams, s, call) : 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_STREAM_DESTROY: { /* the handle stays taken: a later use of it is refused */
-        entry *e = a[0] ? table_find(&streams, a[0]) : NULL;
-        if (!e) {
-            reply(cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
-            return;
-        }
-        cudaStream_t s = (cudaStream_t)e->item;
-        e->item = NULL;
-        reply(cudaStreamDestroy(s), 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_STREAM_SYNC: {
-        cudaStream_t s;
-        reply(stream_of(a[0], &s) ? cudaStreamSynchronize(s) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_STREAM_WAIT_EVENT: {
-        cudaStream_t s;
-        reply(stream_of(a[0], &s) && event_of(a[1]) ? ppl_backend_stream_wait_event(s, event_of(a[1]), (unsigned)a[2])
-                                                    : cudaErrorInvalidResourceHandle,
-              0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_EVENT_CREATE: {
-        cudaEvent_t e = NULL;
-        err = cudaEventCreateWithFlags(&e, (unsigned)a[0]);
-        reply(err, err == cudaSuccess ? handle_add(&events, e, call) : 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_EVENT_DESTROY: {
-        entry *e = table_find(&events, a[0]);
-        if (!e) {
-            reply(cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
-            return;
-        }
-        cudaEvent_t ev = (cudaEvent_t)e->item;
-        e->item = NULL;
-        reply(cudaEventDestroy(ev), 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_EVENT_RECORD: {
-        cudaStream_t s;
-        reply(event_of(a[0]) && stream_of(a[1], &s) ? cudaEventRecord(event_of(a[0]), s)
-                                                    : cudaErrorInvalidResourceHandle,
-              0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_EVENT_SYNC:
-        reply(event_of(a[0]) ? cudaEventSynchronize(event_of(a[0])) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
-        return;
-    case PPL_DEV_EVENT_QUERY:
-        reply(event_of(a[0]) ? cudaEventQuery(event_of(a[0])) : cudaErrorInvalidResourceHandle, 0, 0, NULL, 0);
-        return;
-    case PPL_DEV_EVENT_ELAPSED: {
-        float ms = 0;
-        uint32_t bits = 0;
-        err = event_of(a[0]) && event_of(a[1]) ? cudaEventElapsedTime(&ms, event_of(a[0]), event_of(a[1]))
-                                               : cudaErrorInvalidResourceHandle;
-        memcpy(&bits, &ms, sizeof bits);
-        reply(err, bits, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_LAST_ERROR: {
-        const cudaError_t runtime = cudaGetLastError(), last = refused ? refused : runtime;
-        reply(last, 0, 0, NULL, 0);
-        refused = cudaSuccess; /* read once (reply() just recorded it again) */
-        return;
-    }
-    case PPL_DEV_PEEK_ERROR: {
-        const cudaError_t runtime = cudaPeekAtLastError(), last = refused ? refused : runtime;
-        reply(last, 0, 0, NULL, 0);
-        return;
-    }
-    case PPL_DEV_ERROR_TEXT: {
-        const char *text = a[1] ? cudaGetErrorString((cudaError_t)a[0]) : cudaGetErrorName((cudaError_t)a[0]);
-        text = text ? text : "";
-        reply(cudaSuccess, 0, 0, text, strlen(text) + 1);
-        return;
-    }
-    case PPL_DEV_FUNC_ATTRIBUTES: {
-        struct cudaFuncAttributes attr;
-        memset(&attr, 0, sizeof attr);
-        err = kernel_of(a[0]) ? cudaFuncGetAttributes(&attr, kernel_of(a[0])) : cudaErrorInvalidDeviceFunction;
-        reply(err, 0, 0, &attr, err == cudaSuccess ? sizeof attr : 0);
-        return;
-    }
-    case PPL_DEV_FUNC_SET:
-        reply(kernel_of(a[0]) ? cudaFuncSetAttribute(kernel_of(a[0]), (enum cudaFuncAttribute)a[1], (int)a[2])
-                              : cudaErrorInvalidDeviceFunction,
-              0, 0, NULL, 0);
-        return;
-    case PPL_DEV_FUNC_CACHE:
-        reply(kernel_of(a[0]) ? cudaFuncSetCacheConfig(kernel_of(a[0]), (enum cudaFuncCache)a[1])
-                              : cudaErrorInvalidDeviceFunction,
-              0, 0, NULL, 0);
-        return;
-    case PPL_DEV_OCCUPANCY:
-        err = kernel_of(a[0]) ? cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&i, kernel_of(a[0]), (int)a[1],
-                                                                                       (size_t)a[2], (unsigned)a[3])
-                              : cudaErrorInvalidDeviceFunction;
-        reply(err, (uint64_t)i, 0, NULL, 0);
-        return;
-    case PPL_DEV_OCCUPANCY_SMEM:
-        err = kernel_of(a[0]) ? cudaOccupancyAvailableDynamicSMemPerBlock(&s1, kernel_of(a[0]), (int)a[1], (int)a[2])
-                              : cudaErrorInvalidDeviceFunction;
-        reply(err, s1, 0, NULL, 0);
-        return;
     case PPL_DEV_FINDINGS:
         reply(cudaSuccess, ppl_backend_findings(), 0, NULL, 0);
         return;
@@ -805,6 +841,10 @@ static void serve(const ppl_dev_request *rq, unsigned char *bulk)
         return;
     case PPL_DEV_NEXT: /* the serving loops take it */
     case PPL_DEV_CALLS:
+        break;
+    default: /* the device, its streams and events, errors and kernels: below */
+        if (serve_device_query(rq) || serve_stream_event(rq) || serve_error_function(rq))
+            return;
         break;
     }
     malformed("a call the device does not know", call);
