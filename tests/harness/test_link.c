@@ -84,15 +84,20 @@ static int run(ppl_link *l, uint64_t n, uint32_t *bulk, uint64_t *value)
     return code;
 }
 
-/* A RUN of the one element loaded, whose reply the test expects to fail: the code. */
-static int failed_run(ppl_link *l, uint32_t mode)
+/* A RUN of the one element loaded, in mode, under a call limit of seconds (0: none; ppl_link_limit_call), whose
+ * reply the test expects to fail: the code. */
+static int limited_run(ppl_link *l, uint32_t mode, double seconds)
 {
     const uint32_t one = 5;
     ck_assert_int_eq(load(l, &one, 1), 0);
     next(l, mode);
+    ppl_link_limit_call(l, seconds);
     uint64_t value;
     return run(l, 1, NULL, &value);
 }
+
+/* The same without a call limit. */
+static int failed_run(ppl_link *l, uint32_t mode) { return limited_run(l, mode, 0); }
 
 /* Ends a runner whatever it is doing (ppl_link_stop alone would wait for one that never reads its end of file). */
 static void stop_hard(ppl_link *l)
@@ -513,17 +518,6 @@ START_TEST(test_a_reply_that_stops_halfway_times_out)
 END_TEST
 
 /* ---- the call limit (--call-seconds): the lab's code's own time in a case, not the kit's work around it ---- */
-
-/* A RUN of the one element loaded, under a call limit of seconds, in mode: the code. */
-static int limited_run(ppl_link *l, uint32_t mode, double seconds)
-{
-    const uint32_t one = 5;
-    ck_assert_int_eq(load(l, &one, 1), 0);
-    next(l, mode);
-    ppl_link_limit_call(l, seconds);
-    uint64_t value;
-    return run(l, 1, NULL, &value);
-}
 
 START_TEST(test_a_call_that_never_returns_times_out_at_its_limit)
 {
