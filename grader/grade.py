@@ -459,7 +459,8 @@ class Grader:
                 plans.append((group, None, str(e)))
                 continue
             plans.append((group, (len(flat), len(flat) + len(runs)), None))
-            flat += [self._args([*args, *self.call_args(lab, group)]) for args in runs]
+            call = self.call_args(lab, group)
+            flat += [self._args([*args, *call]) for args in runs]
             timeouts += [self.run_timeout(lab, group)] * len(runs)
         outcomes = []
         if flat and not self._skip(lab, "", 0):
