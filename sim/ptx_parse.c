@@ -377,6 +377,27 @@ static int parse_uint(parser *p, uint64_t *out)
     return 0;
 }
 
+/* A float literal's bits (fk: 32 or 64, its width) as a float of ftype bits (32 or 64), rounded or widened; the
+   bits unchanged when the widths agree or ftype is 0 (not a float). */
+static uint64_t float_literal_as(uint64_t bits, int fk, int ftype)
+{
+    if (ftype == 32 && fk == 64) {
+        double d;
+        memcpy(&d, &bits, 8);
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits = u;
+    } else if (ftype == 64 && fk == 32) {
+        uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, 4);
+        double d = f;
+        memcpy(&bits, &d, 8);
+    }
+    return bits;
+}
+
 /* Parses a numeric literal token (after an optional '-') into raw bits: integers as 64-bit two's complement,
    0fXXXXXXXX as float bits, 0dXXXXXXXXXXXXXXXX as double bits, decimal floats as double bits with *is_f64 set. */
 static int parse_literal(parser *p, int negative, uint64_t *bits, int *fkind)
@@ -486,20 +507,7 @@ static int parse_initializer(parser *p, ptx_var *v, ptx_type t)
         if (p->tk == TK_NUM) {
             int fk;
             parse_literal(p, neg, &bits, &fk);
-            if (t == T_F32 && fk == 64) {
-                double d;
-                memcpy(&d, &bits, 8);
-                float f = (float)d;
-                uint32_t u;
-                memcpy(&u, &f, 4);
-                bits = u;
-            } else if (t == T_F64 && fk == 32) {
-                float f;
-                uint32_t u = (uint32_t)bits;
-                memcpy(&f, &u, 4);
-                double d = f;
-                memcpy(&bits, &d, 8);
-            }
+            bits = float_literal_as(bits, fk, t == T_F32 ? 32 : t == T_F64 ? 64 : 0);
         } else if (p->tk == TK_ID) {
             /* the address of another variable (generic(name) or name) */
             int gen = is(p, "generic");
@@ -828,19 +836,8 @@ static int parse_vector_operand(parser *p, ptx_operand *o)
    (32 or 64; 0: not a float operand, the bits unchanged). */
 static uint64_t literal_as(uint64_t bits, int fk, int ftype)
 {
-    if (ftype == 32 && fk == 64) {
-        double d;
-        memcpy(&d, &bits, 8);
-        float f = (float)d;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        bits = u;
-    } else if (ftype == 64 && fk == 32) {
-        uint32_t u = (uint32_t)bits;
-        float f;
-        memcpy(&f, &u, 4);
-        double d = f;
-        memcpy(&bits, &d, 8);
+    if (fk != 0) {
+        bits = float_literal_as(bits, fk, ftype);
     } else if (ftype == 32 && fk == 0) {
         float f = (float)(int64_t)bits;
         uint32_t u;
