@@ -55,10 +55,12 @@ int ppl_checker_bench(ppl_link *l, const ppl_bench_request *rq, ppl_bench_conten
 {
     memset(out, 0, sizeof *out);
     exchange x = {l, table, contenders, count, student, judge, ctx, 0};
-    int code = ppl_link_send(l, PPL_MSG_BENCH, rq, sizeof *rq, NULL, 0);
+    const uint64_t bulk_bytes = ppl_bench_bulk_bytes(count, rq->max_samples);
+    int code = ppl_link_expect_bulk(l, bulk_bytes);
+    if (code == 0)
+        code = ppl_link_send(l, PPL_MSG_BENCH, rq, sizeof *rq, NULL, 0);
     if (code != 0)
         return code;
-    const uint64_t bulk_bytes = ppl_bench_bulk_bytes(count, rq->max_samples);
     char *bulk = (char *)malloc(bulk_bytes);
     if (!bulk)
         ppl_results_fatal("out of host memory for the samples", PPL_EXIT_USAGE);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -213,10 +214,68 @@ static int end_runner(ppl_link *l, double grace)
     return end_runner_killed(l, grace, &killed);
 }
 
+/* Makes the two bulk areas' memory files, empty (they grow with the first LOAD and RUN). 0, or -1 with the reason in
+ * l->message. */
+static int make_areas(ppl_link *l)
+{
+    static const char *const names[2] = {"ppl-input", "ppl-output"};
+    for (int k = 0; k < 2; k++) {
+        l->area_fd[k] = memfd_create(names[k], MFD_CLOEXEC);
+        if (l->area_fd[k] < 0) {
+            snprintf(l->message, sizeof l->message, "cannot make the device program's bulk areas: %s",
+                     strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void free_areas(ppl_link *l)
+{
+    for (int k = 0; k < 2; k++) {
+        if (l->area[k])
+            munmap(l->area[k], l->area_bytes[k]);
+        if (l->area_fd[k] >= 0)
+            close(l->area_fd[k]);
+        l->area[k] = NULL;
+        l->area_bytes[k] = 0;
+        l->area_fd[k] = -1;
+    }
+}
+
+/* Grows area k to at least bytes (whole pages) and maps it: 0, or -1 with the reason in l->message. */
+static int grow_area(ppl_link *l, int k, size_t bytes)
+{
+    if (bytes <= l->area_bytes[k] && l->area[k])
+        return 0;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t size = ((bytes ? bytes : 1) + page - 1) / page * page;
+    if (l->area[k])
+        munmap(l->area[k], l->area_bytes[k]);
+    l->area[k] = NULL;
+    l->area_bytes[k] = 0;
+    void *map = l->area_fd[k] < 0 || ftruncate(l->area_fd[k], (off_t)size) != 0
+                    ? MAP_FAILED
+                    : mmap(NULL, size, k == 0 ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, l->area_fd[k], 0);
+    if (map == MAP_FAILED) {
+        snprintf(l->message, sizeof l->message, "cannot make a bulk area of %zu bytes for the device program: %s",
+                 size, strerror(errno));
+        return -1;
+    }
+    l->area[k] = map;
+    l->area_bytes[k] = size;
+    return 0;
+}
+
+void *ppl_link_input_area(ppl_link *l, size_t bytes) { return grow_area(l, 0, bytes) == 0 ? l->area[0] : NULL; }
+
+int ppl_link_expect_bulk(ppl_link *l, uint64_t bytes) { return grow_area(l, 1, (size_t)bytes) == 0 ? 0 : PPL_LINK_SYSTEM; }
+
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
 {
     memset(l, 0, sizeof *l);
     l->to_device = l->from_device = -1;
+    l->area_fd[0] = l->area_fd[1] = -1;
     if (!o->device) {
         snprintf(l->message, sizeof l->message, "no device program (--device PATH: PATTERN_lab passes it)");
         return PPL_LINK_SYSTEM;
@@ -227,42 +286,51 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         return PPL_LINK_SYSTEM;
     }
     int requests[2], replies[2];
-    if (pipe2(requests, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0) {
-        snprintf(l->message, sizeof l->message, "cannot create the device program's pipes: %s", strerror(errno));
+    if (make_areas(l) != 0) {
+        free_areas(l);
         if (module >= 0)
             close(module);
         return PPL_LINK_SYSTEM;
     }
-    fcntl(requests[1], F_SETPIPE_SZ, 1 << 20); /* bulk inputs move in large writes */
-    fcntl(replies[0], F_SETPIPE_SZ, 1 << 20);
+    if (pipe2(requests, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0) {
+        snprintf(l->message, sizeof l->message, "cannot create the device program's pipes: %s", strerror(errno));
+        free_areas(l);
+        if (module >= 0)
+            close(module);
+        return PPL_LINK_SYSTEM;
+    }
     char runner[4096], exe[4096], device[4096];
     int device_end = -1;
     if (stage(l, o, runner, exe, device, sizeof runner) != 0 || start_runner(l, o, runner, exe, &device_end) != 0) {
         close(requests[0]), close(requests[1]), close(replies[0]), close(replies[1]);
+        free_areas(l);
         if (module >= 0)
             close(module);
         unstage(l);
         return PPL_LINK_SYSTEM;
     }
     /* The device program keeps its two pipes, the --runner-fd descriptors (its report channel, or the log of a
-       tool that wraps it), its socket to the runner and the module file. */
-    int keep[8] = {requests[0], replies[1]}, child[8] = {DEVICE_REQUEST_FD, DEVICE_REPLY_FD}, protect[6];
+       tool that wraps it), its socket to the runner, the module file and the two bulk areas. */
+    int keep[10] = {requests[0], replies[1]}, child[10] = {DEVICE_REQUEST_FD, DEVICE_REPLY_FD}, protect[6];
     int num_keep = 2, num_protect = 0, next_fd = 5;
     for (int k = 0; k < o->num_fds && k < 4; k++) {
         keep[num_keep] = child[num_keep] = protect[num_protect++] = o->fds[k];
         num_keep++;
         next_fd = o->fds[k] >= next_fd ? o->fds[k] + 1 : next_fd;
     }
-    const int socket_fd = next_fd++, module_fd = next_fd++;
+    const int socket_fd = next_fd++, module_fd = next_fd++, input_fd = next_fd++, output_fd = next_fd++;
     keep[num_keep] = device_end, child[num_keep++] = socket_fd;
     if (module >= 0)
         keep[num_keep] = module, child[num_keep++] = module_fd;
+    keep[num_keep] = l->area_fd[0], child[num_keep++] = input_fd;
+    keep[num_keep] = l->area_fd[1], child[num_keep++] = output_fd;
     const char *argv[64];
     int argc = 0;
     for (int k = 0; k < o->num_wrap && argc < 52; k++)
         argv[argc++] = o->wrap[k];
-    char fds[32], socket_text[16], module_text[16];
+    char fds[32], socket_text[16], module_text[16], areas[32];
     snprintf(fds, sizeof fds, "%d,%d", DEVICE_REQUEST_FD, DEVICE_REPLY_FD);
+    snprintf(areas, sizeof areas, "%d,%d", input_fd, output_fd);
     snprintf(socket_text, sizeof socket_text, "%d", socket_fd);
     snprintf(module_text, sizeof module_text, "%d", module_fd);
     argv[argc++] = device;
@@ -273,6 +341,12 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
     if (module >= 0) {
         argv[argc++] = "--module-fd";
         argv[argc++] = module_text;
+    }
+    argv[argc++] = "--bulk-fds";
+    argv[argc++] = areas;
+    if (o->num_wrap) { /* a tool times nothing: the kernels that never run need not load (nor be instrumented) */
+        argv[argc++] = "--modules";
+        argv[argc++] = "lazy";
     }
     argv[argc] = NULL;
     const char *ro[5] = {device};
@@ -310,6 +384,7 @@ int ppl_link_start(ppl_link *l, const ppl_link_options *o)
         unstage(l);
         close(requests[1]);
         close(replies[0]);
+        free_areas(l);
         return PPL_LINK_SYSTEM;
     }
     l->device = pid;
@@ -479,12 +554,17 @@ int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, con
         snprintf(l->message, sizeof l->message, "the runner has already ended");
         return PPL_LINK_SYSTEM;
     }
+    if (b_bytes) { /* the bulk goes into the input area, unless the pattern made it there */
+        void *area = ppl_link_input_area(l, b_bytes);
+        if (!area)
+            return PPL_LINK_SYSTEM;
+        if (area != b)
+            memcpy(area, b, b_bytes);
+    }
     const ppl_msg_header h = {PPL_PROTO_MAGIC, type, (uint64_t)a_bytes + b_bytes, 0, 0};
     int wrote = write_timed(l, &h, sizeof h);
     if (wrote == 0 && a_bytes)
         wrote = write_timed(l, a, a_bytes);
-    if (wrote == 0 && b_bytes)
-        wrote = write_timed(l, b, b_bytes);
     if (wrote == PPL_LINK_TIMEOUT)
         return wrote;
     if (wrote != 0) {
@@ -562,13 +642,15 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
                      (unsigned long long)r.bytes, type, (unsigned long long)(fixed_bytes + bulk_bytes));
             return garbage(l, what);
         }
+        if (bulk_bytes > l->area_bytes[1])
+            return garbage(l, "a reply with more bulk than its output area holds (a kit bug: ppl_link_expect_bulk)");
         const ssize_t got_fixed = read_timed(l, fixed, fixed_bytes);
-        const ssize_t got_bulk = got_fixed == (ssize_t)fixed_bytes && bulk_bytes ? read_timed(l, bulk, (size_t)bulk_bytes)
-                                                                                : (ssize_t)bulk_bytes;
-        if (got_fixed == READ_TIMED_OUT || got_bulk == READ_TIMED_OUT)
+        if (got_fixed == READ_TIMED_OUT)
             return PPL_LINK_TIMEOUT;
-        if (got_fixed != (ssize_t)fixed_bytes || got_bulk != (ssize_t)bulk_bytes)
+        if (got_fixed != (ssize_t)fixed_bytes)
             return gone(l);
+        if (bulk_bytes && bulk)
+            memcpy(bulk, l->area[1], (size_t)bulk_bytes);
         unstage(l); /* the runner answers: the copies it started from are no longer needed */
         return 0;
     }
@@ -577,9 +659,12 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
 int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,
                   size_t bulk_in_bytes, void *reply, size_t reply_bytes, void *bulk_out, uint64_t bulk_out_bytes)
 {
-    const int sent = ppl_link_send(l, type, request, request_bytes, bulk_in, bulk_in_bytes);
+    const int sent = bulk_out_bytes ? ppl_link_expect_bulk(l, bulk_out_bytes) : 0;
     if (sent != 0)
         return sent;
+    const int code = ppl_link_send(l, type, request, request_bytes, bulk_in, bulk_in_bytes);
+    if (code != 0)
+        return code;
     return ppl_link_wait(l, type, reply, reply_bytes, bulk_out, bulk_out_bytes, NULL, NULL);
 }
 
@@ -598,6 +683,7 @@ int ppl_link_stop(ppl_link *l)
         close(l->from_device);
     l->from_device = -1;
     end_runner(l, RUNNER_GRACE_S);
+    free_areas(l);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -726,6 +812,7 @@ void ppl_link_fail(ppl_link *l, int code)
         close(l->from_device);
     l->to_device = l->from_device = -1;
     end_runner(l, RUNNER_GRACE_S);
+    free_areas(l);
     if (recovery) { /* several runs: this one ends here, the next starts a fresh runner */
         recovered_result = result;
         longjmp(*recovery, 1);

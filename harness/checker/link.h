@@ -69,18 +69,34 @@ typedef struct {
     int wait_status;       /* PPL_LINK_GONE: as the runner's own wait status would read */
     int error_status;      /* PPL_LINK_ERROR: the exit status the runner asked for (2 or 3) */
     char message[1024];
+    /* the bulk areas (protocol.h): [0] the input the checker writes, [1] the outputs the device program writes */
+    int area_fd[2];        /* memory files (memfd), shared with the device program alone (-1: not made) */
+    void *area[2];         /* the checker's mapping of each (NULL: none yet) */
+    size_t area_bytes[2];  /* its size */
 } ppl_link;
 
 /* Starts the runner (in the sandbox o->mode asks for). Returns 0, or PPL_LINK_SYSTEM with the reason in
  * l->message (REQUIRE and a layer is missing, a bad path, ...). */
 int ppl_link_start(ppl_link *l, const ppl_link_options *o);
 
-/* Sends a message of type: a, then b (either may be empty). Returns 0 or a negative PPL_LINK_* code. */
+/* The input area, grown to at least bytes: what a LOAD sends (protocol.h), written where the device program reads it,
+ * with no copy through a pipe. A pattern may make its input in it and pass the pointer to ppl_link_send; it stays
+ * as written (the device program maps it read-only) until the next call of this function. NULL, with the reason in
+ * l->message, when the checker is out of memory. */
+void *ppl_link_input_area(ppl_link *l, size_t bytes);
+
+/* Grows the output area to at least bytes before a request whose reply has that much bulk (RUN, BENCH): the device
+ * program writes the bulk there. 0, or PPL_LINK_SYSTEM with the reason in l->message. */
+int ppl_link_expect_bulk(ppl_link *l, uint64_t bytes);
+
+/* Sends a message of type: a through the request pipe, then b (a LOAD's input: bulk) through the input area (either
+ * may be empty). Returns 0 or a negative PPL_LINK_* code. */
 int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes);
 
 /*
- * Waits for the reply of type `type`, which must be exactly fixed_bytes + bulk_bytes long (the fixed struct into
- * fixed, the rest into bulk). While waiting, a PPL_MSG_PERTURB or PPL_MSG_RECORD from the runner (a benchmark's) goes
+ * Waits for the reply of type `type`, which must be exactly fixed_bytes + bulk_bytes long: the fixed struct comes
+ * through the reply pipe into fixed, the bulk in the output area (ppl_link_expect_bulk first), copied into bulk
+ * (NULL: left there, at l->area[1]). While waiting, a PPL_MSG_PERTURB or PPL_MSG_RECORD from the runner (a benchmark's) goes
  * to on_message(ctx, type, payload, bytes), which returns 0 to go on or a negative code to stop. Returns 0 or a
  * negative PPL_LINK_* code.
  */
@@ -99,7 +115,7 @@ double ppl_link_now(void);
  * an honest run time out; a kernel that never ends is still stopped in seconds. */
 void ppl_link_limit_call(ppl_link *l, double seconds);
 
-/* ppl_link_send then ppl_link_wait for the same type, with no messages in between. */
+/* ppl_link_send then ppl_link_wait for the same type, with no messages in between (the output area grown first). */
 int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,
                   size_t bulk_in_bytes, void *reply, size_t reply_bytes, void *bulk_out, uint64_t bulk_out_bytes);
 

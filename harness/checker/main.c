@@ -36,8 +36,34 @@ void *ppl_alloc(size_t bytes)
     return p;
 }
 
+/* With PPL_TRACE set in the environment (a kit developer's switch; make bench-grader's breakdown), a line on stderr
+ * per step of a case: "trace SECONDS WHAT N", seconds since the checker started. The gaps between a run's end and
+ * the next load are the checker's own work: making the input and its reference. */
+void ppl_trace(const char *what, uint64_t n)
+{
+    static int on = -1;
+    static double start;
+    if (on < 0) {
+        on = getenv("PPL_TRACE") != NULL;
+        start = ppl_link_now();
+    }
+    if (on)
+        fprintf(stderr, "trace %.4f %s %llu\n", ppl_link_now() - start, what, (unsigned long long)n);
+}
+
+void *ppl_input(ppl_link *l, uint64_t n)
+{
+    void *room = ppl_link_input_area(l, (size_t)n * 4);
+    if (!room)
+        ppl_link_fail(l, PPL_LINK_SYSTEM);
+    return room;
+}
+
+const void *ppl_output(const ppl_link *l) { return l->area[1]; }
+
 void ppl_load(ppl_link *l, const void *input, uint64_t n)
 {
+    ppl_trace("load", n);
     const ppl_load_request rq = {n, 4, 0};
     ppl_load_reply reply;
     const int code = ppl_link_call(l, PPL_MSG_LOAD, &rq, sizeof rq, input, n * 4, &reply, sizeof reply, NULL, 0);
@@ -46,6 +72,7 @@ void ppl_load(ppl_link *l, const void *input, uint64_t n)
     if (reply.n != n)
         ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a LOAD reply for another size"),
                           PPL_LINK_GARBAGE));
+    ppl_trace("loaded", n);
 }
 
 /* Inputs up to this many elements come back whole after a run; larger ones as a keyed checksum. */
@@ -83,8 +110,12 @@ static int answer_key(void *ctx, uint32_t type, const void *payload, size_t byte
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key)
 {
     key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
+    ppl_trace("run", n);
+    int code = ppl_link_expect_bulk(l, 4 * ppl_run_bulk_words(n, rq));
+    if (code != 0)
+        ppl_link_fail(l, code);
     ppl_link_limit_call(l, call_seconds); /* the request is small: its time is the call's */
-    int code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
+    code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
     if (code == 0)
         code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, 4 * ppl_run_bulk_words(n, rq),
                              rq->want_input_sum ? answer_key : NULL, &x);
@@ -95,6 +126,7 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
         ppl_link_fail(l, code);
     if (key)
         *key = x.key;
+    ppl_trace("ran", n);
 }
 
 /* The line that says which sandbox layers held the runner, the program with the student's code (grader/run.py keeps
@@ -132,6 +164,7 @@ static const ppl_checker_pattern *find_pattern(int argc, char **argv)
  * HELLO is reported through ppl_link_fail. */
 static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *dev, int announce)
 {
+    ppl_trace("start runner", 0);
     const ppl_link_options lo = {o->runner,       o->wrap,           o->num_wrap,
                                  o->rw_paths,     o->num_rw,         o->runner_fds,
                                  o->num_runner_fds, (ppl_sandbox_mode)o->sandbox_mode, o->cpu_seconds,
@@ -159,6 +192,7 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
         ppl_link_stop(link);
         return PPL_EXIT_NO_DEVICE;
     }
+    ppl_trace("hello", 0);
     hello.dev.name[sizeof hello.dev.name - 1] = '\0'; /* the runner's text, shown as text */
     hello.dev.pci_bus_id[sizeof hello.dev.pci_bus_id - 1] = '\0';
     *dev = hello.dev;
@@ -229,6 +263,7 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
             status = ppl_link_recovered_result(); /* the runner is gone: a fresh one for the next run */
         }
         ppl_link_set_recovery(NULL);
+        ppl_trace("run end", (uint64_t)k);
         end_run(k, status);
         if (status == PPL_EXIT_TIMEOUT) { /* a hung lab would hang again: no later list runs */
             ppl_run_lists_free(&lists);

@@ -25,12 +25,23 @@ extern const ppl_checker_pattern ppl_pattern_reduce, ppl_pattern_scan, ppl_patte
 
 /* Helpers the patterns share (checker/main.c). */
 
+/* A timing line on stderr, "trace SECONDS WHAT N", when PPL_TRACE is set (main.c); nothing otherwise. */
+void ppl_trace(const char *what, uint64_t n);
+
+/* Room for the n 4-byte elements of the next LOAD in the link's input area (link.h), where a pattern makes its input
+ * so that ppl_load copies nothing; it stays as written until the next ppl_input of a larger n. Out of memory is
+ * fatal for the case in progress. */
+void *ppl_input(ppl_link *l, uint64_t n);
+
+/* The bulk of the last RUN whose bulk was not copied (ppl_run with bulk NULL): its output area. */
+const void *ppl_output(const ppl_link *l);
+
 /* Loads n elements of 4 bytes into the runner as the input of the runs that follow; on failure reports it for the
  * case in progress and exits (ppl_link_fail). */
 void ppl_load(ppl_link *l, const void *input, uint64_t n);
 
 /* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(n, rq)
- * 32-bit words; NULL when none); on failure reports it for the case in progress and exits. With want_input_sum,
+ * 32-bit words; NULL: they stay in the output area, ppl_output); on failure reports it for the case in progress and exits. With want_input_sum,
  * *key is the checksum key the runner was given once the call had returned (drawn from the secret seed). */
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key);
 

@@ -215,7 +215,7 @@ static int run_generated_cases(const options *o, ppl_link *l)
         snprintf(n_text, sizeof n_text, "%zu", n);
         const char *const rerun[] = RERUN_ARGS(n_text, o->data);
         ppl_results_begin_case_args(name, 4, rerun);
-        float *h_in = (float *)ppl_alloc(n * sizeof(float));
+        float *h_in = (float *)ppl_input(l, n); /* made where the device program reads it */
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
         const double expected = ppl_sum_f64(h_in, n);
@@ -223,7 +223,6 @@ static int run_generated_cases(const options *o, ppl_link *l)
         ppl_load(l, h_in, n);
         failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, expected, tolerance,
                                 data_names[o->data], o->common.seed);
-        free(h_in);
     }
     return failures;
 }
@@ -319,7 +318,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     ppl_plan_add(name);
     ppl_plan_write();
     ppl_results_begin_case(name);
-    float *h_in = (float *)ppl_alloc(n * sizeof(float));
+    float *h_in = (float *)ppl_input(l, n);
     fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
     bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     truth->n = n;
@@ -327,7 +326,6 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     truth->sum_abs = ppl_sum_abs_f64(h_in, n);
     make_table(truth, h_in, o->common.seed, ppl_reduce_tolerance(n, truth->sum_abs));
     ppl_load(l, h_in, n);
-    free(h_in);
 
     ppl_bench_request rq;
     memset(&rq, 0, sizeof rq);

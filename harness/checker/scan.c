@@ -185,15 +185,14 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, const int 
     rq.want_output = 1;
     ppl_want_input(&rq, n);
     ppl_run_reply reply;
-    int *out = (int *)ppl_alloc(4 * ppl_run_bulk_words(n, &rq)), *in_after = out + n + PPL_GUARD_ELEMS;
     uint64_t key;
-    ppl_run(l, n, &rq, &reply, out, &key);
+    ppl_run(l, n, &rq, &reply, NULL, &key); /* the outputs stay in the output area */
+    const int *out = (const int *)ppl_output(l), *in_after = out + n + PPL_GUARD_ELEMS;
     char message[320];
     int pass = ppl_compare_i32(out, h_expected, n, message, sizeof message) &&
                ppl_check_guard_i32(out, n, n, message, sizeof message) &&
                (rq.want_input ? ppl_check_input_unchanged_i32(in_after, h_in, n, message, sizeof message)
                               : ppl_check_input_sum(reply.input_sum, h_in, n, key, message, sizeof message));
-    free(out);
     if (pass)
         snprintf(message, sizeof message, "all %zu elements right", n);
     if (!o->common.quiet || !pass)
@@ -236,12 +235,9 @@ static int run_generated_cases(const options *o, ppl_link *l)
     int failures = 0;
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
-        int *h_in = (int *)malloc(n * sizeof(int));
-        if (!h_in)
-            ppl_results_fatal("out of host memory for the input", PPL_EXIT_USAGE);
+        int *h_in = (int *)ppl_input(l, n); /* made where the device program reads it */
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
         failures += check_input(o, l, h_in, n, "random");
-        free(h_in);
     }
     return failures;
 }
@@ -359,7 +355,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     rq.min_samples = o->common.min_samples;
     rq.max_samples = o->common.max_samples;
     rq.key = ppl_secret_below(o->common.seed, UINT64_MAX, UINT64_MAX);
-    int *h_in = (int *)ppl_alloc(n * sizeof(int)), *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    int *h_in = (int *)ppl_input(l, n), *h_expected = (int *)ppl_alloc(n * sizeof(int));
     bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     fill_input(h_in, n, o->common.seed);
     scan_cpu(h_in, h_expected, n, 1);
@@ -394,7 +390,6 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     }
     ppl_results_end();
     ppl_bench_contenders_free(all, count);
-    free(h_in);
     free(h_expected);
     free(truth);
     return pass ? 0 : 1;

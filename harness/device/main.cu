@@ -2,8 +2,10 @@
  * main.cu - the device program's main: serves the checker's requests (protocol.h) on two descriptors, one at a
  * time, with the pattern file's functions (serve.h), which call the lab's function in the runner (runner_link.h).
  * Kit code only, built once per pattern and device (mk/lab.mk, mk/sim.mk); started by the checker in its sandbox as
- * `PATTERN_device --fds R,W --runner-fd S [--module-fd M]`, beside the runner, whose socket is S. It never judges
- * anything and holds no secret; the runner, which holds the student's code, reaches only S.
+ * `PATTERN_device --fds R,W --runner-fd S [--module-fd M] --bulk-fds I,O [--modules lazy]`, beside the runner,
+ * whose socket is S; I and O are the checker's bulk areas (protocol.h): a LOAD's input, mapped read-only, and the
+ * replies' bulk. It never judges anything and holds no secret; the runner, which holds the student's code, reaches
+ * only S.
  */
 #include "bench.h"
 #include "check_i32.h"
@@ -17,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int from_checker = -1, to_checker = -1;
+static int area_fd[2] = {-1, -1}; /* the checker's bulk areas: [0] inputs, [1] the replies' bulk */
 static ppl_device_info device_info;
 
 const ppl_device_info *ppl_serve_device(void) { return &device_info; }
@@ -76,16 +80,25 @@ extern "C" void ppl_results_fatal(const char *message, int status) { ppl_device_
 
 static char *reply_buf;
 static size_t reply_len, reply_cap, reply_limit;
+static char *bulk_map; /* the output area, mapped; bulk_len bytes of this reply are in it */
+static size_t bulk_mapped, bulk_len;
 
 static void reply_begin(size_t limit)
 {
-    reply_len = 0;
+    reply_len = bulk_len = 0;
     reply_limit = limit;
+}
+
+/* The size of bulk area k as the checker made it (0 when it cannot be read). */
+static size_t area_size(int k)
+{
+    struct stat st;
+    return area_fd[k] >= 0 && fstat(area_fd[k], &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
 }
 
 static void *reply_room(size_t bytes)
 {
-    if (reply_len + bytes > reply_limit)
+    if (reply_len + bulk_len + bytes > reply_limit)
         ppl_device_fatal("the device program's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
     if (reply_len + bytes > reply_cap) {
         size_t cap = reply_cap ? reply_cap : 4096;
@@ -102,11 +115,31 @@ static void *reply_room(size_t bytes)
     return p;
 }
 
-void *ppl_reply_bulk(size_t bytes) { return reply_room(bytes); }
+void *ppl_reply_bulk(size_t bytes)
+{
+    if (reply_len + bulk_len + bytes > reply_limit)
+        ppl_device_fatal("the device program's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
+    if (bulk_len + bytes > bulk_mapped) { /* the checker grew the area for this reply (ppl_link_expect_bulk) */
+        const size_t size = area_size(1);
+        if (size < bulk_len + bytes)
+            ppl_device_fatal("the checker's output area is smaller than the reply (a kit bug)", PPL_EXIT_USAGE);
+        if (bulk_map)
+            munmap(bulk_map, bulk_mapped);
+        void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd[1], 0);
+        if (map == MAP_FAILED)
+            ppl_device_fatal("the device program cannot map the checker's output area", PPL_EXIT_USAGE);
+        bulk_map = (char *)map;
+        bulk_mapped = size;
+    }
+    void *p = bulk_map + bulk_len;
+    bulk_len += bytes;
+    return p;
+}
 
+/* Sends the reply: its fixed part through the pipe; the header counts the bulk, which is in the output area. */
 static void reply_send(uint32_t type)
 {
-    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len, 0, 0};
+    const ppl_msg_header h = {PPL_PROTO_MAGIC, type, reply_len + bulk_len, 0, 0};
     fflush(stdout); /* what the lab's code printed comes before the checker's verdict */
     if (write_all(to_checker, &h, sizeof h) != 0 || write_all(to_checker, reply_buf, reply_len) != 0)
         _exit(PPL_EXIT_USAGE); /* the checker is gone */
@@ -156,20 +189,20 @@ void ppl_serve_record(const ppl_run_record *r)
 
 static uint64_t loaded_n; /* elements of the input loaded last (0: none) */
 
-/* The payload of a LOAD, read into pages of its own, so that unmapping them leaves no copy of the input behind. */
+/* A LOAD: the request through the pipe, the input in the checker's input area, mapped read-only (its pages mapped
+ * at once: one fault per page would cost more than the copy) and unmapped once it is on the device. */
 static void serve_load(const ppl_msg_header *h)
 {
     ppl_load_request rq;
     if (h->bytes < sizeof rq || read_all(from_checker, &rq, sizeof rq) != 0)
         ppl_device_fatal("the device program got a malformed LOAD (a kit bug)", PPL_EXIT_USAGE);
     const uint64_t bytes = h->bytes - sizeof rq;
-    if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes)
+    if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes ||
+        bytes > area_size(0))
         ppl_device_fatal("the device program got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
-    void *input = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *input = mmap(NULL, bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, area_fd[0], 0);
     if (input == MAP_FAILED)
-        ppl_device_fatal("out of host memory for the input", PPL_EXIT_CUDA);
-    if (read_all(from_checker, input, bytes) != 0)
-        _exit(PPL_EXIT_USAGE);
+        ppl_device_fatal("the device program cannot map the checker's input area", PPL_EXIT_CUDA);
     ppl_pattern_load(input, rq.n, rq.elem_bytes);
     munmap(input, bytes);
     loaded_n = rq.n;
@@ -230,28 +263,33 @@ static void serve(const ppl_msg_header *h, uint64_t n)
 
 int main(int argc, char **argv)
 {
-    int runner_fd = -1, module_fd = -1;
+    int runner_fd = -1, module_fd = -1, lazy = 0;
     int ok = argc >= 5 && strcmp(argv[1], "--fds") == 0 && sscanf(argv[2], "%d,%d", &from_checker, &to_checker) == 2;
     for (int k = 3; ok && k + 1 < argc; k += 2) {
         if (strcmp(argv[k], "--runner-fd") == 0)
             ok = sscanf(argv[k + 1], "%d", &runner_fd) == 1;
         else if (strcmp(argv[k], "--module-fd") == 0)
             ok = sscanf(argv[k + 1], "%d", &module_fd) == 1;
+        else if (strcmp(argv[k], "--bulk-fds") == 0)
+            ok = sscanf(argv[k + 1], "%d,%d", &area_fd[0], &area_fd[1]) == 2;
+        else if (strcmp(argv[k], "--modules") == 0)
+            ok = (lazy = strcmp(argv[k + 1], "lazy") == 0) || strcmp(argv[k + 1], "eager") == 0;
         else
             ok = 0;
     }
-    if (!ok || argc % 2 == 0 || runner_fd < 0) {
-        fprintf(stderr, "usage: %s --fds R,W --runner-fd S [--module-fd M]\n"
+    if (!ok || argc % 2 == 0 || runner_fd < 0 || area_fd[0] < 0 || area_fd[1] < 0) {
+        fprintf(stderr, "usage: %s --fds R,W --runner-fd S [--module-fd M] --bulk-fds I,O [--modules eager|lazy]\n"
                         "The device program of a lab's pattern: the kit's checker starts it beside the lab's runner\n"
                         "(run the lab with PATTERN_lab); it serves the checker's requests on R and W and the runner's\n"
-                        "CUDA calls on S.\n",
+                        "CUDA calls on S, with the inputs and the replies' bulk in the memory files I and O.\n",
                 argv[0]);
         return PPL_EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN); /* a gone checker or runner makes write() fail instead */
     /* Every module loads when the context is made, not at its first launch: a lazy load inside a timed run waits for
-       the gate (device.h) that holds the run. */
-    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+       the gate (device.h) that holds the run. Under a tool (compute-sanitizer), which times nothing, they load lazily
+       (--modules lazy): the tool then instruments only the kernels that run, not every yardstick's. */
+    setenv("CUDA_MODULE_LOADING", lazy ? "LAZY" : "EAGER", 1);
     ppl_runner_open(runner_fd, module_fd);
     for (;;) {
         ppl_msg_header h;

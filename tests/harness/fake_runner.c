@@ -1,6 +1,7 @@
 /*
- * fake_runner.c - a stand-in for a lab's runner program (harness/runner/), for test_link.c: it speaks protocol.h on
- * descriptors 3 (requests) and 4 (replies) as the real one does, without CUDA, and misbehaves on demand.
+ * fake_runner.c - a stand-in for a lab's device program (harness/device/), for test_link.c: it speaks protocol.h on
+ * descriptors 3 (requests) and 4 (replies), with the bulk in the areas of its --bulk-fds, as the real one does,
+ * without CUDA, and misbehaves on demand.
  *
  *   HELLO  a device named after the descriptors open here ("fds 0,1,2,3,4"), so a test sees what the sandbox left
  *   LOAD   keeps the input
@@ -21,12 +22,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fake_runner.h"
 
 #define IN 3
 #define OUT 4
+
+static int area_fd[2] = {-1, -1}; /* --bulk-fds: the input area and the output area (protocol.h) */
+
+/* Maps bytes of bulk area k (prot), or NULL when it is smaller. */
+static void *map_area(int k, size_t bytes, int prot)
+{
+    struct stat st;
+    if (area_fd[k] < 0 || fstat(area_fd[k], &st) != 0 || (size_t)st.st_size < bytes)
+        return NULL;
+    void *p = mmap(NULL, bytes ? bytes : 1, prot, MAP_SHARED, area_fd[k], 0);
+    return p == MAP_FAILED ? NULL : p;
+}
 
 static void write_all(const void *buf, size_t len)
 {
@@ -56,14 +71,22 @@ static void read_all(void *buf, size_t len)
     }
 }
 
+static __attribute__((noreturn)) void send_error(const char *text, size_t len, uint32_t status);
+
+/* A message: its header (bytes), a through the reply pipe, b (bulk) into the output area. */
 static void send_msg(uint32_t type, uint64_t bytes, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
 {
+    if (b_bytes) {
+        void *area = map_area(1, b_bytes, PROT_READ | PROT_WRITE);
+        if (!area)
+            send_error("fake runner: the output area is too small", 41, 2);
+        memcpy(area, b, b_bytes);
+        munmap(area, b_bytes);
+    }
     const ppl_msg_header h = {PPL_PROTO_MAGIC, type, bytes, 0, 0};
     write_all(&h, sizeof h);
     if (a_bytes)
         write_all(a, a_bytes);
-    if (b_bytes)
-        write_all(b, b_bytes);
 }
 
 static void reply(uint32_t type, const void *a, size_t a_bytes, const void *b, size_t b_bytes)
@@ -249,10 +272,13 @@ int main(int argc, char **argv)
             ;
         return 0;
     }
+    for (int k = 5; k + 1 < argc; k++)
+        if (strcmp(argv[k], "--bulk-fds") == 0)
+            sscanf(argv[k + 1], "%d,%d", &area_fd[0], &area_fd[1]);
     if (argc < 5 || strcmp(argv[1], "--fds") != 0 || strcmp(argv[2], "3,4") != 0 ||
-        strcmp(argv[3], "--runner-fd") != 0) {
-        fprintf(stderr, "usage: fake_runner --fds 3,4 --runner-fd N (as the device program), or no options (as "
-                        "the runner)\n");
+        strcmp(argv[3], "--runner-fd") != 0 || area_fd[0] < 0 || area_fd[1] < 0) {
+        fprintf(stderr, "usage: fake_runner --fds 3,4 --runner-fd N --bulk-fds I,O (as the device program), or no "
+                        "options (as the runner)\n");
         return 2;
     }
     uint32_t mode = FAKE_NORMAL;
@@ -295,7 +321,11 @@ int main(int argc, char **argv)
             free(input);
             input_n = rq.n;
             input = (uint32_t *)malloc(rq.n * 4 + 4);
-            read_all(input, rq.n * 4);
+            const void *area = h.bytes == sizeof rq + rq.n * 4 ? map_area(0, rq.n * 4, PROT_READ) : NULL;
+            if (!area)
+                send_error("fake runner: a LOAD whose input is not in the input area", 56, 2);
+            memcpy(input, area, rq.n * 4);
+            munmap((void *)area, rq.n * 4);
             loaded.n = rq.n;
             fixed = &loaded;
             fixed_bytes = sizeof loaded;

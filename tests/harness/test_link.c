@@ -134,7 +134,8 @@ START_TEST(test_round_trips)
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
     ck_assert_int_eq(h.status, 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5"); /* the pipes, the runner's socket and the standard three */
+    /* the pipes, the runner's socket, the two bulk areas (6 would be a module file) and the standard three */
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5,7,8");
     ck_assert_int_eq(h.dev.cc_major * 10 + h.dev.cc_minor, 75);
     for (uint64_t n = 1; n <= (3u << 20); n *= 37) { /* up to 12 MiB each way: far more than a pipe holds */
         uint32_t *x = (uint32_t *)malloc(n * 4);
@@ -177,7 +178,8 @@ START_TEST(test_runner_keeps_only_its_descriptors)
     start_in(&l, PPL_SANDBOX_OFF, keep, 1);
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,9,10"); /* the secrets closed, the findings channel kept at 9 */
+    /* the secrets closed, the findings channel kept at 9, the socket at 10 and the bulk areas at 12 and 13 */
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,9,10,12,13");
     ck_assert_int_ne(fcntl(secret[0], F_GETFD), -1); /* the checker keeps them */
     ck_assert_int_ne(fcntl(secret[1], F_GETFD), -1);
     ck_assert_int_eq(ppl_link_stop(&l), 0);
@@ -712,7 +714,7 @@ START_TEST(test_round_trip_in_the_sandbox)
     ck_assert_msg(strstr(l.sandbox.layers, "die-with-parent") != NULL, "layers: %s", l.sandbox.layers);
     ppl_hello_reply h;
     ck_assert_int_eq(hello(&l, &h), 0);
-    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5");
+    ck_assert_str_eq(h.dev.name, "fds 0,1,2,3,4,5,7,8");
     const uint32_t x[3] = {1, 2, 0xFFFFFFFFu};
     ck_assert_int_eq(load(&l, x, 3), 0);
     uint32_t bulk[6 + PPL_GUARD_WORDS];
