@@ -157,6 +157,18 @@ class Grader:
                 report.seconds = time.monotonic() - start
                 return report
         before = self._gpu_pids()
+        # Each lab builds and goes through its static checks (CPU work, one lab at a time, in order) while the labs
+        # before it run on the GPU: a lab then adds about its GPU work alone to a grading of several.
+        ahead = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            prepared = [ahead.submit(self.prepare, lab) for lab in labs]
+            self._grade_labs(labs, report, prepared, before)
+        finally:
+            ahead.shutdown(wait=True, cancel_futures=True)
+        return self._finish(labs, report, start)
+
+    def _grade_labs(self, labs, report, prepared, before) -> None:
+        """Grades each lab in turn with its build and static checks from prepared (futures of prepare)."""
         log = self.log
         for k, lab in enumerate(labs):
             copy, mine = self.build_dir / lab.name / lab.source, self.submission / lab.name / lab.source
@@ -164,7 +176,7 @@ class Grader:
             self.log = lambda message: log(mapped(message))  # progress lines name the student's file too
             try:
                 with self.stage(lab.name, "total"):
-                    results = self.grade_lab(lab, report)
+                    results = self.grade_lab(lab, report, prepared[k])
             except static_check.ToolError as e:  # no lab can be checked, so none is graded
                 report.kit_error = str(e)
                 report.notes.append(f"The static checks cannot run: {e}")
@@ -179,6 +191,9 @@ class Grader:
             report.results.extend(self._mark(lab, results))
             with self.stage(lab.name, "GPU queries"):
                 self.check_gpu_released(lab, report, before)
+
+    def _finish(self, labs, report, start) -> Report:
+        """The report's closing parts once every lab is graded: the simulator's check laid over, notes, seconds."""
         if self.sim_checker is not None:
             self.combine_sim_checks(labs, report)
         hung = hung_labs(report)
@@ -290,18 +305,34 @@ class Grader:
         """The rows of a lab in the report: the static checks (no points), then _tests."""
         return [(STATIC_CHECKS, 0.0), *cls._tests(lab)]
 
-    def grade_lab(self, lab, report: Report) -> list:
+    def prepare(self, lab):
+        """(the lab's build.BuildResult, its static checks' verdict or None where the build left no object), or None
+        for a file refused unread for its size. Raises static_check.ToolError when the checks cannot run here. Runs
+        ahead of the lab's turn (Grader._grade), so it only builds and checks: grade_lab reports."""
+        source = self.submission / lab.name / lab.source
+        if self.oversized(lab, source):
+            return None
+        with self.stage(lab.name, "build"):
+            required = {"sandbox": "require"} if self.sandbox == "require" else {}  # hooks that take no sandbox
+            built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
+                               harness_build=self.harness_build, **required)
+        if built.object is None:
+            return built, None
+        with self.stage(lab.name, "static checks"):
+            return built, self.check(built.object, lab.pattern)
+
+    def grade_lab(self, lab, report: Report, prepared=None) -> list:
         """The TestResults of one lab: its static checks, its correctness groups and compute-sanitizer's row (on a GPU
-        their runs side by side), then its performance test, timed alone."""
+        their runs side by side), then its performance test, timed alone. prepared: a future of prepare(lab), made
+        ahead; None: prepared now."""
         source = self.submission / lab.name / lab.source
         too_big = self.oversized(lab, source)
         if too_big:
             return self.refused(lab, too_big)
         self.log(f"{lab.name}: building {source}")
-        with self.stage(lab.name, "build"):
-            required = {"sandbox": "require"} if self.sandbox == "require" else {}  # hooks that take no sandbox
-            built = self.build(self.kit, lab.pattern, source, self.build_dir / lab.name, timeout=self.build_timeout,
-                               harness_build=self.harness_build, **required)
+        with self.stage(lab.name, "waiting for the build"):
+            built, verdict = prepared.result() if prepared is not None else self.prepare(lab)
+        required = self.sandbox == "require"
         if getattr(built, "layers", None):
             self.build_layers[lab.name] = {"layers": list(built.layers), "missing": list(built.missing)}
         if required and not built.ok and getattr(built, "missing", None) and built.object is None:
@@ -312,8 +343,7 @@ class Grader:
             return [not_run(lab.name, name, points, "not run: the build's sandbox cannot run here (a kit problem)")
                     for name, points in self._all_tests(lab)]
         headline = (built.message.splitlines() or ["the build failed"])[0].rstrip(":")
-        with self.stage(lab.name, "static checks"):
-            checked = self.static_check(lab, built, headline)
+        checked = self.static_check(lab, built, headline, verdict)
         if checked.status == FORBIDDEN:
             self.log(f"{lab.name}: static checks: {checked.summary}")
             why = f"not run: the static checks found what {lab.source} may not use (see {STATIC_CHECKS})"
@@ -408,12 +438,13 @@ class Grader:
             note_writes_past_the_end(results)
         return results
 
-    def static_check(self, lab, built, headline: str) -> TestResult:
-        """The static checks' row of a lab, from the object its build left (also when only the link failed)."""
+    def static_check(self, lab, built, headline: str, verdict) -> TestResult:
+        """The static checks' row of a lab from their verdict on the object its build left (also when only the link
+        failed; None: there was no object)."""
         if built.object is None:
             why = headline if not built.ok else "the build left no object file to check (a kit bug)"
             return not_run(lab.name, STATIC_CHECKS, 0.0, f"not run: {why}")
-        return score_static_check(lab.name, self.check(built.object, lab.pattern), lab.source)
+        return score_static_check(lab.name, verdict, lab.source)
 
     def _args(self, args) -> list:
         """A run's arguments with the host memory of labs.toml's [limits] and the grader's sandbox demand."""

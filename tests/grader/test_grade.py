@@ -515,6 +515,57 @@ runs = [["--data", "integer", "--n", "33"]]
         self.assertIn("an earlier test of this lab timed out", sanitizers[2])
 
 
+class BuildsAhead(GradingRun):
+    """Each lab builds and goes through its static checks while the labs before it run (Grader._grade)."""
+
+    def test_the_next_lab_builds_while_this_one_runs(self):
+        import threading
+        from grader.run import Outcome as RunOutcome
+        config = self.small_config()
+        events, lock = [], threading.Lock()
+        program = self.fake(PASS)
+
+        def note(what):
+            with lock:
+                events.append(what)
+
+        def run_many(program, runs, timeouts, workdir, cwd, source):
+            lab = Path(workdir).parts[-3]
+            note(f"{lab} runs")
+            time.sleep(0.4)
+            note(f"{lab} ran")
+            return [RunOutcome("pass", "") for _ in runs]
+
+        grader = self.grader(config, {"01-first": program, "02-second": program}, run_many=run_many)
+        built = grader.build
+
+        def build(kit, pattern, source, folder, **kw):
+            note(f"{Path(folder).name} builds")
+            return built(kit, pattern, source, folder, **kw)
+
+        grader.build = build
+        grader.gpu_snapshot = lambda: {}
+        report = grader.grade(list(config.labs))
+        self.assertLess(events.index("02-second builds"), events.index("01-first ran"), events)
+        self.assertLess(events.index("01-first builds"), events.index("02-second builds"), events)  # in order
+        self.assertEqual(self.checked, [("01-first", "reduce"), ("02-second", "reduce")])
+        self.assertTrue(report.full_marks, format_table(report))
+        for lab in ("01-first", "02-second"):  # each build's own seconds, not the wait for it
+            self.assertIn("build", report.stage_seconds[lab])
+
+    def test_a_checker_that_cannot_run_stops_every_lab_after_it(self):
+        from grader.static_check import ToolError
+        config = self.small_config()
+        program = self.fake(PASS)
+        self.verdicts["02-second"] = ToolError("nm is missing")
+        grader = self.grader(config, {"01-first": program, "02-second": program})
+        grader.gpu_snapshot = lambda: {}
+        report = grader.grade(list(config.labs))
+        self.assertIn("nm is missing", report.kit_error)
+        self.assertTrue(all(r.status == "not run" for r in report.results if r.lab == "02-second"),
+                        format_table(report))
+
+
 class SaysWhereTheResultsAre(GradingRun):
     def test_the_table_ends_with_results_json_and_report_html(self):
         config = write_file(self.dir, "labs.toml", SMALL_TOML)
