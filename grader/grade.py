@@ -66,7 +66,8 @@ class Grader:
     sim_check: "auto" (the simulator's check of every lab, grader/sim_check.py, when the grading builds and runs on
         a GPU as the kit does: build and run not replaced; labs.toml's [limits] simulator_check can turn it off),
         True (always, also with replaced hooks), False (never: --no-simulator-check); sim_hooks: the simulator's
-        side's build, build_harness and run (a dict; default grader/simulator.py's)
+        side's build, build_harness and run (a dict; default grader/simulator.py's); sim_verdicts: the simulator's
+        verdicts made ahead (lab name -> sim_check.Verdict: sim_check.check_ahead), used in place of a check now
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
     """
@@ -79,7 +80,8 @@ class Grader:
     def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=None,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
                  build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
-                 run_many=None, check=static_check.check_object, sandbox="auto", sim_check="auto", sim_hooks=None):
+                 run_many=None, check=static_check.check_object, sandbox="auto", sim_check="auto", sim_hooks=None,
+                 sim_verdicts=None):
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
         self.build_dir = Path(build_dir).resolve()
@@ -99,6 +101,7 @@ class Grader:
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
+        self.sim_verdicts = sim_verdicts  # lab -> the simulator's Verdict, checked ahead (sim_check.GivenVerdicts)
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
 
     def sim_check_plan(self) -> tuple:
@@ -132,7 +135,9 @@ class Grader:
         # whole: mk/lab.mk)
         checking, why = self.sim_check_plan()
         report.simulator_check = {"enabled": checking, "why": why, "labs": {}}
-        if checking:  # the simulator's harness objects build beside the GPU's
+        if checking and self.sim_verdicts is not None:  # checked ahead (a class run's CPU side)
+            self.sim_checker = sim_check_mod.GivenVerdicts(self, self.sim_verdicts)
+        elif checking:  # the simulator's harness objects build beside the GPU's
             self.sim_checker = sim_check_mod.SimCheck(self, Grader, hooks=self.sim_hooks,
                                                       lab_seconds=self.config.limits.simulator_check_seconds)
             self.sim_checker.start(patterns)
@@ -189,8 +194,22 @@ class Grader:
                 self.log = log
             student_paths(results, copy, mine, self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
+            moot = self.sim_check_moot(lab, results)
+            if moot and self.sim_checker is not None:
+                self.sim_checker.drop(lab, moot)
             with self.stage(lab.name, "GPU queries"):
                 self.check_gpu_released(lab, report, before)
+
+    @staticmethod
+    def sim_check_moot(lab, results) -> str:
+        """Why the simulator's check of lab can change nothing once the GPU has given results, or "": every
+        correctness group scored 0 on the GPU (a hung kernel, a blank lab), so the lesser of the two platforms' scores
+        is 0 whatever the simulator finds, and performance is not run either way."""
+        groups = [r for r in results if r.name in {g.name for g in lab.groups}]
+        if groups and all(r.score == 0 for r in groups):
+            return ("the GPU gave every correctness group 0 points, which the simulator cannot lower: its check was "
+                    "stopped")
+        return ""
 
     def _finish(self, labs, report, start) -> Report:
         """The report's closing parts once every lab is graded: the simulator's check laid over, notes, seconds."""

@@ -27,12 +27,17 @@ simulator's rows over the GPU's:
   platform ("every correctness test must pass first");
 - a failure of the simulator's side that is not the student's (its harness does not build, its static checks cannot
   run, the check itself failed) costs nothing: a note says so and the GPU's verdict stands.
+- where the GPU gave every correctness group of a lab 0 points (a hung kernel, a blank lab), the simulator cannot
+  lower anything: its check of that lab is stopped as soon as the GPU's rows are in (drop: its run in progress is
+  killed), and results.json says "skipped" and why, so a hung lab is known in the GPU's time, not the simulator's.
 
 Every row of a checked lab records both platforms' words (data["platforms"]) and results.json's
 extra_data.simulator_check records, per lab, what the simulator's check did and each platform's rows.
 """
 import concurrent.futures
 import copy
+import functools
+import inspect
 import os
 import threading
 import time
@@ -265,6 +270,50 @@ def check_grader_class(base):
     return CheckGrader
 
 
+class GivenVerdicts:
+    """SimCheck's stand-in in a Grader whose labs the simulator checked before (a class run checks each student's
+    labs on the CPU side, beside other students' GPU runs: grader/classroom/student.py's prepare), so that the
+    student's GPU turn is not held while the simulator works. verdicts: lab name -> Verdict."""
+
+    def __init__(self, grader, verdicts: dict):
+        self.grader, self.verdicts, self.submitted, self.dropped = grader, dict(verdicts), set(), {}
+
+    def start(self, patterns) -> None:
+        pass
+
+    def submit(self, lab) -> None:
+        self.submitted.add(lab.name)
+
+    def drop(self, lab, why: str) -> None:
+        self.dropped[lab.name] = why
+
+    def verdict(self, lab) -> Verdict | None:
+        if lab.name not in self.submitted:
+            return None
+        if lab.name in self.dropped:
+            return Verdict("skipped", message=self.dropped[lab.name])
+        if self.grader.no_device:
+            return Verdict("skipped", message="there is no GPU run to compare with (no CUDA device)")
+        return self.verdicts.get(lab.name)
+
+    def close(self) -> None:
+        pass
+
+
+def check_ahead(grader, grader_class, labs, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS) -> dict:
+    """The simulator's Verdict of each of labs (lab name -> Verdict), checked now, for a grading that gives them to
+    its Grader later (GivenVerdicts). grader: the Grader whose submission, seed, kit and build folder the GPU side
+    will use."""
+    check = SimCheck(grader, grader_class, hooks=hooks, lab_seconds=lab_seconds)
+    try:
+        check.start(list(dict.fromkeys(lab.pattern for lab in labs)))
+        for lab in labs:
+            check.submit(lab)
+        return {lab.name: check.verdict(lab) for lab in labs}
+    finally:
+        check.close()
+
+
 class SimCheck:
     """The simulator's check of a GPU grading (grader: the grade.Grader; grader_class: the class its own graders are
     made from, grade.Grader, handed in so that this module needs no import of grade.py): start() builds the
@@ -286,6 +335,7 @@ class SimCheck:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
         self.harnesses, self.futures = {}, {}
         self.cancelled = threading.Event()
+        self.dropped = {}  # lab -> (why its check was dropped, the Event that stops its runs)
 
     def start(self, patterns) -> None:
         """Builds each pattern's harness for the simulator, in the pool (beside the GPU's harness builds)."""
@@ -295,24 +345,36 @@ class SimCheck:
 
     def submit(self, lab) -> None:
         """Starts the simulator's grading of lab (its file as the GPU side built it)."""
+        self.dropped[lab.name] = ("", threading.Event())
         self.futures[lab.name] = self.pool.submit(self._grade, lab)
+
+    def drop(self, lab, why: str) -> None:
+        """Stops lab's check where its verdict can change nothing (why: the GPU gave its groups no points, a hung
+        kernel for one): its run in progress is killed and no other starts, so the grading does not wait for the
+        simulator to find the same. Its verdict is then "skipped", saying why."""
+        if lab.name in self.dropped:
+            self.dropped[lab.name][1].set()
+            self.dropped[lab.name] = (why, self.dropped[lab.name][1])
 
     def verdict(self, lab) -> Verdict | None:
         """The Verdict of lab's check (waiting for it), or None when it was never started."""
         future = self.futures.get(lab.name)
-        return future.result() if future is not None else None
+        if future is None:
+            return None
+        why, _ = self.dropped[lab.name]
+        return Verdict("skipped", message=why) if why else future.result()
 
     def close(self) -> None:
         """Stops the runs not started yet and lets the pool go."""
         self.cancelled.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def _stop(self) -> str:
+    def _stop(self, lab=None) -> str:
         if self.cancelled.is_set():
             return "the grading was stopped"
         if self.grader.no_device:
             return "there is no GPU run to compare with (no CUDA device)"
-        return ""
+        return self.dropped[lab.name][0] if lab is not None and lab.name in self.dropped else ""
 
     def _grade(self, lab) -> Verdict:
         start = time.monotonic()
@@ -322,9 +384,9 @@ class SimCheck:
                 return Verdict("kit error", message=f"the simulator's {lab.pattern} harness does not build: "
                                                     f"{(built.message.splitlines() or [''])[0]}",
                                seconds=time.monotonic() - start)
-            if self._stop():
-                return Verdict("skipped", message=self._stop())
-            grader = self._grader(start)
+            if self._stop(lab):
+                return Verdict("skipped", message=self._stop(lab))
+            grader = self._grader(start, lab)
             report = grader.grade([lab])
             if report.kit_error:
                 return Verdict("kit error", message=(report.kit_error.splitlines() or [""])[0],
@@ -338,11 +400,15 @@ class SimCheck:
             return Verdict("error", message=f"the check failed ({type(e).__name__}: {e})",
                            seconds=time.monotonic() - start)
 
-    def _grader(self, start: float):
+    def _grader(self, start: float, lab):
         main, harnesses = self.grader, self.harnesses
         log = main.log
+        run = self.run
+        if "cancel" in inspect.signature(run).parameters:  # drop() kills the run in progress (run_harness_sim)
+            run = functools.partial(run, cancel=self.dropped[lab.name][1])
         return check_grader_class(self.grader_class)(
             main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
             build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
-            build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=self.run, check=main.check,
-            log=lambda message: log(f"[simulator] {message}"), deadline=start + self.lab_seconds, stop=self._stop)
+            build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=run, check=main.check,
+            log=lambda message: log(f"[simulator] {message}"), deadline=start + self.lab_seconds,
+            stop=lambda: self._stop(lab))

@@ -91,10 +91,11 @@ def _high_pipe(minimum: int) -> tuple:
     return read_fd, moved
 
 
-def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
+def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None,
+                    cancel=None):
     """run.run_harness with the simulator's report channel: `program args --result-fd W --quiet --runner-fd N`, the
     seed through --seed-fd, PPL_SIM_REPORT_FD=N and the grader's instruction limit (env: more variables, such as
-    the estimate's PPL_SIM_DEVICE). Returns (Outcome, SimReport); workdir keeps result.jsonl, output.log (the
+    the estimate's PPL_SIM_DEVICE; cancel: a threading.Event that stops the run, as its timeout does). Returns (Outcome, SimReport); workdir keeps result.jsonl, output.log (the
     program's output, for people) and sim-report.json (what the channel carried, as the grader read it)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -113,7 +114,7 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
                     *pipe.argv]
             proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log",
                                pass_fds=[result_write, report_write, *pipe.fds],
-                               env={**sim_env(budget=True, report_fd=report_write), **(env or {})})
+                               env={**sim_env(budget=True, report_fd=report_write), **(env or {})}, cancel=cancel)
     finally:
         for fd in (result_write, report_write):
             os.close(fd)
@@ -139,15 +140,17 @@ def grader_runner(program, args_of, *, workdir, cwd, source: str, timeout: float
     return run
 
 
-def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None):
+def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file", env=None,
+                    cancel=None):
     """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
     A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
-    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/schedules.py)."""
+    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/schedules.py); cancel: as
+    run_with_report's."""
     outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source,
-                                      env=env)
+                                      env=env, cancel=cancel)
     outcome.sim = report
     judge_run(outcome, report)
     report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
@@ -391,7 +394,8 @@ def make_sim_grader(base):
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
-            if outcome.passed and self.run is run_harness_sim:  # and under three other orders (grader/schedules.py)
+            kit_run = getattr(self.run, "func", self.run) is run_harness_sim  # itself or with a cancel (sim_check.py)
+            if outcome.passed and kit_run:  # and under three other orders (grader/schedules.py)
                 failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
                                        workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
                                        source=lab.source, case_args=args)

@@ -3,13 +3,14 @@ CPU side, then run on a GPU, and the student's folder written (results.json, fee
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import signal
 import time
 import traceback
 from pathlib import Path
 
-from grader import late, report_html, static_check
+from grader import late, report_html, sim_check, static_check
 from grader.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.measurements import save as save_measurements
@@ -22,6 +23,7 @@ from grader.grade import Grader
 from grader.gpu_lock import GpuLock
 from grader.report import format_table, write_results
 from grader.run import NO_DEVICE_MESSAGE, Outcome, run_harness
+from grader.score import FORBIDDEN, score_static_check
 from grader.text import printable
 
 
@@ -83,9 +85,11 @@ def student_folder(options: Options, student: str) -> Path:
     return Path(options.out) / STUDENTS / student
 
 
-def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
+def prepare(options: Options, entry: intake.Entry, context: str, sim_ahead: bool = False) -> Prepared:
     """The CPU side of one student: unpack the upload, skip it if unchanged, else build every lab and run the
-    static checks. An unreadable upload is finished here, with its row."""
+    static checks. An unreadable upload is finished here, with its row. sim_ahead (the GPU side runs in another
+    worker): the simulator's check of the labs is made here too (check_on_the_simulator), so that the student's
+    GPU turn does not wait for it."""
     with _interruptible():
         start = time.monotonic()
         labs, folder = labs_of(options), student_folder(options, entry.student)
@@ -116,8 +120,41 @@ def prepare(options: Options, entry: intake.Entry, context: str) -> Prepared:
                     prepared.verdicts[lab.name] = hooks.check(built.object, lab.pattern)
                 except static_check.ToolError as e:
                     prepared.verdicts[lab.name] = str(e)
+        if sim_ahead and simulator_checks(options):
+            check_on_the_simulator(options, prepared, labs, folder)
         prepared.seconds = time.monotonic() - start
         return prepared
+
+
+def simulator_checks(options: Options) -> bool:
+    """Whether a GPU grading of the class also checks the labs on the simulator (grader/sim_check.py): where the
+    class runs the kit's own programs on a GPU (the builds are the CPU side's, so the Grader cannot tell that by its
+    build hook)."""
+    return bool(options.simulator_check and options.mode == "gpu" and not options.static_only
+                and not options.simulator and hooks_of(options).run is run_harness)
+
+
+def check_on_the_simulator(options: Options, prepared: Prepared, labs, folder: Path) -> None:
+    """The simulator's check of each lab that built and passed its static checks (the ones the GPU side will run),
+    into prepared.sim_verdicts, graded with prepared.seed (drawn here when the class has no --seed)."""
+    prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
+    hooks = hooks_of(options)
+    grader = Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
+                    seed=prepared.seed, build_timeout=options.build_timeout, check=_checked(prepared))
+    wanted = [lab for lab in labs if prepared.builds[lab.name].ok and not isinstance(prepared.verdicts.get(lab.name), str)
+              and not score_static_check(lab.name, prepared.verdicts[lab.name], lab.source).status == FORBIDDEN]
+    prepared.sim_verdicts = sim_check.check_ahead(grader, Grader, wanted,
+                                                  lab_seconds=config_of(options).limits.simulator_check_seconds)
+
+
+def _checked(prepared: Prepared):
+    """The static-check hook that gives the CPU side's verdicts (by the lab's build folder), as the GPU side's."""
+    def check(obj, pattern):
+        verdict = prepared.verdicts[Path(obj).parent.name]
+        if isinstance(verdict, str):
+            raise static_check.ToolError(verdict)
+        return verdict
+    return check
 
 
 def _static_only_run(program, args, *, timeout, workdir, cwd=None, source="the lab's file") -> Outcome:
@@ -131,30 +168,26 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
     with _interruptible():
         start = time.monotonic()
         labs, folder = labs_of(options), student_folder(options, entry.student)
-        builds, verdicts = prepared.builds, prepared.verdicts
+        builds, check = prepared.builds, _checked(prepared)
 
         def build(kit, pattern, source, target, timeout=None, harness_build=None):
             return builds[Path(target).name]
-
-        def check(obj, pattern):
-            verdict = verdicts[Path(obj).parent.name]
-            if isinstance(verdict, str):
-                raise static_check.ToolError(verdict)
-            return verdict
 
         run = _static_only_run if options.static_only else hooks_of(options).run
         grader_class = Grader
         if options.simulator:
             from grader.simulator import make_sim_grader
             grader_class = make_sim_grader(Grader)
-        # the simulator's check beside the GPU (grader/sim_check.py) where the class runs the kit's own programs on a
-        # GPU: the builds here are the CPU side's, so the Grader cannot tell that by its build hook
-        checking = options.simulator_check and options.mode == "gpu" and run is run_harness
+        # the simulator's check (grader/sim_check.py): made on the CPU side already (prepare's sim_ahead), else
+        # beside this GPU work
+        checking = simulator_checks(options)
+        ahead = {"sim_verdicts": prepared.sim_verdicts} if checking and prepared.sim_verdicts is not None else {}
         grader = grader_class(config_of(options), prepared.got.submission, kit=options.kit,
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
-                        seed=options.seed, harness_build=options.harness_build, build=build,
+                        seed=options.seed if prepared.seed is None else prepared.seed,
+                        harness_build=options.harness_build, build=build,
                         build_harness=lambda *a, **k: BuildResult(True), run=run, check=check,
-                        **({} if options.simulator else {"sim_check": checking}))
+                        **({} if options.simulator else {"sim_check": checking, **ahead}))
         if options.graders_per_gpu > 1 and not options.simulator:  # students side by side, benchmarks alone
             grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)

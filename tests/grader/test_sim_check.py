@@ -7,6 +7,7 @@ the check can be turned off (--no-simulator-check, labs.toml), which results.jso
 import contextlib
 import io
 import json
+import time
 import unittest
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from grader.build import BuildResult
 from grader.config import SANITIZERS, load_config
 from grader.grade import Grader, main
 from grader.report import format_table, gradescope_results
-from grader.run import run_harness
+from grader.run import Outcome, run_harness
 from grader.score import HAZARD, TestResult, hung_labs
 from tests.grader.fakes import PASS, SMALL_TOML, write_file
 from tests.grader.test_grade import GradingRun, rows
@@ -40,14 +41,18 @@ class SimCheckRun(GradingRun):
         self.sim_builds, self.sim_calls = [], []
         self.sim_harness = BuildResult(True)
         self.findings = []  # what the simulator's report channel carries, for every run
+        self.sim_stalls = 0  # seconds each simulator run takes before it ends (0: it runs the fake program)
 
     def sim_hooks(self, program):
         def build(kit, pattern, source, folder, **kw):
             self.sim_builds.append(Path(folder))
             return BuildResult(True, program=program, object=Path(folder) / "student.o")
 
-        def run(program, args, timeout, workdir, cwd, source, env=None):
+        def run(program, args, timeout, workdir, cwd, source, env=None, cancel=None):
             self.sim_calls.append((Path(workdir).parts[-3], list(args)))
+            if self.sim_stalls:  # a run that would take long: only a cancel ends it early
+                stopped = cancel.wait(self.sim_stalls)
+                return Outcome("timeout" if not stopped else "cancelled", "stopped" if stopped else "timed out")
             outcome = run_harness(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)
             report = {"lines": 1, "findings": self.findings, "kernels": [{"name": "reduce_kernel",
                                                                          "module": "student"}],
@@ -141,7 +146,9 @@ class Combined(SimCheckRun):
         self.assertIn("the simulator could not tell", got["small"].detail)
 
     def test_a_finding_of_compute_sanitizer_alone_fails_the_row_as_before(self):
-        got = self.graded(SANITIZED, gpu_sanitizers=("FAIL", "memcheck found: out of bounds (reduce.cu:7)", "",
+        # half the groups' points for a hazard: they keep points, so the simulator's check still counts (Moot)
+        toml = SANITIZED.replace('tools = ["memcheck"]', 'hazard_cost = 0.5\ntools = ["memcheck"]')
+        got = self.graded(toml, gpu_sanitizers=("FAIL", "memcheck found: out of bounds (reduce.cu:7)", "",
                                                      {"hazards": ["out of bounds (reduce.cu:7)"]}))
         self.assertEqual(got[SANITIZERS].status, "FAIL")
         self.assertTrue(got[SANITIZERS].summary.startswith("the GPU: memcheck found"), got[SANITIZERS].summary)
@@ -171,6 +178,56 @@ class Combined(SimCheckRun):
         self.assertEqual((out["exact"].score, out["exact"].status), (20, "pass"))
         self.assertIn("it ran past its own time limit", out["exact"].detail)
         self.assertEqual([r.score for r in gpu], [10, 20])  # the GPU's rows are not changed
+
+
+class Moot(SimCheckRun):
+    """Where the GPU gave every correctness group 0 points (a hung kernel, a blank lab), the simulator cannot lower
+    anything: its check is stopped, its run in progress killed, and the grading does not wait for it."""
+
+    FAILS_ALL = "emit(CASES[0], 'fail', message='wrong sum: got 4'); sys.exit(1)\n"
+
+    def test_the_check_is_stopped_and_says_why(self):
+        self.sim_stalls = 30
+        started = time.monotonic()
+        got = self.graded(SMALL_TOML, gpu_body=self.FAILS_ALL + PASS)
+        self.assertLess(time.monotonic() - started, 15)  # not the 30 s the simulator's run would have taken
+        self.assertTrue(all(got[g].score == 0 for g in ("small", "exact")), format_table(self.report))
+        self.assertTrue(got["small"].summary.startswith("n="), got["small"].summary)  # the GPU's words, as they were
+        lab = gradescope_results(self.report)["extra_data"]["simulator_check"]["labs"].get("01-first")
+        self.assertIsNotNone(lab)
+        self.assertEqual(lab["status"], "skipped")
+        self.assertIn("which the simulator cannot lower", lab["message"])
+
+    def test_a_lab_with_points_waits_for_the_simulator_as_before(self):
+        got = self.graded(SMALL_TOML, gpu_body=FAILS_EXACT + PASS, sim_body=FAILS_EXACT.replace("integer", "uniform")
+                          + PASS)
+        self.assertEqual(got["small"].score, 0)  # the simulator's verdict counted
+        self.assertEqual(gradescope_results(self.report)["extra_data"]["simulator_check"]["labs"]["01-first"][
+            "status"], "ran")
+
+
+class CheckedAhead(SimCheckRun):
+    """A class run checks each student's labs on the simulator on the CPU side (sim_check.check_ahead) and gives the
+    verdicts to the GPU side's Grader (sim_verdicts), which lays them over its rows as it would its own check's."""
+
+    def test_verdicts_made_ahead_count_as_a_check_made_now(self):
+        config = load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
+        gpu, sim = self.fake(PASS, name="gpu_lab"), self.fake(FAILS_EXACT + PASS, name="sim_lab")
+        lab = [x for x in config.labs if x.name == "01-first"]
+        first = self.grader(config, {"01-first": gpu}, labs=["01-first"], sim_check=True, sim_hooks=self.sim_hooks(sim))
+        verdicts = sim_check.check_ahead(first, Grader, lab, hooks=self.sim_hooks(sim))
+        self.assertEqual(verdicts["01-first"].status, "ran")
+        calls = len(self.sim_calls)
+        self.assertGreater(calls, 0)
+        grader = self.grader(config, {"01-first": gpu}, labs=["01-first"], sim_check=True,
+                             sim_hooks=self.sim_hooks(sim), sim_verdicts=verdicts)
+        self.report = grader.grade(lab)
+        self.assertEqual(len(self.sim_calls), calls)  # nothing simulated again
+        got = {r.name: r for r in rows(self.report, "01-first")}
+        self.assertEqual((got["exact"].score, got["exact"].status), (0, "FAIL"))
+        self.assertTrue(got["exact"].summary.startswith("the simulator: n=5 integer: wrong sum"), got["exact"].summary)
+        self.assertEqual(gradescope_results(self.report)["extra_data"]["simulator_check"]["labs"]["01-first"][
+            "status"], "ran")
 
 
 class TurnedOff(SimCheckRun):

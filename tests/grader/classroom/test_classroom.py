@@ -498,3 +498,48 @@ class Units(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SimulatorCheckAhead(ClassRun):
+    """With GPUs, a student's labs are checked on the simulator on the CPU side (student.prepare), so that the
+    student's GPU turn never waits for it; the GPU side's Grader is given the verdicts and lays them over its rows."""
+
+    def test_prepare_checks_and_finish_lays_the_verdicts_over(self):
+        from unittest import mock
+        from grader import sim_check
+        from grader.classroom import student
+        from grader.score import TestResult
+        self.student("ann", {"01-first": "ok", "02-second": "NO BUILD"})
+        options = self.options(mode="gpu")
+        labs = student.labs_of(options)
+        entry = records.list_students(self.up, self.out, "", lambda m: None)[0]
+        asked = []
+
+        def check_ahead(grader, grader_class, wanted, **kw):
+            asked.append(([lab.name for lab in wanted], grader.seed))
+            small = TestResult("01-first", "small", 10, 0.0, "FAIL", "n=1 uniform: wrong sum: got 4")
+            return {lab.name: sim_check.Verdict("ran", [small]) for lab in wanted}
+
+        with mock.patch.object(sim_check, "check_ahead", check_ahead):
+            prepared = student.prepare(options, entry, records.context_key(options, labs), sim_ahead=True)
+        self.assertEqual(asked, [(["01-first"], 7)])  # the lab that built, with the class's seed
+        self.assertEqual(prepared.seed, 7)
+        with mock.patch.object(sim_check.SimCheck, "start", side_effect=AssertionError("checked again")):
+            row = student.finish(options, entry, prepared)
+        results = json.loads((self.folder("ann") / "results.json").read_text())
+        small = next(t for t in results["tests"] if t["name"].startswith("01-first") and "small" in t["name"])
+        self.assertEqual(small["score"], 0, small)
+        self.assertIn("the simulator: n=1 uniform: wrong sum", small["output"])
+        self.assertEqual(results["extra_data"]["simulator_check"]["labs"]["01-first"]["status"], "ran")
+        self.assertEqual(row["labs"]["01-first"], 20)  # the exact group's 20: small lost on the simulator, no performance
+
+    def test_without_gpus_the_check_stays_beside_the_gpu_work(self):
+        from unittest import mock
+        from grader import sim_check
+        from grader.classroom import student
+        self.student("ann", {"01-first": "ok"})
+        options = self.options(mode="gpu")
+        entry = records.list_students(self.up, self.out, "", lambda m: None)[0]
+        with mock.patch.object(sim_check, "check_ahead", side_effect=AssertionError("not here")):
+            prepared = student.prepare(options, entry, records.context_key(options, student.labs_of(options)))
+        self.assertIsNone(prepared.sim_verdicts)
