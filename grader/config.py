@@ -567,7 +567,8 @@ def merge_thresholds(data: dict, folder: Path) -> dict:
         models.append((extra["calibration"]["gpu"], extra["calibration"]["calibrated_on"], where))
     calibration = data.get("calibration")
     if models and isinstance(calibration, dict) and isinstance(calibration.get("gpu"), str):
-        calibration["gpu"] += "".join(f" and {gpu}" for gpu, _, _ in models)
+        named = calibration["gpu"].split(" and ")
+        calibration["gpu"] += "".join(f" and {gpu}" for gpu, _, _ in models if gpu not in named)
         if isinstance(calibration.get("calibrated_on"), str):
             calibration["calibrated_on"] += "".join(f"; {gpu}: {when} ({where})" for gpu, when, where in models)
     return data

@@ -194,6 +194,12 @@ class Grader:
                 self.log = log
             student_paths(results, copy, mine, self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
+            blanks = blanks_left(mine)
+            if blanks and not all(r.full for r in results if r.name in {g.name for g in lab.groups}):
+                report.notes.append(f"{lab.name}: {lab.source} still has {len(blanks)} blank"
+                                    f"{'s' if len(blanks) != 1 else ''} to fill (`// @@ TODO` at line"
+                                    f"{'s' if len(blanks) != 1 else ''} {', '.join(map(str, blanks))}); the "
+                                    f"lab's handout explains each")
             moot = self.sim_check_moot(lab, results)
             if moot and self.sim_checker is not None:
                 self.sim_checker.drop(lab, moot)
@@ -669,6 +675,16 @@ class Grader:
             report.device = str(device)
         self.log(f"{lab.name}: performance: {result.summary}")
         return result
+
+
+def blanks_left(path) -> list:
+    """The line numbers of the blanks a lab's file still has (a line whose code is a `// @@ TODO` comment, as the
+    skeletons leave them: tools/author/make_skeletons.py), none for a file that cannot be read."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [k for k, line in enumerate(lines, 1) if line.lstrip().startswith("// @@ TODO")]
 
 
 def _size(size: int) -> str:

@@ -215,6 +215,9 @@ def score_performance(lab: str, perf, outcome, calibration_gpu: str = "", name: 
         where = f"measured on {device} (sm {bench.get('sm', '?')})"
         if calibrated_gpu:
             where += "; thresholds calibrated on this GPU model"
+        elif not perf.gpus:  # a new lab (make new-lab) whose thresholds no GPU has measured yet
+            where += ("; this lab's thresholds are not calibrated on any GPU model yet (make calibrate), so "
+                      "labs.toml's numbers apply as they are")
         else:
             where += (f"; no thresholds are calibrated for this GPU model, so the defaults apply"
                       f"{' (from ' + calibration_gpu + ')' if calibration_gpu else ''}")

@@ -566,6 +566,26 @@ class BuildsAhead(GradingRun):
                         format_table(report))
 
 
+class BlanksLeft(GradingRun):
+    """A lab that loses correctness points while its file still has `// @@ TODO` blanks gets a note naming their
+    lines; a lab with full correctness, or no blanks left, gets none."""
+
+    def test_the_blanks_lines_are_named(self):
+        config = self.small_config()
+        fails = "emit(CASES[0], 'fail', message='wrong sum: got 9'); sys.exit(1)\n"
+        grader = self.grader(config, {"01-first": self.fake(fails + PASS, name="failing_lab"),
+                                      "02-second": self.fake(PASS, name="passing_lab")})
+        text = "// the skeleton\n__global__ void k() {\n    // @@ TODO (about 3 lines): the tree\n}\n" \
+               "    // @@ TODO (about 1 line): the last write\n"
+        for lab in ("01-first", "02-second"):
+            write_file(self.submission, f"{lab}/reduce.cu", text)
+        grader.gpu_snapshot = lambda: {}
+        report = grader.grade(list(config.labs))
+        notes = [n for n in report.notes if "@@ TODO" in n]
+        self.assertEqual(notes, ["01-first: reduce.cu still has 2 blanks to fill (`// @@ TODO` at lines 3, 5); the "
+                                 "lab's handout explains each"], report.notes)
+
+
 class SaysWhereTheResultsAre(GradingRun):
     def test_the_table_ends_with_results_json_and_report_html(self):
         config = write_file(self.dir, "labs.toml", SMALL_TOML)

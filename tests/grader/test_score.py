@@ -96,10 +96,17 @@ class Performance_(unittest.TestCase):
             self.assertEqual(r.data["yardstick"], "cub")
 
     def test_other_gpu_is_noted(self):
-        r = score_performance("lab", PERF, bench(1.5), calibration_gpu="NVIDIA H200")
+        perf = replace(PERF, gpus=(("NVIDIA H200", GpuThresholds(lower=1.0, full=3.0, measured=3.3)),))
+        r = score_performance("lab", perf, bench(1.5), calibration_gpu="NVIDIA H200")
         self.assertIn("measured on NVIDIA H100 80GB HBM3", r.detail)
         self.assertIn("no thresholds are calibrated for this GPU model, so the defaults apply (from NVIDIA H200)",
                       r.detail)
+
+    def test_a_lab_no_gpu_has_calibrated_says_so(self):
+        """A new lab (make new-lab) has thresholds copied from another: no GPU model's calibration is claimed."""
+        r = score_performance("09-new", PERF, bench(1.5), calibration_gpu="NVIDIA H200")
+        self.assertIn("this lab's thresholds are not calibrated on any GPU model yet (make calibrate)", r.detail)
+        self.assertNotIn("NVIDIA H200", r.detail)
 
     def test_thresholds_of_the_measuring_gpu_apply(self):
         """A GPU with thresholds of its own is scored by them; any other GPU by the defaults."""
