@@ -9,7 +9,9 @@ The floor (each part the median of --repeats processes, timed from outside as th
   copy      the host-to-device copy of labs.toml's largest input (4-byte elements, pageable memory, as the checker's)
 Then it grades the submission once, as `make grade` does (python3 -m grader, results in OUT/results.json), and reads
 the seconds of each stage from results.json's extra_data.stage_seconds (grader/grade.py, Grader.stage). The
-correctness runs and compute-sanitizer's run side by side, so a lab's stages add up to more than its total. The
+correctness runs and compute-sanitizer's run side by side, and the next lab builds while this one runs, so a lab's
+stages add up to more than its total; "simulator check" is the simulator's own check of the lab (grader/sim_check.py),
+beside the GPU work, and the whole grading's line says how long the grading waited for those checks at its end. The
 table goes to stdout and OUT/bench-grader.md.
 
 Exit status: 0 the grading ran, 1 it did not (the table says why), 2 bad usage, 77 no CUDA device here.
@@ -28,7 +30,7 @@ from grader.patterns import KIT
 
 NO_DEVICE = 77
 ELEMENT_BYTES = 4  # every pattern's elements are 32-bit words (float or int)
-STAGES = ("build", "static checks", "correctness", "sanitizers", "benchmark", "GPU queries")
+STAGES = ("build", "static checks", "correctness", "sanitizers", "benchmark", "GPU queries", "simulator check")
 EMPTY_KERNEL = "__global__ void empty_kernel() {}\n"
 
 
@@ -108,9 +110,13 @@ def table(floors: dict, stages: dict, total_seconds: float, largest: int) -> str
     kit = stages.get("kit", {})
     harness = kit.get("harness builds", sum(kit.values()))  # the patterns' builds run side by side: their wall time
     labs = sum(spent.get("total", 0) for lab, spent in stages.items() if lab != "kit")
+    # the simulator's checks run beside the labs (their own seconds above); what the grading waited for them after
+    # the last lab's GPU work is apart
+    waited = sum(spent.get("simulator check (waiting)", 0) for lab, spent in stages.items() if lab != "kit")
     lines += ["", f"Whole grading: {total_seconds:.1f} s ({total_seconds / floor:.1f}x floor): the labs "
-                  f"{labs:.1f} s, the kit's harness builds {harness:.1f} s, the rest (start-up, report) "
-                  f"{total_seconds - labs - harness:.1f} s."]
+                  f"{labs:.1f} s, the kit's harness builds {harness:.1f} s"
+                  + (f", waiting for the simulator's checks {waited:.1f} s" if waited else "")
+                  + f", the rest (start-up, report) {total_seconds - labs - harness - waited:.1f} s."]
     return "\n".join(lines)
 
 

@@ -25,12 +25,14 @@ class Table(unittest.TestCase):
         floors = {"build": 1.0, "context": 0.5, "copy": 0.5}  # a floor of 2 s
         stages = {"kit": {"reduce harness": 3.0, "scan harness": 2.5, "harness builds": 3.0},
                   "03-sequential": {"build": 2.0, "static checks": 0.5, "correctness": 4.0, "sanitizers": 6.0,
-                                    "benchmark": 1.0, "GPU queries": 0.2, "total": 9.0}}
-        text = bench_grader.table(floors, stages, 14.0, 1 << 31)
+                                    "benchmark": 1.0, "GPU queries": 0.2, "total": 9.0, "simulator check": 12.0,
+                                    "simulator check (waiting)": 1.5}}
+        text = bench_grader.table(floors, stages, 15.5, 1 << 31)
         row = next(line for line in text.splitlines() if line.startswith("| 03-sequential"))
-        self.assertEqual(row, "| 03-sequential | 9.0 | 4.50x | 1.00x | 0.25x | 2.00x | 3.00x | 0.50x | 0.10x |")
+        self.assertEqual(row, "| 03-sequential | 9.0 | 4.50x | 1.00x | 0.25x | 2.00x | 3.00x | 0.50x | 0.10x | 6.00x |")
         self.assertIn("Floor of one grading: 2.00 s", text)
-        self.assertIn("the kit's harness builds 3.0 s, the rest (start-up, report) 2.0 s", text)
+        self.assertIn("the kit's harness builds 3.0 s, waiting for the simulator's checks 1.5 s, the rest (start-up, "
+                      "report) 2.0 s", text)
         self.assertNotIn("| kit", text)
 
 
