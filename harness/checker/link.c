@@ -269,7 +269,10 @@ static int grow_area(ppl_link *l, int k, size_t bytes)
 
 void *ppl_link_input_area(ppl_link *l, size_t bytes) { return grow_area(l, 0, bytes) == 0 ? l->area[0] : NULL; }
 
-int ppl_link_expect_bulk(ppl_link *l, uint64_t bytes) { return grow_area(l, 1, (size_t)bytes) == 0 ? 0 : PPL_LINK_SYSTEM; }
+int ppl_link_expect_bulk(ppl_link *l, uint64_t bytes)
+{
+    return grow_area(l, 1, (size_t)bytes) == 0 ? 0 : PPL_LINK_SYSTEM;
+}
 
 int ppl_link_start(ppl_link *l, const ppl_link_options *o)
 {
@@ -659,10 +662,9 @@ int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, v
 int ppl_link_call(ppl_link *l, uint32_t type, const void *request, size_t request_bytes, const void *bulk_in,
                   size_t bulk_in_bytes, void *reply, size_t reply_bytes, void *bulk_out, uint64_t bulk_out_bytes)
 {
-    const int sent = bulk_out_bytes ? ppl_link_expect_bulk(l, bulk_out_bytes) : 0;
-    if (sent != 0)
-        return sent;
-    const int code = ppl_link_send(l, type, request, request_bytes, bulk_in, bulk_in_bytes);
+    int code = bulk_out_bytes ? ppl_link_expect_bulk(l, bulk_out_bytes) : 0;
+    if (code == 0)
+        code = ppl_link_send(l, type, request, request_bytes, bulk_in, bulk_in_bytes);
     if (code != 0)
         return code;
     return ppl_link_wait(l, type, reply, reply_bytes, bulk_out, bulk_out_bytes, NULL, NULL);

@@ -96,9 +96,9 @@ int ppl_link_send(ppl_link *l, uint32_t type, const void *a, size_t a_bytes, con
 /*
  * Waits for the reply of type `type`, which must be exactly fixed_bytes + bulk_bytes long: the fixed struct comes
  * through the reply pipe into fixed, the bulk in the output area (ppl_link_expect_bulk first), copied into bulk
- * (NULL: left there, at l->area[1]). While waiting, a PPL_MSG_PERTURB or PPL_MSG_RECORD from the runner (a benchmark's) goes
- * to on_message(ctx, type, payload, bytes), which returns 0 to go on or a negative code to stop. Returns 0 or a
- * negative PPL_LINK_* code.
+ * (NULL: left there, at l->area[1]). While waiting, a PPL_MSG_PERTURB or PPL_MSG_RECORD from the runner (a
+ * benchmark's) goes to on_message(ctx, type, payload, bytes), which returns 0 to go on or a negative code to stop.
+ * Returns 0 or a negative PPL_LINK_* code.
  */
 int ppl_link_wait(ppl_link *l, uint32_t type, void *fixed, size_t fixed_bytes, void *bulk, uint64_t bulk_bytes,
                   int (*on_message)(void *ctx, uint32_t type, const void *payload, size_t bytes), void *ctx);

@@ -111,13 +111,14 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
 {
     key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
     ppl_trace("run", n);
-    int code = ppl_link_expect_bulk(l, 4 * ppl_run_bulk_words(n, rq));
+    const uint64_t bulk_bytes = 4 * ppl_run_bulk_words(n, rq);
+    int code = ppl_link_expect_bulk(l, bulk_bytes);
     if (code != 0)
         ppl_link_fail(l, code);
     ppl_link_limit_call(l, call_seconds); /* the request is small: its time is the call's */
     code = ppl_link_send(l, PPL_MSG_RUN, rq, sizeof *rq, NULL, 0);
     if (code == 0)
-        code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, 4 * ppl_run_bulk_words(n, rq),
+        code = ppl_link_wait(l, PPL_MSG_RUN, reply, sizeof *reply, bulk, bulk_bytes,
                              rq->want_input_sum ? answer_key : NULL, &x);
     if (code == 0 && rq->want_input_sum && !x.asked)
         code = (snprintf(l->message, sizeof l->message, "a run's reply without the input's checksum"),

@@ -41,8 +41,9 @@ const void *ppl_output(const ppl_link *l);
 void ppl_load(ppl_link *l, const void *input, uint64_t n);
 
 /* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(n, rq)
- * 32-bit words; NULL: they stay in the output area, ppl_output); on failure reports it for the case in progress and exits. With want_input_sum,
- * *key is the checksum key the runner was given once the call had returned (drawn from the secret seed). */
+ * 32-bit words; NULL: they stay in the output area, ppl_output); on failure reports it for the case in progress and
+ * exits. With want_input_sum, *key is the checksum key the runner was given once the call had returned (drawn from
+ * the secret seed). */
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key);
 
 /* Whether an input of n elements comes back whole after a run (its first changed element can be named) or as a

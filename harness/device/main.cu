@@ -96,10 +96,16 @@ static size_t area_size(int k)
     return area_fd[k] >= 0 && fstat(area_fd[k], &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
 }
 
-static void *reply_room(size_t bytes)
+/* Fatal when bytes more would make the reply (its fixed part and its bulk) longer than its request allows. */
+static void reply_fits(size_t bytes)
 {
     if (reply_len + bulk_len + bytes > reply_limit)
         ppl_device_fatal("the device program's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
+}
+
+static void *reply_room(size_t bytes)
+{
+    reply_fits(bytes);
     if (reply_len + bytes > reply_cap) {
         size_t cap = reply_cap ? reply_cap : 4096;
         while (cap < reply_len + bytes)
@@ -117,8 +123,7 @@ static void *reply_room(size_t bytes)
 
 void *ppl_reply_bulk(size_t bytes)
 {
-    if (reply_len + bulk_len + bytes > reply_limit)
-        ppl_device_fatal("the device program's reply outgrew its request (a kit bug)", PPL_EXIT_USAGE);
+    reply_fits(bytes);
     if (bulk_len + bytes > bulk_mapped) { /* the checker grew the area for this reply (ppl_link_expect_bulk) */
         const size_t size = area_size(1);
         if (size < bulk_len + bytes)

@@ -529,7 +529,8 @@ static int queues_only(uint32_t call)
     }
 }
 
-/* The requests about the device: its count, its properties and attributes, the versions; a synchronize, and a reset refused. 0 when rq is not one of them. */
+/* The requests about the device: its count, its properties and attributes, the versions; a synchronize, and a reset
+ * refused. 0 when rq is not one of them. */
 static int serve_device_query(const ppl_dev_request *rq)
 {
     const uint64_t *a = rq->a;
@@ -583,7 +584,8 @@ static int serve_device_query(const ppl_dev_request *rq)
     }
 }
 
-/* The requests on streams and events, each through its handle (a destroyed one stays taken). 0 when rq is not one of them. */
+/* The requests on streams and events, each through its handle (a destroyed one stays taken). 0 when rq is not one
+ * of them. */
 static int serve_stream_event(const ppl_dev_request *rq)
 {
     const uint64_t *a = rq->a;
@@ -663,7 +665,8 @@ static int serve_stream_event(const ppl_dev_request *rq)
     }
 }
 
-/* The requests for the last error and its words, and on the lab's kernels: attributes, cache, occupancy. 0 when rq is not one of them. */
+/* The requests for the last error and its words, and on the lab's kernels: attributes, cache, occupancy. 0 when rq
+ * is not one of them. */
 static int serve_error_function(const ppl_dev_request *rq)
 {
     const uint64_t *a = rq->a;
