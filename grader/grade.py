@@ -194,24 +194,24 @@ class Grader:
                 self.log = log
             student_paths(results, copy, mine, self.kit)  # the student's file, not the copy the grader compiled
             report.results.extend(self._mark(lab, results))
-            blanks = blanks_left(mine)
-            if blanks and not all(r.full for r in results if r.name in {g.name for g in lab.groups}):
+            groups = [r for r in results if r.name in {g.name for g in lab.groups}]
+            blanks = [] if all(r.full for r in groups) else blanks_left(mine)
+            if blanks:
                 report.notes.append(f"{lab.name}: {lab.source} still has {len(blanks)} blank"
                                     f"{'s' if len(blanks) != 1 else ''} to fill (`// @@ TODO` at line"
                                     f"{'s' if len(blanks) != 1 else ''} {', '.join(map(str, blanks))}); the "
                                     f"lab's handout explains each")
-            moot = self.sim_check_moot(lab, results)
+            moot = self.sim_check_moot(groups)
             if moot and self.sim_checker is not None:
                 self.sim_checker.drop(lab, moot)
             with self.stage(lab.name, "GPU queries"):
                 self.check_gpu_released(lab, report, before)
 
     @staticmethod
-    def sim_check_moot(lab, results) -> str:
-        """Why the simulator's check of lab can change nothing once the GPU has given results, or "": every
-        correctness group scored 0 on the GPU (a hung kernel, a blank lab), so the lesser of the two platforms' scores
-        is 0 whatever the simulator finds, and performance is not run either way."""
-        groups = [r for r in results if r.name in {g.name for g in lab.groups}]
+    def sim_check_moot(groups) -> str:
+        """Why the simulator's check of a lab can change nothing once the GPU has given its correctness groups'
+        rows (groups), or "": every group scored 0 on the GPU (a hung kernel, a blank lab), so the lesser of the two
+        platforms' scores is 0 whatever the simulator finds, and performance is not run either way."""
         if groups and all(r.score == 0 for r in groups):
             return ("the GPU gave every correctness group 0 points, which the simulator cannot lower: its check was "
                     "stopped")

@@ -55,6 +55,7 @@ FOLDER = "sim"  # BUILD_DIR/sim/LAB: the simulator's build and runs of a lab, ap
 SIM = "the simulator"
 GPU = "the GPU"
 DEFAULT_LAB_SECONDS = 900.0  # labs.toml [limits] simulator_check_seconds, when it gives none
+NO_GPU_RUN = "there is no GPU run to compare with (no CUDA device)"  # why a check is skipped where no GPU ran
 # The simulator's row statuses that say nothing about the student's code: the GPU's verdict stands alone.
 COULD_NOT_TELL = ("needs GPU", "not graded", "not run", "ERROR", "NO BUILD", FORBIDDEN)
 
@@ -294,7 +295,7 @@ class GivenVerdicts:
         if lab.name in self.dropped:
             return Verdict("skipped", message=self.dropped[lab.name])
         if self.grader.no_device:
-            return Verdict("skipped", message="there is no GPU run to compare with (no CUDA device)")
+            return Verdict("skipped", message=NO_GPU_RUN)
         return self.verdicts.get(lab.name)
 
     def close(self) -> None:
@@ -336,7 +337,8 @@ class SimCheck:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
         self.harnesses, self.futures = {}, {}
         self.cancelled = threading.Event()
-        self.dropped = {}  # lab -> (why its check was dropped, the Event that stops its runs)
+        self.stops = {}  # lab -> the Event that stops its runs (drop)
+        self.dropped = {}  # lab -> why its check was dropped
 
     def start(self, patterns) -> None:
         """Builds each pattern's harness for the simulator, in the pool (beside the GPU's harness builds)."""
@@ -346,24 +348,23 @@ class SimCheck:
 
     def submit(self, lab) -> None:
         """Starts the simulator's grading of lab (its file as the GPU side built it)."""
-        self.dropped[lab.name] = ("", threading.Event())
+        self.stops[lab.name] = threading.Event()
         self.futures[lab.name] = self.pool.submit(self._grade, lab)
 
     def drop(self, lab, why: str) -> None:
         """Stops lab's check where its verdict can change nothing (why: the GPU gave its groups no points, a hung
         kernel for one): its run in progress is killed and no other starts, so the grading does not wait for the
         simulator to find the same. Its verdict is then "skipped", saying why."""
-        if lab.name in self.dropped:
-            self.dropped[lab.name][1].set()
-            self.dropped[lab.name] = (why, self.dropped[lab.name][1])
+        if lab.name in self.stops:
+            self.dropped[lab.name] = why
+            self.stops[lab.name].set()
 
     def verdict(self, lab) -> Verdict | None:
         """The Verdict of lab's check (waiting for it), or None when it was never started."""
         future = self.futures.get(lab.name)
         if future is None:
             return None
-        why, _ = self.dropped[lab.name]
-        return Verdict("skipped", message=why) if why else future.result()
+        return Verdict("skipped", message=self.dropped[lab.name]) if lab.name in self.dropped else future.result()
 
     def close(self) -> None:
         """Stops the runs not started yet and lets the pool go."""
@@ -374,8 +375,8 @@ class SimCheck:
         if self.cancelled.is_set():
             return "the grading was stopped"
         if self.grader.no_device:
-            return "there is no GPU run to compare with (no CUDA device)"
-        return self.dropped[lab.name][0] if lab is not None and lab.name in self.dropped else ""
+            return NO_GPU_RUN
+        return self.dropped.get(lab.name, "") if lab is not None else ""
 
     def _grade(self, lab) -> Verdict:
         start = time.monotonic()
@@ -406,7 +407,7 @@ class SimCheck:
         log = main.log
         run = self.run
         if "cancel" in inspect.signature(run).parameters:  # drop() kills the run in progress (run_harness_sim)
-            run = functools.partial(run, cancel=self.dropped[lab.name][1])
+            run = functools.partial(run, cancel=self.stops[lab.name])
         return check_grader_class(self.grader_class)(
             main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
             build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,

@@ -95,8 +95,9 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
                     cancel=None):
     """run.run_harness with the simulator's report channel: `program args --result-fd W --quiet --runner-fd N`, the
     seed through --seed-fd, PPL_SIM_REPORT_FD=N and the grader's instruction limit (env: more variables, such as
-    the estimate's PPL_SIM_DEVICE; cancel: a threading.Event that stops the run, as its timeout does). Returns (Outcome, SimReport); workdir keeps result.jsonl, output.log (the
-    program's output, for people) and sim-report.json (what the channel carried, as the grader read it)."""
+    the estimate's PPL_SIM_DEVICE; cancel: a threading.Event that stops the run, as its timeout does). Returns
+    (Outcome, SimReport); workdir keeps result.jsonl, output.log (the program's output, for people) and
+    sim-report.json (what the channel carried, as the grader read it)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     result = workdir / "result.jsonl"

@@ -188,8 +188,10 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
     by_student = {e.student: e for e in entries}
 
     def submit_cpu(entry):  # with GPUs, the simulator's check goes with the build: a GPU turn never waits for it
-        future = cpu.submit(prepare, options, entry, context, True) if gpus else cpu.submit(grade_one, options, entry,
-                                                                                            context)
+        if gpus:
+            future = cpu.submit(prepare, options, entry, context, True)
+        else:
+            future = cpu.submit(grade_one, options, entry, context)
         pending[future] = (entry, cpu, cpu.executor, None)
         progress.where(entry.student, "building")
 

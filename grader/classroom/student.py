@@ -138,11 +138,11 @@ def check_on_the_simulator(options: Options, prepared: Prepared, labs, folder: P
     """The simulator's check of each lab that built and passed its static checks (the ones the GPU side will run),
     into prepared.sim_verdicts, graded with prepared.seed (drawn here when the class has no --seed)."""
     prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
-    hooks = hooks_of(options)
     grader = Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
                     seed=prepared.seed, build_timeout=options.build_timeout, check=_checked(prepared))
-    wanted = [lab for lab in labs if prepared.builds[lab.name].ok and not isinstance(prepared.verdicts.get(lab.name), str)
-              and not score_static_check(lab.name, prepared.verdicts[lab.name], lab.source).status == FORBIDDEN]
+    verdicts = prepared.verdicts
+    wanted = [lab for lab in labs if prepared.builds[lab.name].ok and not isinstance(verdicts.get(lab.name), str)
+              and score_static_check(lab.name, verdicts[lab.name], lab.source).status != FORBIDDEN]
     prepared.sim_verdicts = sim_check.check_ahead(grader, Grader, wanted,
                                                   lab_seconds=config_of(options).limits.simulator_check_seconds)
 

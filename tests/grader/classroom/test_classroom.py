@@ -531,7 +531,8 @@ class SimulatorCheckAhead(ClassRun):
         self.assertEqual(small["score"], 0, small)
         self.assertIn("the simulator: n=1 uniform: wrong sum", small["output"])
         self.assertEqual(results["extra_data"]["simulator_check"]["labs"]["01-first"]["status"], "ran")
-        self.assertEqual(row["labs"]["01-first"], 20)  # the exact group's 20: small lost on the simulator, no performance
+        # the exact group's 20: small lost on the simulator, so no performance
+        self.assertEqual(row["labs"]["01-first"], 20)
 
     def test_without_gpus_the_check_stays_beside_the_gpu_work(self):
         from unittest import mock
