@@ -13,8 +13,6 @@ SEED comes from the case (lab, run tag and arguments) through CRC-32: a regrade 
 the same score, and the failure's message names the schedule that replays it (PPL_SIM_SCHEDULE=..., make sim
 SCHEDULE=...).
 """
-import concurrent.futures
-import os
 import re
 import zlib
 
@@ -55,36 +53,15 @@ def failed_under(outcome, spec: str) -> None:
                        f"one a GPU may choose too: an ordering, fence or forward-progress bug): {outcome.message}")
 
 
-def schedule_jobs(cpus: int | None = None) -> int:
-    """How many of a case's schedules run at once: all three wherever there is more than one core. A simulated run
-    spends much of its time starting its three processes and waiting on their pipes, so even 2 cores gain: the
-    simulator's check of lab 05's reference took 25.7 s one schedule at a time and 12.1 s three at a time on this
-    kit's 2-core CI machine (with other tests beside it)."""
-    if cpus is None:  # the cores this process may use (a container's cpuset), else the machine's
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return len(KINDS) if cpus >= 2 else 1
-
-
-def run_schedules(run, lab: str, tag: str, program, args, *, timeout: float, workdir, case_args=None, jobs=None,
-                  **kwargs):
-    """Runs one case (the program's arguments args) under each of its adversarial schedules (run:
-    grader.simulator.run_harness_sim, each in workdir/SCHEDULE); returns the outcome of the first, in KINDS's order,
-    that does not pass (failed_under applied), or None when all passed. The seeds come from lab, tag and case_args
-    (default args). jobs (default schedule_jobs()): how many run at once; one at a time stops at the first failure,
-    several give the same verdict (the first failure in order, whichever ended first)."""
-    specs = case_schedules(lab, tag, args if case_args is None else case_args)
-
-    def one(spec):
-        return run(program, args, timeout=timeout, workdir=workdir / spec.replace(":", "-"), env=schedule_env(spec),
-                   **kwargs)
-
-    jobs = schedule_jobs() if jobs is None else jobs
-    if jobs > 1:
-        with concurrent.futures.ThreadPoolExecutor(min(jobs, len(specs))) as pool:
-            outcomes = list(zip(specs, pool.map(one, specs)))
-    else:
-        outcomes = ((spec, one(spec)) for spec in specs)  # lazily: no schedule after the first failure
-    for spec, outcome in outcomes:
+def run_schedules(run, lab: str, tag: str, program, args, *, timeout: float, workdir, case_args=None, **kwargs):
+    """Runs one case (the program's arguments args) under each of its adversarial schedules, in KINDS's order (run:
+    grader.simulator's run, each in workdir/SCHEDULE), up to the first that does not pass; returns that outcome
+    (failed_under applied), or None when all passed. The seeds come from lab, tag and case_args (default args).
+    Where there is more than one core the runs were started ahead, side by side (grader/runs_ahead.py): run then
+    hands back their outcomes."""
+    for spec in case_schedules(lab, tag, args if case_args is None else case_args):
+        outcome = run(program, args, timeout=timeout, workdir=workdir / spec.replace(":", "-"),
+                      env=schedule_env(spec), **kwargs)
         if not outcome.passed:
             failed_under(outcome, spec)
             return outcome

@@ -12,8 +12,9 @@ How it runs. Once a lab has built and passed its static checks on the GPU side, 
 simulator in a thread of its own (CheckGrader: grader/simulator.py's SimGrader, with its adversarial schedules, built
 by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
 correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
-side (WORKERS of them, half the machine's cores at most: the other half serve the GPU runs' host side; within a
-lab, a case's three adversarial schedules run side by side, grader/schedules.py, as in make grade SIM=1). The
+side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and under its three
+adversarial schedules, grader/schedules.py) started ahead in one pool of a run per core (grader/runs_ahead.py, as in
+make grade SIM=1: the verdict of the runs one at a time). The
 simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
 simulator's rows over the GPU's:
 
@@ -257,6 +258,9 @@ def check_grader_class(base):
                 self.group_args.append(list(args))
                 return outcome
             return super()._run(lab, tag, program, args, min(timeout, left))
+
+        def ahead_limit(self, timeout: float) -> float:
+            return max(1.0, min(timeout, self.deadline - time.monotonic()))
 
         def grade_group(self, lab, index, group, program):
             result = super().grade_group(lab, index, group, program)

@@ -46,7 +46,8 @@ from grader import build as build_mod
 from grader.run import Drain, interpret, read_result_lines, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
-from grader.schedules import run_schedules
+from grader.runs_ahead import RunsAhead, ahead_jobs
+from grader.schedules import case_schedules, run_schedules, schedule_env
 from grader.seed import SeedPipe, split_seed
 from grader.no_gpu import in_lab_folder
 from grader.patterns import parse_size, pattern as pattern_named
@@ -383,6 +384,52 @@ def make_sim_grader(base):
             self.group_outcomes = []  # the Outcomes of the group being graded
             self.group_args = []  # and the arguments of each of its runs, in the same order
             self.estimate_gpu = estimate_gpu  # the GPU of the performance estimate (grader/gpus.toml)
+            # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/runs_ahead.py)
+            self.kit_run = getattr(self.run, "func", self.run) is run_harness_sim
+            self.run_now, self.run, self.ahead = self.run, self._run_or_take, None
+
+        def _run_or_take(self, program, args, **kwargs):
+            """self.run: the outcome of this run started ahead (grader/runs_ahead.py), else the run made now."""
+            taken = self.ahead.take(program, args, **kwargs) if self.ahead is not None else None
+            return taken if taken is not None else self.run_now(program, args, **kwargs)
+
+        def grade_groups(self, lab, program):
+            """The correctness groups as the Grader grades them, one run after another, each run started ahead
+            where there is more than one core (grader/runs_ahead.py: the same verdict, in the time of the slowest
+            runs rather than their sum)."""
+            if not self.kit_run or ahead_jobs() < 2 or self._skip(lab, "", 0):
+                return super().grade_groups(lab, program)
+            self.ahead = RunsAhead(self.run_now)
+            try:
+                self._start_ahead(lab, program)
+                return super().grade_groups(lab, program)
+            finally:
+                self.ahead.close()
+                self.ahead = None
+
+        def _start_ahead(self, lab, program) -> None:
+            """Starts every run grade_group may make of lab's groups: each case in order and under its schedules,
+            with the arguments, folder and limit _run gives it."""
+            for index, group in enumerate(lab.groups):
+                try:
+                    runs = self.group_runs(group, lab.args)
+                except ValueError:
+                    continue
+                if largest_size(runs) > SIM_MAX_N:
+                    continue
+                timeout, call = self.run_timeout(lab, group), self.call_args(lab, group)
+                for k, args in enumerate(runs):
+                    tag, case = f"{index}-{k}", [*args, *call]
+                    workdir = self.build_dir / lab.name / "runs" / tag
+                    common = dict(timeout=self.ahead_limit(timeout), cwd=self.kit, source=lab.source)
+                    self.ahead.start(program, self._args(case), workdir=workdir, **common)
+                    for spec in case_schedules(lab.name, tag, case):
+                        self.ahead.start(program, self._args(case), workdir=workdir / spec.replace(":", "-"),
+                                         env=schedule_env(spec), **common)
+
+        def ahead_limit(self, timeout: float) -> float:
+            """The time limit of a run started ahead (the check's grader lowers it to its share of time left)."""
+            return timeout
 
         def grade(self, labs):
             report = super().grade(labs)
@@ -395,8 +442,7 @@ def make_sim_grader(base):
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
-            kit_run = getattr(self.run, "func", self.run) is run_harness_sim  # itself or with a cancel (sim_check.py)
-            if outcome.passed and kit_run:  # and under three other orders (grader/schedules.py)
+            if outcome.passed and self.kit_run:  # and under three other orders (grader/schedules.py)
                 failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
                                        workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
                                        source=lab.source, case_args=args)

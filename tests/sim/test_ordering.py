@@ -18,6 +18,7 @@ import sys
 import tempfile
 import unittest
 from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
 from pathlib import Path
 
 from grader import simulator
@@ -103,6 +104,34 @@ class Ordering(SimGrading):
                 self.assertTrue(rows, f"{name}: no correctness row ran")
                 for r in rows:
                     self.assertTrue(r.full, f"{name}: {r.name}: {r.summary}\n{r.detail}")
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class RunsAheadSameVerdict(SimGrading):
+    """A lab's runs started ahead, side by side (grader/runs_ahead.py), give the verdict of the runs made one at a
+    time: a bug that fails under a schedule in the middle of a group, graded both ways, gets the same rows, and the
+    same runs leave their reports (the hazard row reads them all)."""
+
+    TMP_PREFIX = "ppl-sim-ahead-"
+    VARIANT = "04-volatile-no-syncwarp"
+
+    def grade(self, tag, jobs):
+        folder = submission(self.VARIANT, Path(self.tmp.name) / "variant", table=TABLE)
+        build_dir = Path(self.tmp.name) / tag
+        with mock.patch.object(simulator, "ahead_jobs", lambda: jobs):
+            grader = self.SimGrader(self.config, folder, build_dir=str(build_dir), seed=12345)
+            report = grader.grade(self.config.select(mutations(TABLE)[self.VARIANT]["lab"][:2]))
+        rows = [(r.name, r.score, r.status, r.summary, r.detail.replace(str(build_dir), "BUILD"))
+                for r in report.results if r.name != "performance"]
+        reports = sorted(str(p.relative_to(build_dir)) for p in build_dir.glob("*/runs/*/sim-report.json"))
+        return rows, reports
+
+    def test_ahead_or_one_at_a_time(self):
+        one_rows, one_reports = self.grade("one", 1)
+        ahead_rows, ahead_reports = self.grade("ahead", 4)
+        self.assertTrue(any(r[2] != "pass" for r in one_rows), one_rows)  # the bug lost points
+        self.assertEqual(ahead_rows, one_rows)
+        self.assertEqual(ahead_reports, one_reports)
 
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")

@@ -1,0 +1,115 @@
+"""A lab's simulator runs started ahead, side by side, for a grading that takes their outcomes one at a time in its
+own order (grader/simulator.py's SimGrader: make grade SIM=1, and the simulator's check of a GPU grading).
+
+The simulator is CPU-bound and a lab's correctness groups are many small runs (lab 03: 25 dataset cases, each run
+in order and under three adversarial schedules, grader/schedules.py), which a grading makes one after the other,
+stopping at the first that does not pass. RunsAhead starts every run the grading may make (each case in order and
+under its schedules, every group the simulator can take) at once, in one pool shared by every lab of the process,
+as many at a time as there are cores; the grading then asks for each run as before and gets its outcome as soon as
+that run has ended. So the verdict is the one the runs made one at a time would give:
+
+- a run is taken only where the grading would have made it, with the same program, arguments and folder (anything
+  else is run there and then, as without RunsAhead);
+- what the grading never takes (the runs after a failure or a hang, a schedule of a case that failed in order) is
+  stopped, and its folder removed, so that nothing is scored from a run the grading did not make (the hazard row
+  reads every run's report: grader/simulator.py's grade_sanitizers).
+
+On one core nothing runs ahead (the grading runs one at a time, stopping at its first failure).
+"""
+import concurrent.futures
+import os
+import shutil
+import threading
+from pathlib import Path
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def ahead_jobs(cpus: int | None = None) -> int:
+    """How many simulator runs a process keeps going at once: one per core, and three on two cores (a run waits on
+    its three processes' start-up and pipes part of the time); 1 (nothing ahead) on one core."""
+    if cpus is None:  # the cores this process may use (a container's cpuset), else the machine's
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 1 if cpus < 2 else max(3, cpus)
+
+
+def _pool():
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(ahead_jobs(), thread_name_prefix="sim-run")
+        return _POOL
+
+
+class _Either:
+    """An event set when either of two is (run_process's cancel reads is_set() alone)."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def is_set(self) -> bool:
+        return self.second.is_set() or (self.first is not None and self.first.is_set())
+
+
+class RunsAhead:
+    """The runs of one lab's grading started ahead (the module docstring says how and why). run: the grading's run
+    function (grader/simulator.py's run_harness_sim, perhaps with a cancel bound: it is kept and also stopped when
+    a run is not taken)."""
+
+    def __init__(self, run, pool=None):
+        self.run = getattr(run, "func", run)
+        self.bound = dict(getattr(run, "keywords", {}) or {})
+        self.stopped = threading.Event()
+        self.cancel = _Either(self.bound.pop("cancel", None), self.stopped)
+        self.pool = pool or _pool()
+        self.calls = {}  # (workdir, schedule) -> (program, args, kwargs, future)
+        self.taken = set()
+
+    @staticmethod
+    def _key(workdir, env) -> tuple:
+        return str(Path(workdir)), (env or {}).get("PPL_SIM_SCHEDULE", "")
+
+    @staticmethod
+    def _what(program, args, kwargs) -> tuple:
+        """What must match between a run started ahead and the grading's call (its time limit need not: the
+        simulator's check lowers it as its share of time is spent)."""
+        return str(program), [str(a) for a in args], {k: v for k, v in kwargs.items() if k != "timeout"}
+
+    def start(self, program, args, *, workdir, env=None, **kwargs) -> None:
+        """Starts run(program, args, workdir=, env=, **kwargs) in the pool (the call the grading will make)."""
+        key = self._key(workdir, env)
+        if key in self.calls:
+            return
+        call = dict(self.bound, **kwargs, workdir=workdir, env=env, cancel=self.cancel)
+        future = self.pool.submit(self._one, program, list(args), call)
+        self.calls[key] = (*self._what(program, args, kwargs), future)
+
+    def _one(self, program, args, call):
+        if self.cancel.is_set():
+            return None
+        return self.run(program, args, **call)
+
+    def take(self, program, args, *, workdir, env=None, **kwargs):
+        """The outcome of the run started as this call, once it has ended; None when no run was started for this
+        folder, or not with these arguments (a prediction that missed: that run is let end first), or it never
+        started: the caller then runs it itself. Either way the folder is the grading's from now on."""
+        key = self._key(workdir, env)
+        started = self.calls.get(key)
+        if started is None or key in self.taken:
+            return None
+        self.taken.add(key)
+        outcome = started[3].result()
+        return outcome if started[:3] == self._what(program, args, kwargs) else None
+
+    def close(self) -> None:
+        """Stops every run not taken (those not started never start; those running are killed), waits for them,
+        and removes their folders."""
+        self.stopped.set()
+        for key, (_, _, _, future) in self.calls.items():
+            if key not in self.taken:
+                future.cancel()
+        concurrent.futures.wait([future for *_, future in self.calls.values()])
+        for key in self.calls:
+            if key not in self.taken:
+                shutil.rmtree(key[0], ignore_errors=True)

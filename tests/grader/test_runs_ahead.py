@@ -1,0 +1,100 @@
+"""grader/runs_ahead.py: a lab's simulator runs started ahead, side by side, taken one at a time in the grading's order,
+with fake runs (tests/sim/test_ordering.py grades a bug both ways on the simulator itself)."""
+import concurrent.futures
+import functools
+import tempfile
+import threading
+import time
+import unittest
+from pathlib import Path
+from types import SimpleNamespace
+
+from grader import runs_ahead
+from grader.runs_ahead import RunsAhead
+
+
+def fake_run(log, slow=(), fails=()):
+    """A run(program, args, *, workdir, cancel, ...) that writes its folder, records its start and fails for the
+    folder names in fails; one named in slow waits until cancelled (or 5 s)."""
+    def run(program, args, *, workdir, cancel, timeout, env=None, **kwargs):
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        (Path(workdir) / "sim-report.json").write_text("{}")
+        log.append(Path(workdir).name)
+        if Path(workdir).name in slow:
+            end = time.monotonic() + 5
+            while not cancel.is_set() and time.monotonic() < end:
+                time.sleep(0.01)
+            return SimpleNamespace(passed=False, message="killed")
+        ok = Path(workdir).name not in fails
+        return SimpleNamespace(passed=ok, message="" if ok else f"{Path(workdir).name} failed")
+    return run
+
+
+class RunsAheadTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.pool = concurrent.futures.ThreadPoolExecutor(4)
+        self.addCleanup(self.tmp.cleanup)
+        self.addCleanup(self.pool.shutdown)
+
+    def test_the_grading_takes_what_ran_ahead_and_the_rest_is_stopped_and_removed(self):
+        log = []
+        run = fake_run(log, slow={"3"}, fails={"1"})
+        ahead = RunsAhead(run, pool=self.pool)
+        for k in range(6):
+            ahead.start("prog", ["--n", str(k)], workdir=self.root / str(k), timeout=9, cwd="/kit", source="a.cu")
+        # the grading, one at a time up to the first failure (as grade_group does)
+        outcomes = []
+        for k in range(6):
+            outcome = ahead.take("prog", ["--n", str(k)], workdir=self.root / str(k), timeout=3, cwd="/kit",
+                                 source="a.cu")
+            outcomes.append(outcome)
+            if not outcome.passed:
+                break
+        self.assertEqual([o.passed for o in outcomes], [True, False])
+        self.assertEqual(outcomes[1].message, "1 failed")
+        started = time.monotonic()
+        ahead.close()
+        self.assertLess(time.monotonic() - started, 3)  # the slow run was killed through its cancel, not waited for
+        self.assertEqual(sorted(p.name for p in self.root.iterdir()), ["0", "1"])  # what the grading took, only
+
+    def test_a_call_not_as_started_is_left_to_the_caller(self):
+        ahead = RunsAhead(fake_run([]), pool=self.pool)
+        ahead.start("prog", ["--n", "5"], workdir=self.root / "a", timeout=9, cwd="/kit", source="a.cu")
+        self.assertIsNone(ahead.take("prog", ["--n", "6"], workdir=self.root / "a", timeout=9, cwd="/kit",
+                                     source="a.cu"))
+        self.assertIsNone(ahead.take("prog", ["--n", "5"], workdir=self.root / "b", timeout=9, cwd="/kit",
+                                     source="a.cu"))
+        ahead.close()
+        self.assertTrue((self.root / "a").is_dir())  # the caller's own run writes there: it is kept
+
+    def test_a_schedule_is_its_own_run(self):
+        log = []
+        ahead = RunsAhead(fake_run(log), pool=self.pool)
+        env = {"PPL_SIM_SCHEDULE": "reverse:7"}
+        ahead.start("prog", [], workdir=self.root / "c", timeout=9)
+        ahead.start("prog", [], workdir=self.root / "c" / "reverse-7", env=env, timeout=9)
+        self.assertTrue(ahead.take("prog", [], workdir=self.root / "c" / "reverse-7", env=env, timeout=9).passed)
+        self.assertIsNone(ahead.take("prog", [], workdir=self.root / "c" / "reverse-7", timeout=9))  # not in order
+        ahead.close()
+
+    def test_a_bound_cancel_still_stops_the_runs(self):
+        """sim_check.py binds the lab's stop event (drop) to its run: it still kills a run started ahead."""
+        log, stop = [], threading.Event()
+        ahead = RunsAhead(functools.partial(fake_run(log, slow={"s"}), cancel=stop), pool=self.pool)
+        ahead.start("prog", [], workdir=self.root / "s", timeout=9)
+        while "s" not in log:
+            time.sleep(0.01)
+        stop.set()
+        started = time.monotonic()
+        self.assertFalse(ahead.take("prog", [], workdir=self.root / "s", timeout=9).passed)
+        self.assertLess(time.monotonic() - started, 3)
+        ahead.close()
+
+    def test_jobs(self):
+        self.assertEqual([runs_ahead.ahead_jobs(cpus) for cpus in (1, 2, 4, 16)], [1, 3, 4, 16])
+
+
+if __name__ == "__main__":
+    unittest.main()
