@@ -14,7 +14,10 @@ that run has ended. So the verdict is the one the runs made one at a time would 
   stopped, and its folder removed, so that nothing is scored from a run the grading did not make (the hazard row
   reads every run's report: grader/simulator.py's grade_sanitizers).
 
-On one core nothing runs ahead (the grading runs one at a time, stopping at its first failure).
+How many run at once: in make grade SIM=1, one per core (shared_pool); in a GPU grading's simulator check
+(grader/sim_check.py), half the cores, the other half being the GPU runs' host side; in a class run's build worker,
+its share of the cores (set_share). On one core nothing runs ahead (one run at a time, stopping at the first
+failure).
 """
 import concurrent.futures
 import os
@@ -22,24 +25,56 @@ import shutil
 import threading
 from pathlib import Path
 
-_POOL = None
-_POOL_LOCK = threading.Lock()
+_SHARED = None
+_SHARED_LOCK = threading.Lock()
+_SHARE = None  # set_share's cores, where a process has a share of the machine
+
+
+def cores() -> int:
+    """The cores this process may use (a container's cpuset), else the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def set_share(share: int) -> None:
+    """This process has share cores of the machine (a class run's build worker: grader/classroom/pool.py), not all
+    of them. Before its first grading."""
+    global _SHARE
+    _SHARE = max(1, share)
+
+
+def share() -> int:
+    """The cores this process has: set_share's, else all it may use."""
+    return _SHARE if _SHARE is not None else cores()
 
 
 def ahead_jobs(cpus: int | None = None) -> int:
-    """How many simulator runs a process keeps going at once: one per core, and three on two cores (a run waits on
-    its three processes' start-up and pipes part of the time); 1 (nothing ahead) on one core."""
-    if cpus is None:  # the cores this process may use (a container's cpuset), else the machine's
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """How many simulator runs go at once on cpus cores (default: this process's share): one per core, and three
+    on two cores (a run waits on its three processes' start-up and pipes part of the time); 1 (nothing ahead) on
+    one core."""
+    cpus = share() if cpus is None else cpus
     return 1 if cpus < 2 else max(3, cpus)
 
 
-def _pool():
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = concurrent.futures.ThreadPoolExecutor(ahead_jobs(), thread_name_prefix="sim-run")
-        return _POOL
+class RunPool:
+    """Where runs ahead run: jobs threads (no thread, and nothing ahead, for jobs < 2)."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.executor = (concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="sim-run") if jobs >= 2
+                         else None)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def shared_pool() -> RunPool:
+    """This process's RunPool, ahead_jobs() wide (make grade SIM=1: every lab's runs share it)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = RunPool(ahead_jobs())
+        return _SHARED
 
 
 class _Either:
@@ -53,16 +88,16 @@ class _Either:
 
 
 class RunsAhead:
-    """The runs of one lab's grading started ahead (the module docstring says how and why). run: the grading's run
-    function (grader/simulator.py's run_harness_sim, perhaps with a cancel bound: it is kept and also stopped when
-    a run is not taken)."""
+    """The runs of one lab's grading started ahead (the module docstring says how and why) in pool. run: the
+    grading's run function (grader/simulator.py's run_harness_sim, perhaps with a cancel bound: it is kept and also
+    stopped when a run is not taken)."""
 
-    def __init__(self, run, pool=None):
+    def __init__(self, run, pool):
         self.run = getattr(run, "func", run)
         self.bound = dict(getattr(run, "keywords", {}) or {})
         self.stopped = threading.Event()
         self.cancel = _Either(self.bound.pop("cancel", None), self.stopped)
-        self.pool = pool or _pool()
+        self.pool = pool  # a ThreadPoolExecutor (RunPool.executor)
         self.calls = {}  # (workdir, schedule) -> (program, args, kwargs, future)
         self.taken = set()
 

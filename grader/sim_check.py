@@ -13,8 +13,8 @@ simulator in a thread of its own (CheckGrader: grader/simulator.py's SimGrader, 
 by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
 correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
 side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and under its three
-adversarial schedules, grader/schedules.py) started ahead in one pool of a run per core (grader/runs_ahead.py, as in
-make grade SIM=1: the verdict of the runs one at a time). The
+adversarial schedules, grader/schedules.py) started ahead in one pool as wide (grader/runs_ahead.py, as in make
+grade SIM=1: the verdict of the runs one at a time). The
 simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
 simulator's rows over the GPU's:
 
@@ -47,6 +47,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import runs_ahead
 from grader.config import SANITIZERS
 from grader.run import Outcome
 from grader.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
@@ -62,8 +63,8 @@ COULD_NOT_TELL = ("needs GPU", "not graded", "not run", "ERROR", "NO BUILD", FOR
 
 
 def workers(cpus: int | None = None) -> int:
-    """How many labs the simulator checks at once: half the machine's cores (the GPU runs' host side keeps the
-    rest), at least one."""
+    """How many labs the simulator checks at once, and how many of their runs go at once (grader/runs_ahead.py):
+    half the machine's cores (the GPU runs' host side keeps the rest), at least one."""
     return max(1, (cpus if cpus is not None else os.cpu_count() or 2) // 2)
 
 
@@ -339,6 +340,7 @@ class SimCheck:
         self.grader, self.grader_class, self.lab_seconds = grader, grader_class, lab_seconds
         self.folder = Path(grader.build_dir) / FOLDER
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
+        self.run_pool = runs_ahead.RunPool(runs_ahead.ahead_jobs(workers(runs_ahead.share())))  # half the cores
         self.harnesses, self.futures = {}, {}
         self.cancelled = threading.Event()
         self.stops = {}  # lab -> the Event that stops its runs (drop)
@@ -374,6 +376,7 @@ class SimCheck:
         """Stops the runs not started yet and lets the pool go."""
         self.cancelled.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.run_pool.close()
 
     def _stop(self, lab=None) -> str:
         if self.cancelled.is_set():
@@ -417,4 +420,4 @@ class SimCheck:
             build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
             build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=run, check=main.check,
             log=lambda message: log(f"[simulator] {message}"), deadline=start + self.lab_seconds,
-            stop=lambda: self._stop(lab))
+            stop=lambda: self._stop(lab), run_pool=self.run_pool)

@@ -42,11 +42,11 @@ import os
 import shlex
 from pathlib import Path
 
-from grader import build as build_mod
+from grader import build as build_mod, runs_ahead
 from grader.run import Drain, interpret, read_result_lines, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
-from grader.runs_ahead import RunsAhead, ahead_jobs
+from grader.runs_ahead import RunsAhead
 from grader.schedules import case_schedules, run_schedules, schedule_env
 from grader.seed import SeedPipe, split_seed
 from grader.no_gpu import in_lab_folder
@@ -372,7 +372,7 @@ def make_sim_grader(base):
     class SimGrader(base):
         simulator = True
 
-        def __init__(self, config, submission, estimate_gpu: str = "H100", **kwargs):
+        def __init__(self, config, submission, estimate_gpu: str = "H100", run_pool=None, **kwargs):
             kwargs.setdefault("build", build_lab_sim)
             kwargs.setdefault("build_harness", build_harness_sim)
             kwargs.setdefault("run", run_harness_sim)
@@ -387,6 +387,7 @@ def make_sim_grader(base):
             # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/runs_ahead.py)
             self.kit_run = getattr(self.run, "func", self.run) is run_harness_sim
             self.run_now, self.run, self.ahead = self.run, self._run_or_take, None
+            self.run_pool = run_pool or runs_ahead.shared_pool()  # where runs go ahead
 
         def _run_or_take(self, program, args, **kwargs):
             """self.run: the outcome of this run started ahead (grader/runs_ahead.py), else the run made now."""
@@ -397,9 +398,9 @@ def make_sim_grader(base):
             """The correctness groups as the Grader grades them, one run after another, each run started ahead
             where there is more than one core (grader/runs_ahead.py: the same verdict, in the time of the slowest
             runs rather than their sum)."""
-            if not self.kit_run or ahead_jobs() < 2 or self._skip(lab, "", 0):
+            if not self.kit_run or self.run_pool.executor is None or self._skip(lab, "", 0):
                 return super().grade_groups(lab, program)
-            self.ahead = RunsAhead(self.run_now)
+            self.ahead = RunsAhead(self.run_now, self.run_pool.executor)
             try:
                 self._start_ahead(lab, program)
                 return super().grade_groups(lab, program)

@@ -28,9 +28,10 @@ grader's own files. Cells of the gradebook that a spreadsheet would take for a f
 return first) start with ' instead.
 
 How: the uploads are unpacked (grader/classroom/intake.py: safe, size-capped) and each student's labs are built and
-statically checked in a pool of CPU processes (--jobs, default one per CPU); the run-time tests then run one
-student at a time on each GPU, a worker process per GPU pinned with CUDA_VISIBLE_DEVICES (--gpus, default every
-GPU `nvidia-smi -L` lists). Progress (n/N done, who is on which GPU, ETA) goes to stderr.
+statically checked (and, on a GPU machine, checked on the simulator: grader/sim_check.py) in a pool of CPU
+processes (--jobs, default one per CPU, each with its share of the cores for the simulator's runs); the run-time
+tests then run one student at a time on each GPU, a worker process per GPU pinned with CUDA_VISIBLE_DEVICES
+(--gpus, default every GPU `nvidia-smi -L` lists). Progress (n/N done, who is on which GPU, ETA) goes to stderr.
 
 A rerun (after an interruption, or with more uploads) skips every student whose graded files, and the kit's
 harness, grader, labs.toml and options, are unchanged since their record was written. A student whose upload is

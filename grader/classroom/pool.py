@@ -18,6 +18,7 @@ from grader.classroom.gradebook import points_cell, write_gradebook
 from grader.classroom.overrides import OverrideError
 from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
                                       context_key, hooks_of, recorded_row)
+from grader import runs_ahead
 from grader.run import run_harness
 from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
 
@@ -108,13 +109,13 @@ class Progress:
 class Pool:
     """A process pool that is made again when one of its workers dies (a worker killed for memory, say)."""
 
-    def __init__(self, workers: int, gpu=None):
-        self.workers, self.gpu = workers, gpu
+    def __init__(self, workers: int, gpu=None, cores=None):
+        self.workers, self.gpu, self.cores = workers, gpu, cores
         self.executor = self._new()
 
     def _new(self):
         return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=worker_init, initargs=(self.gpu,))
+                                      initializer=worker_init, initargs=(self.gpu, self.cores))
 
     def submit(self, fn, *args):
         try:
@@ -178,7 +179,7 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         return EXIT_BROKEN
     rows = {e.student: recorded_row(options, e, labs, "not graded in this run, and no record") for e in others}
     progress = Progress(len(entries), stream)
-    cpu = Pool(max(1, jobs))
+    cpu = Pool(max(1, jobs), cores=max(1, runs_ahead.cores() // max(1, jobs)))  # the simulator's runs: a share each
     slots = [gpu for gpu in gpu_ids for _ in range(max(1, options.graders_per_gpu))]  # a worker each: its GPU
     gpus = [Pool(1, gpu) for gpu in slots]
     idle = list(range(len(gpus)))

@@ -10,7 +10,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import late, report_html, sim_check, static_check
+from grader import late, report_html, runs_ahead, sim_check, static_check
 from grader.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.measurements import save as save_measurements
@@ -54,12 +54,15 @@ def raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def worker_init(gpu):
-    """A worker process: pinned to one GPU (the harness it runs inherits this), and deaf to Ctrl-C and SIGTERM
-    while idle (the task it runs hears them: see _interruptible), for a worker that died idle would break its pool
-    and the parent's shutdown."""
+def worker_init(gpu, cores=None):
+    """A worker process: pinned to one GPU (the harness it runs inherits this), given its share of the machine's
+    cores for the simulator's runs (cores: grader/runs_ahead.py's set_share), and deaf to Ctrl-C and SIGTERM while
+    idle (the task it runs hears them: see _interruptible), for a worker that died idle would break its pool and the
+    parent's shutdown."""
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    if cores is not None:
+        runs_ahead.set_share(cores)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 

@@ -6,6 +6,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -94,6 +95,22 @@ class RunsAheadTest(unittest.TestCase):
 
     def test_jobs(self):
         self.assertEqual([runs_ahead.ahead_jobs(cpus) for cpus in (1, 2, 4, 16)], [1, 3, 4, 16])
+        self.assertIsNone(runs_ahead.RunPool(1).executor)  # one at a time: nothing goes ahead
+        pool = runs_ahead.RunPool(3)
+        self.assertEqual(pool.executor._max_workers, 3)
+        pool.close()
+
+    def test_a_class_worker_has_its_share(self):
+        """A class run's build worker (grader/classroom/student.py's worker_init) runs as many at once as its share
+        of the cores, and its simulator check half of that (grader/sim_check.py)."""
+        from grader import sim_check
+        from grader.classroom.student import worker_init
+        self.addCleanup(setattr, runs_ahead, "_SHARE", runs_ahead._SHARE)
+        with unittest.mock.patch("signal.signal"):
+            worker_init(None, 1)
+        self.assertEqual((runs_ahead.share(), runs_ahead.ahead_jobs()), (1, 1))
+        runs_ahead.set_share(8)
+        self.assertEqual(runs_ahead.ahead_jobs(sim_check.workers(runs_ahead.share())), 4)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,11 @@ import sys
 import tempfile
 import unittest
 from concurrent.futures import ThreadPoolExecutor
-from unittest import mock
 from pathlib import Path
 
 from grader import simulator
 from grader.patterns import KIT
+from grader.runs_ahead import RunPool
 from tests.sim.test_sim import SimGrading
 from tools.instructor.variants.wrong import mutations, submission
 
@@ -118,9 +118,12 @@ class RunsAheadSameVerdict(SimGrading):
     def grade(self, tag, jobs):
         folder = submission(self.VARIANT, Path(self.tmp.name) / "variant", table=TABLE)
         build_dir = Path(self.tmp.name) / tag
-        with mock.patch.object(simulator, "ahead_jobs", lambda: jobs):
-            grader = self.SimGrader(self.config, folder, build_dir=str(build_dir), seed=12345)
+        pool = RunPool(jobs)
+        try:
+            grader = self.SimGrader(self.config, folder, build_dir=str(build_dir), seed=12345, run_pool=pool)
             report = grader.grade(self.config.select(mutations(TABLE)[self.VARIANT]["lab"][:2]))
+        finally:
+            pool.close()
         rows = [(r.name, r.score, r.status, r.summary, r.detail.replace(str(build_dir), "BUILD"))
                 for r in report.results if r.name != "performance"]
         reports = sorted(str(p.relative_to(build_dir)) for p in build_dir.glob("*/runs/*/sim-report.json"))
