@@ -55,10 +55,11 @@ all: $(PROGRAM)
 harness: $(DEVICE) $(RUNNER_OBJS) $(CLIENT_LIB) $(CHECKER)
 
 # The lab program: a launcher of the checker with this lab's runner and its pattern's device program, so that
-# `PATTERN_lab ARGS` runs the lab. LAUNCHER_ARGS: more of the checker's options, as shell words.
+# `PATTERN_lab ARGS` runs the lab. LAUNCHER_ARGS: more of the checker's options, as shell words. It finds its folder
+# without a process of its own (no dirname, no $(...)): a grading starts it for every run.
 LAUNCHER_ARGS ?=
 $(PROGRAM): $(RUNNER) $(DEVICE) $(CHECKER)
-	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\n# module.fatbin beside it (the grader writes it: grader/build.py) is the only device code the runner may run.\nhere="$$(cd "$$(dirname "$$0")" && pwd)"\nif [ -f "$$here/module.fatbin" ]; then set -- --module "$$here/module.fatbin" "$$@"; fi\nexec "%s" --pattern %s --runner "$$here/%s" --device "%s" %s "$$@"\n' \
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\n# module.fatbin beside it (the grader writes it: grader/build.py) is the only device code the runner may run.\ncase "$$0" in */*) here="$${0%%/*}" ;; *) here=. ;; esac\ncase "$$here" in /*) ;; *) here="$$PWD/$$here" ;; esac\nif [ -f "$$here/module.fatbin" ]; then set -- --module "$$here/module.fatbin" "$$@"; fi\nexec "%s" --pattern %s --runner "$$here/%s" --device "%s" %s "$$@"\n' \
 	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" "$(abspath $(DEVICE))" \
 	    '$(LAUNCHER_ARGS)' > $@
 	chmod +x $@
