@@ -18,7 +18,10 @@ Grader with these changes:
   kernel the simulator cannot run is "not graded" (0 points: grade on a GPU), not the student's fault nor a pass;
 - a failed run's "to reproduce" line is the simulator's command that reruns it here (make sim LAB=NN ARGS='...'),
   not the GPU's lab program, which cannot run without one;
-- a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table.
+- a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table;
+- a passing case runs again under three adversarial schedules (grader/schedules.py), and a lab's runs all start
+  ahead, side by side where there are cores to spare, the grading taking their outcomes in its own order
+  (grader/runs_ahead.py: the verdict of the runs one at a time).
 
 The report channel. The lab's kernels run in the simulator's device process (sim/device_main.c), which the checker
 starts beside the runner, each in a sandbox of its own (mk/sim.mk's lab program passes --sim-device): the runner's
