@@ -60,6 +60,25 @@ class RunsAheadTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 3)  # the slow run was killed through its cancel, not waited for
         self.assertEqual(sorted(p.name for p in self.root.iterdir()), ["0", "1"])  # what the grading took, only
 
+    def test_what_the_grading_goes_past_is_stopped_at_once(self):
+        """A group that ends at its first case (a blank lab) does not make the next group wait for the rest of its
+        runs: asking for a later run stops every earlier one not asked for (one thread here, so order tells)."""
+        log = []
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        self.addCleanup(pool.shutdown)
+        ahead = RunsAhead(fake_run(log, slow={"a1"}, fails={"a0"}), pool=pool)
+        for name in ("a0", "a1", "a2", "b0"):
+            ahead.start("prog", [], workdir=self.root / name, timeout=9)
+        self.assertFalse(ahead.take("prog", [], workdir=self.root / "a0", timeout=9).passed)
+        while "a1" not in log:  # the slow run of the ended group is running
+            time.sleep(0.01)
+        started = time.monotonic()
+        self.assertTrue(ahead.take("prog", [], workdir=self.root / "b0", timeout=9).passed)
+        self.assertLess(time.monotonic() - started, 3)  # a1 stopped, a2 never started
+        self.assertEqual(log, ["a0", "a1", "b0"])
+        ahead.close()
+        self.assertEqual(sorted(p.name for p in self.root.iterdir()), ["a0", "b0"])
+
     def test_a_call_not_as_started_is_left_to_the_caller(self):
         ahead = RunsAhead(fake_run([]), pool=self.pool)
         ahead.start("prog", ["--n", "5"], workdir=self.root / "a", timeout=9, cwd="/kit", source="a.cu")
