@@ -209,18 +209,35 @@ def _kill_strays(session: int, inode: int | None = None) -> int:
 
 
 def _wait(proc, timeout: float | None, cancel) -> int | None:
-    """proc's exit status, or None at its timeout or once cancel is set."""
+    """proc's exit status, or None at its timeout or once cancel is set. It wakes as the process ends (poll on a
+    pidfd): Popen.wait(timeout) sleeps in steps of up to 50 ms, which cost a short run (a simulator run takes about
+    30 ms) a third of its time on average."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            return None
-        step = left if cancel is None else CANCEL_POLL if left is None else min(CANCEL_POLL, left)
-        try:
-            return proc.wait(timeout=step)
-        except subprocess.TimeoutExpired:
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # before Linux 5.3, or not Linux: Popen's own steps
+        pidfd = None
+    try:
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            step = left if cancel is None else CANCEL_POLL if left is None else min(CANCEL_POLL, left)
+            if pidfd is not None:
+                poller = select.poll()
+                poller.register(pidfd, select.POLLIN)
+                if poller.poll(None if step is None else max(1, int(step * 1000) + 1)):
+                    return proc.wait()
+            else:
+                try:
+                    return proc.wait(timeout=step)
+                except subprocess.TimeoutExpired:
+                    pass
             if cancel is not None and cancel.is_set():
                 return None
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=None, pass_fds=(),

@@ -302,6 +302,24 @@ class Processes(unittest.TestCase):
         self.assertIn("1 process started by the program outlived it", p.escaped)
         self.assertTrue(self.wait_gone(int((self.dir / "moved").read_text())))
 
+    def test_the_end_of_a_run_is_seen_as_it_comes(self):
+        """_wait polls a pidfd: it never sleeps in Popen.wait's steps, with or without a cancel to look at."""
+        import subprocess
+        import threading
+        from unittest import mock
+        steps = []
+        real = subprocess.Popen.wait
+
+        def wait(proc, timeout=None):
+            steps.append(timeout)
+            return real(proc, timeout)
+        with mock.patch.object(subprocess.Popen, "wait", wait):
+            for cancel in (None, threading.Event()):
+                p = run_process([sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(3)"],
+                                timeout=30, cancel=cancel)
+                self.assertEqual(p.returncode, 3)
+        self.assertEqual(steps, [None, None], "the exit was awaited in timed steps, not through the pidfd")
+
     def test_missing_program_with_a_log(self):
         p = run_process([str(self.dir / "nothing")], timeout=5, log_path=self.dir / "log")
         self.assertEqual(p.returncode, 127)
