@@ -314,7 +314,7 @@ class _Feed(threading.Thread):
 
 
 def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
-                     slack: float = 60.0) -> list:
+                     slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None) -> list:
     """Runs several argument lists through one lab program and one runner (the checker's --runs-fd: one CUDA
     context for all of them) and returns an Outcome per list, in order.
 
@@ -322,6 +322,9 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     no later list, so a hung kernel costs one run's timeout, as it would alone. The whole program gets the sum of
     them plus slack. A list after a timeout, or after the program itself died, gets an Outcome "not-run". The seed
     travels as in run_harness; result lines are kept in workdir/result.jsonl, the output in workdir/output.log.
+    more_argv, pass_fds, env and cancel: more for the program and run_process (the simulator's report channel,
+    grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result lines (those of no list
+    first).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -346,9 +349,9 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     try:
         with SeedPipe(next(iter(seeds), None)) as pipe:
             argv = [str(program), "--runs-fd", str(runs_read), "--result-fd", str(result_write), "--quiet",
-                    *pipe.argv]
+                    *more_argv, *pipe.argv]
             proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log",
-                               pass_fds=[result_write, runs_read, *pipe.fds])
+                               pass_fds=[result_write, runs_read, *pass_fds, *pipe.fds], env=env, cancel=cancel)
     finally:
         os.close(result_write)
         os.close(runs_read)
@@ -371,6 +374,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
         else:
             rc = proc.returncode if proc.returncode is not None else None  # the program died or hung in this run
         outcome = interpret(Process(rc, proc.output, took.get(k, proc.seconds)), common + mine, limit, source)
+        outcome.result_lines = common + mine
         outcomes.append(outcome)
         if outcome.status in ("timeout", "no-device") or end is None:
             stopped = ("not run: an earlier run of this lab timed out (a hung kernel would hang again; fix it first)"

@@ -220,6 +220,34 @@ class ReportReader(LineReader):
         self.report.garbage += 1
 
 
+class RunsReportReader(ReportReader):
+    """A ReportReader of a program that runs several argument lists (the checker's --runs-fd): the device program
+    starts its report afresh at each list and names the list on each line ("run": N, sim/runtime.c's rt_begin_run),
+    so each list gets a SimReport of its own (reports: run -> SimReport; a line that names none, or is garbage, goes
+    to the list of the line before). on_limit(run), when given, is called once, at the first kernel fault
+    "limit" (a kernel that would hang: grader/simulator.py's run_lists_sim stops the program there)."""
+
+    RUN = re.compile(rb'"run": (\d{1,9}), ')
+
+    def __init__(self, fd: int, on_limit=None):
+        super().__init__(fd)
+        self.reports, self.current, self.on_limit, self.limited = {}, -1, on_limit, False
+
+    def on_line(self, line: bytes) -> None:
+        found = self.RUN.search(line)
+        if found:
+            self.current = int(found.group(1))
+        report = self.reports.setdefault(self.current, SimReport())
+        report.take(line)
+        if (self.on_limit is not None and not self.limited
+                and any(e["status"] == "limit" for e in report.faults())):
+            self.limited = True
+            self.on_limit(self.current)
+
+    def on_overlong(self, head: bytes) -> None:
+        self.reports.setdefault(self.current, SimReport()).garbage += 1
+
+
 # ---- what the report says ----
 
 def finding_text(f: dict) -> str:

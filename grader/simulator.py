@@ -20,8 +20,9 @@ Grader with these changes:
   not the GPU's lab program, which cannot run without one;
 - a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table;
 - a passing case runs again under three adversarial schedules (grader/schedules.py), and a lab's runs all start
-  ahead, side by side where there are cores to spare, the grading taking their outcomes in its own order
-  (grader/runs_ahead.py: the verdict of the runs one at a time).
+  ahead in four lab programs (run_lists_sim: every case in order, and every case under its schedule of each kind),
+  side by side where there are cores to spare, the grading taking their outcomes in its own order
+  (grader/runs_ahead.py: the verdict of the runs one at a time, up to a failure; after it, runs one at a time).
 
 The report channel. The lab's kernels run in the simulator's device process (sim/device_main.c), which the checker
 starts beside the runner, each in a sandbox of its own (mk/sim.mk's lab program passes --sim-device): the runner's
@@ -43,10 +44,11 @@ import fcntl
 import json
 import os
 import shlex
+import threading
 from pathlib import Path
 
 from grader import build as build_mod, runs_ahead
-from grader.run import Drain, interpret, read_result_lines, run_process
+from grader.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
 from grader.runs_ahead import RunsAhead
@@ -57,7 +59,7 @@ from grader.patterns import parse_size, pattern as pattern_named
 from grader.report import NEEDS_GPU, NOT_GRADED
 from grader.score import TestResult, hung_labs, reproduce_line
 from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env
-from grader.sim_report import (ReportReader, SimReport, as_text, counts_summary, demangle, diagnostic, fault_text,
+from grader.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle, diagnostic, fault_text,
                                finding_text, load_report, not_graded_message)
 
 KIT = Path(__file__).resolve().parent.parent
@@ -129,6 +131,58 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     report = reader.report
     (workdir / "sim-report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
     return interpret(proc, read_result_lines(result), timeout, source), report
+
+
+def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file", cancel=None) -> list:
+    """Runs several argument lists through one lab program on the simulator (run.run_harness_runs: the checker's
+    --runs-fd, one runner and one device program for all), with the report channel; returns an Outcome per list, as
+    run_harness_sim's, its SimReport in outcome.sim (the device program starts the report afresh at each list:
+    sim_report.RunsReportReader). A list may carry --schedule SPEC: the simulator then runs it under that schedule,
+    its launches numbered from the first, as the case alone would run (PPL_SIM_SCHEDULE=SPEC). At the first kernel
+    that reaches the simulator's instruction limit (it would hang on a GPU) the program is stopped: that list is a
+    timeout, and no later one runs. workdir keeps the program's result.jsonl and output.log; save_list_run writes
+    a list's own files where the grading wants them."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    report_read, report_write = _high_pipe(REPORT_FD_MIN)
+    os.set_blocking(report_read, False)
+    limited = threading.Event()
+    reader = RunsReportReader(report_read, on_limit=lambda run: limited.set())
+    reader.start()
+    try:
+        outcomes = run_harness_runs(program, runs, timeouts=timeouts, workdir=workdir, cwd=cwd, source=source,
+                                    more_argv=["--runner-fd", str(report_write)], pass_fds=[report_write],
+                                    env=sim_env(budget=True, report_fd=report_write),
+                                    cancel=runs_ahead.any_of(cancel, limited))
+    finally:
+        os.close(report_write)
+        reader.stop(DRAIN_GRACE)
+        os.close(report_read)
+    stopped = None
+    for k, (args, outcome) in enumerate(zip(runs, outcomes)):
+        report = reader.reports.get(k, SimReport())
+        if stopped is not None:  # after the list that hung: not run
+            outcome.status, outcome.message = "not-run", stopped
+        elif limited.is_set() and report.faults() and any(e["status"] == "limit" for e in report.faults()):
+            outcome.status = "timeout"  # stopped here: judge_run says why
+            stopped = "not run: an earlier run of this lab hung (a hung kernel would hang again; fix it first)"
+        outcome.sim = report
+        judge_run(outcome, report)
+        report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
+                      "args": split_seed(args)[0]}
+    return outcomes
+
+
+def save_list_run(outcome, workdir, batch_folder) -> None:
+    """Writes in workdir what run_harness_sim leaves of a run (result.jsonl, sim-report.json, and output.log, which
+    points to the program's) for a list of run_lists_sim's that the grading takes as its run."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "result.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in outcome.result_lines),
+                                          encoding="utf-8")
+    (workdir / "output.log").write_text(f"[this run was one of the lab's runs in one program: its output is in "
+                                        f"{batch_folder}/output.log]\n", encoding="utf-8")
+    (workdir / "sim-report.json").write_text(json.dumps(outcome.sim.to_json(), indent=1) + "\n", encoding="utf-8")
 
 
 def grader_runner(program, args_of, *, workdir, cwd, source: str, timeout: float):
@@ -412,8 +466,11 @@ def make_sim_grader(base):
                 self.ahead = None
 
         def _start_ahead(self, lab, program) -> None:
-            """Starts every run grade_group may make of lab's groups: each case in order and under its schedules,
-            with the arguments, folder and limit _run gives it."""
+            """Starts every run grade_group may make of lab's groups, with the arguments, folder and limit _run
+            gives it, in four lab programs (run_lists_sim: each run's start, about 25 ms, costs more than a small
+            case's simulation): one runs every case in order, and one for each kind of adversarial schedule runs
+            every case under its own schedule of that kind (--schedule)."""
+            programs = {"inorder": []}
             for index, group in enumerate(lab.groups):
                 try:
                     runs = self.group_runs(group, lab.args)
@@ -421,15 +478,18 @@ def make_sim_grader(base):
                     continue
                 if largest_size(runs) > SIM_MAX_N:
                     continue
-                timeout, call = self.run_timeout(lab, group), self.call_args(lab, group)
+                timeout, call = self.ahead_limit(self.run_timeout(lab, group)), self.call_args(lab, group)
                 for k, args in enumerate(runs):
                     tag, case = f"{index}-{k}", [*args, *call]
-                    workdir = self.build_dir / lab.name / "runs" / tag
-                    common = dict(timeout=self.ahead_limit(timeout), cwd=self.kit, source=lab.source)
-                    self.ahead.start(program, self._args(case), workdir=workdir, **common)
+                    workdir, full = self.build_dir / lab.name / "runs" / tag, self._args(case)
+                    programs["inorder"].append((full, workdir, None, timeout, full))
                     for spec in case_schedules(lab.name, tag, case):
-                        self.ahead.start(program, self._args(case), workdir=workdir / spec.replace(":", "-"),
-                                         env=schedule_env(spec), **common)
+                        programs.setdefault(spec.split(":")[0], []).append(
+                            (full, workdir / spec.replace(":", "-"), schedule_env(spec), timeout,
+                             [*full, "--schedule", spec]))
+            for name, calls in programs.items():
+                self.ahead.start_lists(run_lists_sim, program, calls, folder=self.build_dir / lab.name / "lists" / name,
+                                       save=save_list_run, cwd=self.kit, source=lab.source)
 
         def ahead_limit(self, timeout: float) -> float:
             """The time limit of a run started ahead (the check's grader lowers it to its share of time left)."""

@@ -33,6 +33,11 @@ void ppl_backend_student_module(void **handle) { rt_set_binary_origin(handle, "s
 
 void ppl_backend_module_end(void **handle) { (void)handle; }
 
+int ppl_backend_begin_run(long long run, const char *schedule, char *err, size_t errlen)
+{
+    return rt_begin_run(run, schedule, err, errlen);
+}
+
 uint64_t ppl_backend_findings(void) { return sim_findings_count(); }
 
 /* The runtime's cudaStreamWaitEvent where it has one; without it the simulator runs its streams in one order, which

@@ -49,6 +49,10 @@ extern cudaError_t rt_sticky;
 cudaError_t rt_fail(cudaError_t err);
 /* Starts the runtime on its first use (exit handler, options from the environment); idempotent. */
 void rt_init(void);
+/* A case of a program that runs several (the checker's --runs-fd) begins: run's number, schedule ("": the default).
+   The report starts afresh (findings, errors, counts, launches: this case's alone) and names the case on every
+   line ("run": N); the schedule restarts (sim_restart_schedule). 0, or -1 with err saying why. */
+int rt_begin_run(long long run, const char *schedule, char *err, size_t errlen);
 /* Set by the first allocation or launch: only a process that used the device writes reports at exit (a lab
    program may fork before it touches the GPU, and its other process must not overwrite the report). */
 extern int rt_used;

@@ -50,6 +50,15 @@ static struct {
 } g_sched;
 static uint64_t g_launches; /* launches so far in this process: each has its own random stream */
 
+int sim_restart_schedule(const char *spec, char *err, size_t errlen)
+{
+    g_launches = 0;
+    if (spec)
+        return sim_set_schedule(spec, err, errlen);
+    g_sched.set = 0;
+    return 0;
+}
+
 int sim_set_schedule(const char *spec, char *err, size_t errlen)
 {
     const char *colon = spec ? strchr(spec, ':') : NULL;

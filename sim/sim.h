@@ -99,6 +99,10 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
    Without a call, the first launch takes PPL_SIM_SCHEDULE from the environment. Returns 0, or SIM_ERR_BAD_LAUNCH
    with err saying which forms are accepted. */
 int sim_set_schedule(const char *spec, char *err, size_t errlen);
+/* Starts the launches' numbering afresh, as in a new process, under spec (NULL: PPL_SIM_SCHEDULE's, else in order,
+   read at the next launch): a program that runs several cases (the checker's --runs-fd) replays each as if it ran
+   alone. Returns 0, or sim_set_schedule's error. */
+int sim_restart_schedule(const char *spec, char *err, size_t errlen);
 /* The schedule in force, in the form sim_set_schedule takes ("random:1234"). */
 const char *sim_schedule_name(void);
 

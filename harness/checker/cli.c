@@ -1,5 +1,6 @@
 /* cli.c - command-line pieces shared by the harness programs (see cli.h). */
 #include "cli.h"
+#include "protocol.h"
 #include "sandbox.h"
 
 #include <errno.h>
@@ -148,6 +149,13 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
             return -1;
         }
         *(code == PPL_OPT_DEVICE ? &o->device : &o->module) = arg;
+        return 1;
+    case PPL_OPT_SCHEDULE:
+        if (!*arg || strlen(arg) >= PPL_SCHEDULE_MAX) {
+            fprintf(stderr, "--schedule %s: expected a schedule (inorder, interleave:SEED, reverse, random:SEED)\n", arg);
+            return -1;
+        }
+        o->schedule = arg;
         return 1;
     case PPL_OPT_SANDBOX:
         if (strcmp(arg, "auto") == 0)

@@ -58,6 +58,8 @@ typedef struct {
                                       take, MiB (RLIMIT_DATA; default PPL_SANDBOX_DATA_MIB; 0: none) */
     const char *module;            /* --module: the fatbinary the grader's static checks read from the student's
                                       object, the only device code the runner may register (none: any) */
+    const char *schedule;          /* --schedule SPEC: the simulator's schedule of this run (sim.h, sim_set_schedule;
+                                      NULL: PPL_SIM_SCHEDULE's, else in order); a GPU's device program refuses it */
 } ppl_options;
 
 /* getopt_long codes of the common options (above any single character a program uses) and their table entries,
@@ -67,7 +69,7 @@ enum {
     PPL_OPT_MAX_SAMPLES, PPL_OPT_RESULT, PPL_OPT_QUIET, PPL_OPT_HELP, PPL_OPT_SEED_FD, PPL_OPT_RESULT_FD,
     PPL_OPT_IN_PROCESS, PPL_OPT_PATTERN, PPL_OPT_RUNNER, PPL_OPT_RUNNER_WRAP, PPL_OPT_RUNNER_RW, PPL_OPT_SANDBOX,
     PPL_OPT_CPU_SECONDS, PPL_OPT_RUNNER_FD, PPL_OPT_RUNS_FD, PPL_OPT_TIMEOUT, PPL_OPT_CALL_SECONDS, PPL_OPT_RUNNER_RO,
-    PPL_OPT_DEVICE, PPL_OPT_MODULE, PPL_OPT_HOST_MEMORY
+    PPL_OPT_DEVICE, PPL_OPT_MODULE, PPL_OPT_HOST_MEMORY, PPL_OPT_SCHEDULE
 };
 #define PPL_COMMON_LONG_OPTIONS                                                                                     \
     {"n", required_argument, 0, PPL_OPT_N}, {"seed", required_argument, 0, PPL_OPT_SEED},                         \
@@ -84,7 +86,7 @@ enum {
         {"call-seconds", required_argument, 0, PPL_OPT_CALL_SECONDS},                                                 \
         {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"device", required_argument, 0, PPL_OPT_DEVICE}, \
         {"module", required_argument, 0, PPL_OPT_MODULE},                                             \
-        {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}
+        {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}, {"schedule", required_argument, 0, PPL_OPT_SCHEDULE}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \
@@ -106,7 +108,9 @@ enum {
     "(the same for each case's call of the lab's code alone, from the request to its reply: the kit's own work, its\n" \
     "inputs and checks, is not counted, so a loaded machine does not make an honest run time out).\n"                 \
     "--runner-fd, --runner-wrap, --runner-rw and --runner-ro are the device program's: it holds the report channel\n" \
-    "and runs the kernels, under the wrapping tool.\n"
+    "and runs the kernels, under the wrapping tool. --schedule SPEC (the simulator's: inorder, interleave:SEED,\n"   \
+    "reverse[:SEED] or random:SEED, as PPL_SIM_SCHEDULE, for this run or list alone, its launches numbered from the\n" \
+    "first as in a program of its own; a GPU's device program refuses it).\n"
 
 /* Sets the defaults: default_sizes (a --n list), a fresh seed, 10 to 100 samples, no descriptors. */
 void ppl_options_init(ppl_options *o, const char *default_sizes);

@@ -209,6 +209,21 @@ static int start_runner(ppl_link *link, const ppl_options *o, ppl_device_info *d
     return 0;
 }
 
+/* Tells the device program that run `run` begins (-1: the program's only one), under `schedule` (NULL: the
+ * default): on the simulator, its report and launch numbers start afresh (protocol.h, PPL_MSG_CASE). A refusal (a
+ * schedule on a GPU, or one the simulator does not know) fails the run through ppl_link_fail. */
+static void begin_case(ppl_link *link, long run, const char *schedule)
+{
+    ppl_case_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.run = run;
+    snprintf(rq.schedule, sizeof rq.schedule, "%s", schedule ? schedule : "");
+    ppl_results_begin_case("schedule");
+    const int code = ppl_link_call(link, PPL_MSG_CASE, &rq, sizeof rq, NULL, 0, NULL, 0, NULL, 0);
+    if (code != 0)
+        ppl_link_fail(link, code);
+}
+
 /* The line that ends run k of --runs-fd: its exit status as the program's own would be (-SIGNAL: died of it). */
 static void end_run(long k, int status)
 {
@@ -258,6 +273,7 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         volatile int status;
         if (setjmp(env) == 0) {
             ppl_link_set_recovery(&env);
+            begin_case(&link, k, o->schedule);
             const int failures = pattern->check(&link, &dev, o);
             status = failures < 0 ? PPL_EXIT_USAGE : failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;
         } else {
@@ -314,6 +330,8 @@ int main(int argc, char **argv)
         return started;
     link.deadline = deadline;
     call_seconds = o->call_seconds;
+    if (o->schedule)
+        begin_case(&link, -1, o->schedule);
     const int failures = pattern->check(&link, &dev, o);
     ppl_link_stop(&link);
     if (failures < 0)

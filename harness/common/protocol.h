@@ -35,6 +35,8 @@ enum {
     PPL_MSG_RECORD = 6,  /* r->c: ppl_run_record (no answer) */
     PPL_MSG_KEY = 7,     /* r->c, during a RUN with want_input_sum, once the lab's call has returned: nothing.
                             c->r: the uint64 key of the checksum of the input as the call left it */
+    PPL_MSG_CASE = 8,    /* c->r: ppl_case_request, before each argument list of --runs-fd (and a run given
+                            --schedule).                    r->c: nothing (an ERROR when it refuses the schedule) */
     PPL_MSG_ERROR = 0x7fff0001 /* r->c: a fatal error's text; header.status: the exit status it asks for */
 };
 
@@ -49,6 +51,15 @@ typedef struct {
  * the checker then reaps it and reports how it ended (link.h's PPL_LINK_GONE). */
 #define PPL_STATUS_RUNNER_GONE 200
 
+/* CASE: argument list `run` begins (-1: the program's only one). On the simulator its report starts afresh (the
+ * findings, errors and counts of this list alone, each report line naming the list) and its launches are numbered
+ * from the first again under `schedule` (NUL-terminated; empty: PPL_SIM_SCHEDULE's, else in order), so the list
+ * runs as it would in a program of its own. A GPU has nothing to restart, and refuses a schedule. */
+#define PPL_SCHEDULE_MAX 64
+typedef struct {
+    int64_t run;
+    char schedule[PPL_SCHEDULE_MAX];
+} ppl_case_request;
 /* The largest payload of a message, apart from the bulk of LOAD and RUN (bounded by the size of the case). */
 #define PPL_MSG_SMALL_MAX 65536
 

@@ -35,6 +35,11 @@ void ppl_backend_student_module(void **handle);
 /* Every function and variable of the runner's fatbinary is registered (nvcc's __cudaRegisterFatBinaryEnd). */
 void ppl_backend_module_end(void **handle);
 
+/* The checker's case `run` begins (protocol.h, PPL_MSG_CASE), under schedule ("": the default). The simulator
+ * starts its report and its launch numbers afresh; a GPU has nothing to do and refuses a schedule. 0, or -1 with
+ * err saying why. */
+int ppl_backend_begin_run(long long run, const char *schedule, char *err, size_t errlen);
+
 /* The simulator's findings so far (PPL_SIM_STRICT); 0 on a GPU. */
 uint64_t ppl_backend_findings(void);
 

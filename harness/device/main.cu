@@ -7,6 +7,7 @@
  * replies' bulk. It never judges anything and holds no secret; the runner, which holds the student's code, reaches
  * only S.
  */
+#include "backend.h"
 #include "bench.h"
 #include "check_i32.h"
 #include "device.h"
@@ -221,6 +222,7 @@ static void serve(const ppl_msg_header *h, uint64_t n)
     union {
         ppl_run_request run;
         ppl_bench_request bench;
+        ppl_case_request case_;
         char bytes[256];
     } rq;
     if (h->bytes > sizeof rq)
@@ -258,6 +260,15 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         memset(&value, 0, sizeof value);
         ppl_pattern_bench(&rq.bench, &value);
         memcpy(reply_buf, &value, sizeof value);
+        break;
+    }
+    case PPL_MSG_CASE: {
+        char err[512];
+        if (h->bytes != sizeof rq.case_ || memchr(rq.case_.schedule, 0, sizeof rq.case_.schedule) == NULL)
+            ppl_device_fatal("the device program got a malformed CASE (a kit bug)", PPL_EXIT_USAGE);
+        if (ppl_backend_begin_run((long long)rq.case_.run, rq.case_.schedule, err, sizeof err) != 0)
+            ppl_device_fatal(err, PPL_EXIT_USAGE);
+        reply_begin(0);
         break;
     }
     default:

@@ -112,6 +112,39 @@ class RunsAheadTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 3)
         ahead.close()
 
+    def test_runs_in_one_program_are_taken_up_to_the_first_failure(self):
+        """start_lists: a list's outcome is the grading's only where every list before it in that program passed;
+        after a failure the grading runs the rest itself (take gives None), and only taken lists are saved."""
+        programs, saved = [], []
+
+        def run_lists(program, lists, *, timeouts, workdir, cancel, cwd, source):
+            programs.append((program, [list(a) for a in lists], timeouts, Path(workdir).name))
+            return [SimpleNamespace(passed=a[-1] != "bad", status="pass" if a[-1] != "bad" else "fail", message=a[-1])
+                    for a in lists]
+
+        ahead = RunsAhead(fake_run([]), pool=self.pool)
+        cases = [["--n", "1"], ["--n", "bad"], ["--n", "3"]]
+        calls = [(args, self.root / str(k), None, 7, [*args]) for k, args in enumerate(cases)]
+        ahead.start_lists(run_lists, "prog", calls, folder=self.root / "lists", cwd="/kit", source="a.cu",
+                          save=lambda outcome, workdir, folder: saved.append(Path(workdir).name))
+        take = functools.partial(ahead.take, "prog", timeout=3, cwd="/kit", source="a.cu")
+        self.assertTrue(take(cases[0], workdir=self.root / "0").passed)
+        self.assertEqual(take(cases[1], workdir=self.root / "1").message, "bad")
+        self.assertIsNone(take(cases[2], workdir=self.root / "2"))  # after a failure: the grading runs it
+        self.assertIsNone(take(["--n", "4"], workdir=self.root / "9"))  # never started
+        ahead.close()
+        self.assertEqual(programs, [("prog", cases, [7, 7, 7], "lists")])  # one program for the three
+        self.assertEqual(saved, ["0", "1"])
+
+    def test_a_list_asked_for_with_other_arguments_is_not_taken(self):
+        ahead = RunsAhead(fake_run([]), pool=self.pool)
+        ahead.start_lists(lambda program, lists, **kw: [SimpleNamespace(passed=True, status="pass")] * len(lists),
+                          "prog", [(["--n", "1"], self.root / "0", None, 7, ["--n", "1"])], folder=self.root / "l",
+                          save=lambda *a: None, cwd="/kit", source="a.cu")
+        self.assertIsNone(ahead.take("prog", ["--n", "2"], workdir=self.root / "0", timeout=3, cwd="/kit",
+                                     source="a.cu"))
+        ahead.close()
+
     def test_jobs(self):
         self.assertEqual([runs_ahead.ahead_jobs(cpus) for cpus in (1, 2, 4, 16)], [1, 2, 4, 16])
         self.assertIsNone(runs_ahead.RunPool(1).executor)  # one at a time: nothing goes ahead

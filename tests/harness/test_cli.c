@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include "cli.h"
+#include "protocol.h"
 #include "sandbox.h"
 
 #include <getopt.h>
@@ -285,6 +286,9 @@ START_TEST(test_options_each_common_option)
     ck_assert_str_eq(o.result_path, "r.jsonl");
     ck_assert_int_eq(parse_one(&o, PPL_OPT_QUIET, NULL), 1);
     ck_assert_int_eq(o.quiet, 1);
+    ck_assert_ptr_null(o.schedule);
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SCHEDULE, "random:42"), 1);
+    ck_assert_str_eq(o.schedule, "random:42");
     ck_assert_int_eq(parse_one(&o, PPL_OPT_HELP, NULL), 2);
     ck_assert_int_eq(parse_one(&o, 'd', "uniform"), 0); /* a program's own option: not handled here */
 }
@@ -302,6 +306,11 @@ START_TEST(test_options_bad_values)
     ck_assert_int_eq(parse_one(&o, PPL_OPT_SEED, ""), -1);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_MIN_SAMPLES, "-3"), -1);
     ck_assert_int_eq(parse_one(&o, PPL_OPT_MAX_SAMPLES, "many"), -1);
+    char long_schedule[PPL_SCHEDULE_MAX + 8];
+    memset(long_schedule, '1', sizeof long_schedule - 1);
+    long_schedule[sizeof long_schedule - 1] = '\0';
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SCHEDULE, long_schedule), -1); /* longer than the CASE message holds */
+    ck_assert_int_eq(parse_one(&o, PPL_OPT_SCHEDULE, ""), -1);
 }
 END_TEST
 

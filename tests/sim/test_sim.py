@@ -100,6 +100,25 @@ class Helpers(unittest.TestCase):
         os.close(read_fd)
         self.assertEqual((reader.report.lines, reader.report.garbage, len(reader.report.findings)), (1, 1, 1))
 
+    def test_a_program_of_several_lists_has_a_report_per_list(self):
+        """RunsReportReader: each line goes to the list it names; the first instruction-limit fault is told once."""
+        read_fd, write_fd = os.pipe()
+        told = []
+        reader = sim_report.RunsReportReader(read_fd, on_limit=told.append)
+        reader.start()
+        hang = {"kind": "kernel-fault", "status": "limit", "what": "kernel k", "message": "the instruction limit"}
+        os.write(write_fd, report_line(run=0) + report_line(findings=[finding()], run=1) + b"garbage\n"
+                 + report_line(errors=[hang], run=2) + report_line(errors=[hang], run=2, seq=2))
+        os.close(write_fd)
+        reader.stop(5.0)
+        os.close(read_fd)
+        reports = reader.reports
+        self.assertEqual(sorted(reports), [0, 1, 2])
+        self.assertEqual([len(reports[k].findings) for k in range(3)], [0, 1, 0])
+        self.assertEqual(reports[1].garbage, 1)  # with the list of the line before
+        self.assertEqual(told, [2])
+        self.assertEqual(reports[2].faults()[0]["status"], "limit")
+
     def test_hazards_row(self):
         mine = sim_report.read_report(report_line(findings=[
             finding(kind="shared-race-inter-warp", kernel="k", file="/b/06-scan/scan.cu", line=38, where="scan.cu:38",
@@ -151,11 +170,12 @@ def finding(**fields) -> dict:
     return f
 
 
-def report_line(findings=(), errors=(), seq=1) -> bytes:
-    """One line of the simulator's report channel, as sim/runtime.c writes it."""
+def report_line(findings=(), errors=(), seq=1, run=None) -> bytes:
+    """One line of the simulator's report channel, as sim/runtime.c writes it (run: the list it names, in a
+    program that runs several)."""
     import json
     return (json.dumps({"ppl_sim_report": 1, "seq": seq, "event": "launch", "pid": 2, "launches": 1,
-                        "errors": list(errors), "errors_dropped": 0, "kernels": [], "findings": list(findings)})
+                        **({} if run is None else {"run": run}), "errors": list(errors), "errors_dropped": 0, "kernels": [], "findings": list(findings)})
             + "\n").encode()
 
 
