@@ -225,21 +225,26 @@ class LineReader(threading.Thread):
 
 class Drain(threading.Thread):
     """Copies what arrives on a pipe into a file as it comes, so a run that is killed leaves its lines behind.
-    arrivals: (bytes received so far, time.monotonic()) after each read, to tell when a line came (run_seconds)."""
+    arrivals: (bytes received so far, time.monotonic()) after each read, to tell when a line came (run_seconds).
+    on_line: called with each whole line (bytes, without its end) once it is in the file, as it comes."""
 
-    def __init__(self, fd: int, path: Path):
+    def __init__(self, fd: int, path: Path, on_line=None):
         super().__init__(daemon=True)
-        self.fd, self.path = fd, path
+        self.fd, self.path, self.on_line = fd, path, on_line
         self.arrivals = []
 
     def run(self):
-        received = 0
+        received, pending = 0, b""
         with open(self.fd, "rb", buffering=0) as source, open(self.path, "wb") as sink:
             while chunk := source.read(65536):
                 received += len(chunk)
                 self.arrivals.append((received, time.monotonic()))
                 sink.write(chunk)
                 sink.flush()
+                if self.on_line is not None:
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    for line in lines:
+                        self.on_line(line)
 
 
 def run_seconds(path, arrivals: list, start: float) -> dict:
@@ -314,7 +319,7 @@ class _Feed(threading.Thread):
 
 
 def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
-                     slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None) -> list:
+                     slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None, on_line=None) -> list:
     """Runs several argument lists through one lab program and one runner (the checker's --runs-fd: one CUDA
     context for all of them) and returns an Outcome per list, in order.
 
@@ -322,7 +327,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     no later list, so a hung kernel costs one run's timeout, as it would alone. The whole program gets the sum of
     them plus slack. A list after a timeout, or after the program itself died, gets an Outcome "not-run". The seed
     travels as in run_harness; result lines are kept in workdir/result.jsonl, the output in workdir/output.log.
-    more_argv, pass_fds, env and cancel: more for the program and run_process (the simulator's report channel,
+    more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's report channel,
     grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result lines (those of no list
     first).
     """
@@ -342,7 +347,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     runs_read, runs_write = os.pipe()
     feed = _Feed(runs_write, _runs_payload(lists))
     feed.start()
-    drain = Drain(result_read, result)
+    drain = Drain(result_read, result, on_line)
     drain.start()
     total = sum(timeouts) + slack
     start = time.monotonic()

@@ -104,10 +104,35 @@ def any_of(*events):
 
 class _Lists:
     """The runs of one lab program started with several argument lists (start_lists): its future's result is an
-    Outcome per list, in order."""
+    Outcome per list, in order; ready holds those the program told of before its end (ready())."""
 
-    def __init__(self, future, folder, save):
-        self.future, self.folder, self.save = future, folder, save
+    def __init__(self, folder, save, group):
+        self.future, self.folder, self.save, self.group = None, folder, save, group
+        self.stop = threading.Event()  # set once the grading went past the group
+        self.ready_outcomes = {}
+        self.changed = threading.Condition()
+
+    def ready(self, index: int, outcome) -> None:
+        """run_lists's on_ready: list index passed, and is over."""
+        with self.changed:
+            self.ready_outcomes[index] = outcome
+            self.changed.notify_all()
+
+    def outcome(self, index: int):
+        """List index's outcome as soon as it is known: told ready, or the program's end; None if it never ran."""
+        with self.changed:
+            self.changed.wait_for(lambda: index in self.ready_outcomes or self.future.done())
+            if index in self.ready_outcomes:
+                return self.ready_outcomes[index]
+        try:
+            outcomes = self.future.result()
+        except concurrent.futures.CancelledError:
+            return None
+        return outcomes[index] if outcomes else None
+
+    def done(self, _future) -> None:
+        with self.changed:
+            self.changed.notify_all()
 
 
 class RunsAhead:
@@ -146,21 +171,26 @@ class RunsAhead:
         future = self.pool.submit(self._one, program, list(args), call)
         self.calls[key] = (*self._what(program, args, kwargs), future, mine)
 
-    def start_lists(self, run_lists, program, calls, *, folder, save, **kwargs) -> None:
+    def start_lists(self, run_lists, program, calls, *, folder, save, group=0, **kwargs) -> None:
         """Starts the runs calls ((args, workdir, env, timeout, program_args) each: the grading's call, and the
-        argument list the program gets for it) in one lab program: run_lists(program, [program_args...], timeouts=, workdir=folder,
-        cancel=, **kwargs) -> an Outcome per list (grader/simulator.py's run_lists_sim). take() hands out a list's
-        outcome only where every list before it in that program passed, so that a list runs on a process that
-        nothing has gone wrong in, as a run alone would (a crash, a sticky CUDA error or a fault of an earlier list
-        may change what a later one does); after a failure the grading runs what it asks for itself. save(outcome,
-        workdir, folder) writes a taken list's files where the grading's run would have."""
+        argument list the program gets for it) in one lab program: run_lists(program, [program_args...], timeouts=,
+        workdir=folder, cancel=, on_ready=, **kwargs) -> an Outcome per list (grader/simulator.py's run_lists_sim;
+        on_ready(k, outcome): list k passed and is over, before the program ends). take() hands out a list's
+        outcome, as soon as it is known, only where every list before it in that program passed, so that a list
+        runs on a process that nothing has gone wrong in, as a run alone would (a crash, a sticky CUDA error or a
+        fault of an earlier list may change what a later one does); after a failure the grading runs what it asks
+        for itself. save(outcome, workdir, folder) writes a taken list's files where the grading's run would
+        have. group: a number that grows in the grading's order (a lab's correctness group): once the grading asks
+        for a run of a later group, the programs of the earlier ones are stopped."""
         calls = [c for c in calls if self._key(c[1], c[2]) not in self.calls and self._key(c[1], c[2]) not in
                  self.listed]
         if not calls:
             return
+        lists = _Lists(folder, save, group)
         call = dict(self.bound, **kwargs, timeouts=[c[3] for c in calls], workdir=folder,
-                    cancel=_Any(self.stopped, self.lab_cancel))
-        lists = _Lists(self.pool.submit(self._many, run_lists, program, [c[4] for c in calls], call), folder, save)
+                    cancel=_Any(self.stopped, self.lab_cancel, lists.stop), on_ready=lists.ready)
+        lists.future = self.pool.submit(self._many, run_lists, program, [c[4] for c in calls], call)
+        lists.future.add_done_callback(lists.done)
         self.lists.append(lists)
         for index, (args, workdir, env, *_) in enumerate(calls):
             self.listed[self._key(workdir, env)] = (*self._what(program, args, kwargs), lists, index)
@@ -174,16 +204,17 @@ class RunsAhead:
         """take() of a run started in one program with others (start_lists)."""
         *what, lists, index = self.listed[key]
         self.taken.add(key)
+        for other in self.lists:
+            if other.group < lists.group:
+                other.stop.set()
         if tuple(what) != self._what(program, args, kwargs):
             return None
-        try:
-            outcomes = lists.future.result()
-        except concurrent.futures.CancelledError:
+        earlier = [lists.outcome(k) for k in range(index)]
+        outcome = lists.outcome(index)
+        if outcome is None or outcome.status == "not-run" or not all(o is not None and o.passed for o in earlier):
             return None
-        if not outcomes or any(not o.passed for o in outcomes[:index]) or outcomes[index].status == "not-run":
-            return None
-        lists.save(outcomes[index], workdir, lists.folder)
-        return outcomes[index]
+        lists.save(outcome, workdir, lists.folder)
+        return outcome
 
     def _one(self, program, args, call):
         if call["cancel"].is_set():

@@ -223,15 +223,17 @@ class ReportReader(LineReader):
 class RunsReportReader(ReportReader):
     """A ReportReader of a program that runs several argument lists (the checker's --runs-fd): the device program
     starts its report afresh at each list and names the list on each line ("run": N, sim/runtime.c's rt_begin_run),
-    so each list gets a SimReport of its own (reports: run -> SimReport; a line that names none, or is garbage, goes
-    to the list of the line before). on_limit(run), when given, is called once, at the first kernel fault
-    "limit" (a kernel that would hang: grader/simulator.py's run_lists_sim stops the program there)."""
+    so each list gets a SimReport of its own (reports: run -> SimReport, the dict given or a new one; a line that
+    names none, or is garbage, goes to the list of the line before). on_limit(run), when given, is called once, at
+    the first kernel fault "limit" (a kernel that would hang: grader/simulator.py's run_lists_sim stops the program
+    there); on_run(run), after each line, with the list it went to."""
 
     RUN = re.compile(rb'"run": (\d{1,9}), ')
 
-    def __init__(self, fd: int, on_limit=None):
+    def __init__(self, fd: int, on_limit=None, on_run=None, reports=None):
         super().__init__(fd)
-        self.reports, self.current, self.on_limit, self.limited = {}, -1, on_limit, False
+        self.reports = reports if reports is not None else {}
+        self.current, self.on_limit, self.on_run, self.limited = -1, on_limit, on_run, False
 
     def on_line(self, line: bytes) -> None:
         found = self.RUN.search(line)
@@ -243,6 +245,8 @@ class RunsReportReader(ReportReader):
                 and any(e["status"] == "limit" for e in report.faults())):
             self.limited = True
             self.on_limit(self.current)
+        if self.on_run is not None:
+            self.on_run(self.current)
 
     def on_overlong(self, head: bytes) -> None:
         self.reports.setdefault(self.current, SimReport()).garbage += 1

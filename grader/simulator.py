@@ -45,9 +45,11 @@ import json
 import os
 import shlex
 import threading
+import time
 from pathlib import Path
 
 from grader import build as build_mod, runs_ahead
+from grader.process import Process
 from grader.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
@@ -133,43 +135,118 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     return interpret(proc, read_result_lines(result), timeout, source), report
 
 
-def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file", cancel=None) -> list:
+class _ListsProgress:
+    """What run_lists_sim has seen of its program so far: each list's result lines and end, and how far the report
+    channel is. A list is over once its run-end line has come and the report has moved past it (the device program
+    begins the next list's report only after the checker ended this one) or the program ended. on_ready(k, Outcome)
+    is called, in order, for each list that passed as soon as it is over; on the first list that did not pass (or a
+    kernel at the instruction limit) `stop` is set: no later list could be taken (grader/runs_ahead.py)."""
+
+    def __init__(self, runs, timeouts, source, reports, on_ready):
+        self.runs, self.timeouts, self.source, self.reports, self.on_ready = runs, timeouts, source, reports, on_ready
+        self.lock = threading.Lock()
+        self.lines, self.ends, self.common = {}, {}, []
+        self.report_at, self.told, self.start = -1, 0, time.monotonic()
+        self.stop = threading.Event()
+
+    def result_line(self, raw: bytes) -> None:
+        try:
+            line = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return
+        if not isinstance(line, dict):
+            return
+        with self.lock:
+            run = line.get("run")
+            if not isinstance(run, int):
+                self.common.append(line)
+                return
+            self.lines.setdefault(run, []).append(line)
+            if line.get("kind") == "run-end":
+                self.ends[run] = (line.get("exit"), time.monotonic())
+                if line.get("exit") != 0:
+                    self.stop.set()
+        self.tell()
+
+    def report_line(self, run: int) -> None:
+        with self.lock:
+            self.report_at = max(self.report_at, run)
+        self.tell()
+
+    def tell(self) -> None:
+        """on_ready for every list now over that passed, in order."""
+        if self.on_ready is None:
+            return
+        while True:
+            with self.lock:
+                k = self.told
+                end = self.ends.get(k)
+                if end is None or end[0] != 0 or self.report_at <= k or k >= len(self.runs):
+                    return
+                self.told += 1
+                lines = self.common + self.lines.get(k, [])
+                started = self.ends.get(k - 1, (0, self.start))[1]
+            outcome = interpret(Process(0, "", end[1] - started), lines, self.timeouts[k], self.source)
+            outcome.result_lines = lines
+            _judge_list(outcome, self.reports.get(k, SimReport()), self.runs[k])
+            self.on_ready(k, outcome)
+
+
+def _judge_list(outcome, report, args) -> None:
+    """run_harness_sim's verdict of one list of run_lists_sim's, its report in outcome.sim."""
+    outcome.sim = report
+    judge_run(outcome, report)
+    report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
+                  "args": split_seed(args)[0]}
+
+
+def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file", cancel=None,
+                  on_ready=None) -> list:
     """Runs several argument lists through one lab program on the simulator (run.run_harness_runs: the checker's
     --runs-fd, one runner and one device program for all), with the report channel; returns an Outcome per list, as
     run_harness_sim's, its SimReport in outcome.sim (the device program starts the report afresh at each list:
     sim_report.RunsReportReader). A list may carry --schedule SPEC: the simulator then runs it under that schedule,
-    its launches numbered from the first, as the case alone would run (PPL_SIM_SCHEDULE=SPEC). At the first kernel
-    that reaches the simulator's instruction limit (it would hang on a GPU) the program is stopped: that list is a
-    timeout, and no later one runs. workdir keeps the program's result.jsonl and output.log; save_list_run writes
-    a list's own files where the grading wants them."""
+    its launches numbered from the first, as the case alone would run (PPL_SIM_SCHEDULE=SPEC).
+
+    The program stops at the first list that does not pass, and at the first kernel that reaches the simulator's
+    instruction limit (it would hang on a GPU: that list is a timeout); the lists after it are "not-run". on_ready(k,
+    outcome), when given, gets each list that passed as soon as it is over (_ListsProgress), before the program
+    ends. workdir keeps the program's result.jsonl and output.log; save_list_run writes a list's own files where the
+    grading wants them."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     report_read, report_write = _high_pipe(REPORT_FD_MIN)
     os.set_blocking(report_read, False)
     limited = threading.Event()
-    reader = RunsReportReader(report_read, on_limit=lambda run: limited.set())
+    reports = {}
+    progress = _ListsProgress(runs, timeouts, source, reports, on_ready)
+    reader = RunsReportReader(report_read, on_limit=lambda run: limited.set(), on_run=progress.report_line,
+                              reports=reports)
     reader.start()
     try:
         outcomes = run_harness_runs(program, runs, timeouts=timeouts, workdir=workdir, cwd=cwd, source=source,
                                     more_argv=["--runner-fd", str(report_write)], pass_fds=[report_write],
                                     env=sim_env(budget=True, report_fd=report_write),
-                                    cancel=runs_ahead.any_of(cancel, limited))
+                                    cancel=runs_ahead.any_of(cancel, limited, progress.stop),
+                                    on_line=progress.result_line)
     finally:
         os.close(report_write)
         reader.stop(DRAIN_GRACE)
         os.close(report_read)
     stopped = None
     for k, (args, outcome) in enumerate(zip(runs, outcomes)):
-        report = reader.reports.get(k, SimReport())
-        if stopped is not None:  # after the list that hung: not run
+        report = reports.get(k, SimReport())
+        if stopped is not None:  # after the list that hung or failed: not run
             outcome.status, outcome.message = "not-run", stopped
-        elif limited.is_set() and report.faults() and any(e["status"] == "limit" for e in report.faults()):
+        elif limited.is_set() and any(e["status"] == "limit" for e in report.faults()):
             outcome.status = "timeout"  # stopped here: judge_run says why
             stopped = "not run: an earlier run of this lab hung (a hung kernel would hang again; fix it first)"
-        outcome.sim = report
-        judge_run(outcome, report)
-        report.run = {"status": outcome.status, "message": (outcome.message.splitlines() or [""])[0],
-                      "args": split_seed(args)[0]}
+        elif not outcome.passed:
+            stopped = "not run: an earlier run in this program did not pass"
+        _judge_list(outcome, report, args)
+    with progress.lock:
+        progress.report_at = len(runs)  # the program is over: every list's report is whole
+    progress.tell()
     return outcomes
 
 
@@ -467,10 +544,10 @@ def make_sim_grader(base):
 
         def _start_ahead(self, lab, program) -> None:
             """Starts every run grade_group may make of lab's groups, with the arguments, folder and limit _run
-            gives it, in four lab programs (run_lists_sim: each run's start, about 25 ms, costs more than a small
-            case's simulation): one runs every case in order, and one for each kind of adversarial schedule runs
-            every case under its own schedule of that kind (--schedule)."""
-            programs = {"inorder": []}
+            gives it, in four lab programs a group (run_lists_sim: each run's start, about 25 ms, costs more than a
+            small case's simulation): one runs the group's cases in order, and one for each kind of adversarial
+            schedule runs every case under its own schedule of that kind (--schedule). A group's failure then
+            leaves the other groups' programs as they were."""
             for index, group in enumerate(lab.groups):
                 try:
                     runs = self.group_runs(group, lab.args)
@@ -479,6 +556,7 @@ def make_sim_grader(base):
                 if largest_size(runs) > SIM_MAX_N:
                     continue
                 timeout, call = self.ahead_limit(self.run_timeout(lab, group)), self.call_args(lab, group)
+                programs = {"inorder": []}
                 for k, args in enumerate(runs):
                     tag, case = f"{index}-{k}", [*args, *call]
                     workdir, full = self.build_dir / lab.name / "runs" / tag, self._args(case)
@@ -487,9 +565,10 @@ def make_sim_grader(base):
                         programs.setdefault(spec.split(":")[0], []).append(
                             (full, workdir / spec.replace(":", "-"), schedule_env(spec), timeout,
                              [*full, "--schedule", spec]))
-            for name, calls in programs.items():
-                self.ahead.start_lists(run_lists_sim, program, calls, folder=self.build_dir / lab.name / "lists" / name,
-                                       save=save_list_run, cwd=self.kit, source=lab.source)
+                for name, calls in programs.items():
+                    self.ahead.start_lists(run_lists_sim, program, calls, save=save_list_run, cwd=self.kit, group=index,
+                                           folder=self.build_dir / lab.name / "lists" / f"{index}-{name}",
+                                           source=lab.source)
 
         def ahead_limit(self, timeout: float) -> float:
             """The time limit of a run started ahead (the check's grader lowers it to its share of time left)."""

@@ -313,5 +313,25 @@ class GradeOnGPU(unittest.TestCase):
         self.assertLess(sum(t["score"] for t in tests.values()), sum(t["max_score"] for t in tests.values()), table)
 
 
+
+class ScheduleOnGPU(unittest.TestCase):
+    """The checker's --schedule is the simulator's (docs/DESIGN.md, --runs-fd): a GPU's device program refuses it,
+    saying so, and the list fails (no run passes under a schedule it did not follow); without it, the CASE message
+    before each list of --runs-fd changes nothing on a GPU."""
+
+    def test_a_gpu_refuses_a_schedule(self):
+        from grader.build import build_harness, build_lab
+        self.assertTrue(build_harness(KIT, "reduce").ok)
+        with tempfile.TemporaryDirectory() as tmp:
+            built = build_lab(KIT, "reduce", KIT / "solutions" / "03-sequential" / "reduce.cu", Path(tmp) / "b")
+            self.assertTrue(built.ok, built.message)
+            plain = subprocess.run([str(built.program), "--n", "1000", "--seed", "1"], capture_output=True, text=True,
+                                   timeout=300, cwd=KIT)
+            self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
+            done = subprocess.run([str(built.program), "--n", "1000", "--seed", "1", "--schedule", "random:5"],
+                                  capture_output=True, text=True, timeout=300, cwd=KIT)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("a schedule is the simulator's", done.stdout + done.stderr)
+
 if __name__ == "__main__":
     unittest.main()

@@ -117,7 +117,7 @@ class RunsAheadTest(unittest.TestCase):
         after a failure the grading runs the rest itself (take gives None), and only taken lists are saved."""
         programs, saved = [], []
 
-        def run_lists(program, lists, *, timeouts, workdir, cancel, cwd, source):
+        def run_lists(program, lists, *, timeouts, workdir, cancel, cwd, source, on_ready):
             programs.append((program, [list(a) for a in lists], timeouts, Path(workdir).name))
             return [SimpleNamespace(passed=a[-1] != "bad", status="pass" if a[-1] != "bad" else "fail", message=a[-1])
                     for a in lists]
@@ -135,6 +135,28 @@ class RunsAheadTest(unittest.TestCase):
         ahead.close()
         self.assertEqual(programs, [("prog", cases, [7, 7, 7], "lists")])  # one program for the three
         self.assertEqual(saved, ["0", "1"])
+
+    def test_a_list_is_taken_as_soon_as_it_is_over(self):
+        """A list the program told of (on_ready) is the grading's before the program ends: a later list that hangs
+        does not hold the earlier ones."""
+        def run_lists(program, lists, *, cancel, on_ready, **kwargs):
+            on_ready(0, SimpleNamespace(passed=True, status="pass", message="first"))
+            end = time.monotonic() + 5
+            while not cancel.is_set() and time.monotonic() < end:
+                time.sleep(0.01)
+            return None
+
+        ahead = RunsAhead(fake_run([]), pool=self.pool)
+        calls = [(["--n", str(k)], self.root / str(k), None, 7, ["--n", str(k)]) for k in range(2)]
+        ahead.start_lists(run_lists, "prog", calls, folder=self.root / "l", save=lambda *a: None, cwd="/kit",
+                          source="a.cu")
+        started = time.monotonic()
+        self.assertEqual(ahead.take("prog", ["--n", "0"], workdir=self.root / "0", timeout=3, cwd="/kit",
+                                    source="a.cu").message, "first")
+        self.assertLess(time.monotonic() - started, 3)
+        started = time.monotonic()
+        ahead.close()  # the program still going is stopped through its cancel
+        self.assertLess(time.monotonic() - started, 3)
 
     def test_a_list_asked_for_with_other_arguments_is_not_taken(self):
         ahead = RunsAhead(fake_run([]), pool=self.pool)
