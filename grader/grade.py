@@ -267,6 +267,7 @@ class Grader:
             sims = {r.name: r for r in verdict.results}
             report.simulator_check["labs"][lab.name] = {
                 "status": verdict.status, "message": verdict.message, "seconds": round(verdict.seconds, 1),
+                "stages": verdict.stages,
                 "tests": {r.name: {"gpu": sim_check_mod.brief(r), "simulator": sim_check_mod.brief(sims.get(r.name))}
                           for r in gpu if r.name != "performance"}}
             if verdict.status in ("kit error", "error"):

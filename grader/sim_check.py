@@ -78,6 +78,7 @@ class Verdict:
     results: list = field(default_factory=list)
     message: str = ""
     seconds: float = 0.0
+    stages: dict = field(default_factory=dict)  # the simulator's grading's own stage seconds (build, correctness...)
 
 
 def brief(r: TestResult | None) -> dict | None:
@@ -339,8 +340,10 @@ class SimCheck:
         self.run = hooks.get("run", simulator.run_harness_sim)
         self.grader, self.grader_class, self.lab_seconds = grader, grader_class, lab_seconds
         self.folder = Path(grader.build_dir) / FOLDER
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check")
-        self.run_pool = runs_ahead.RunPool(runs_ahead.ahead_jobs(workers(runs_ahead.share())))  # half the cores
+        # at a lower CPU priority than the GPU side, whose CPU work is the grading's critical path (runs_ahead.background)
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check",
+                                                          initializer=runs_ahead.background)
+        self.run_pool = runs_ahead.RunPool(runs_ahead.ahead_jobs(workers(runs_ahead.share())), background=True)
         self.harnesses, self.futures = {}, {}
         self.cancelled = threading.Event()
         self.stops = {}  # lab -> the Event that stops its runs (drop)
@@ -403,7 +406,8 @@ class SimCheck:
             results = [r for r in report.results if r.lab == lab.name]
             mine = self.grader.submission / lab.name / lab.source
             student_paths(results, self.folder / lab.name / lab.source, mine, self.grader.kit)
-            return Verdict("ran", results, seconds=time.monotonic() - start)
+            return Verdict("ran", results, seconds=time.monotonic() - start,
+                           stages=dict(report.stage_seconds.get(lab.name, {})))
         except Exception as e:  # a bug of the check: never the student's points
             self.grader.log(f"{lab.name}: simulator check failed: {traceback.format_exc()}")
             return Verdict("error", message=f"the check failed ({type(e).__name__}: {e})",

@@ -109,13 +109,13 @@ class Progress:
 class Pool:
     """A process pool that is made again when one of its workers dies (a worker killed for memory, say)."""
 
-    def __init__(self, workers: int, gpu=None, cores=None):
-        self.workers, self.gpu, self.cores = workers, gpu, cores
+    def __init__(self, workers: int, gpu=None, cores=None, background=False):
+        self.workers, self.gpu, self.cores, self.background = workers, gpu, cores, background
         self.executor = self._new()
 
     def _new(self):
         return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=worker_init, initargs=(self.gpu, self.cores))
+                                      initializer=worker_init, initargs=(self.gpu, self.cores, self.background))
 
     def submit(self, fn, *args):
         try:
@@ -179,7 +179,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         return EXIT_BROKEN
     rows = {e.student: recorded_row(options, e, labs, "not graded in this run, and no record") for e in others}
     progress = Progress(len(entries), stream)
-    cpu = Pool(max(1, jobs), cores=max(1, runs_ahead.cores() // max(1, jobs)))  # the simulator's runs: a share each
+    cpu = Pool(max(1, jobs), cores=max(1, runs_ahead.cores() // max(1, jobs)),  # the simulator's runs: a share each
+               background=bool(gpu_ids))  # behind the GPU turns' own CPU work
     slots = [gpu for gpu in gpu_ids for _ in range(max(1, options.graders_per_gpu))]  # a worker each: its GPU
     gpus = [Pool(1, gpu) for gpu in slots]
     idle = list(range(len(gpus)))

@@ -167,6 +167,22 @@ class RunsAheadTest(unittest.TestCase):
                                      source="a.cu"))
         ahead.close()
 
+    def test_a_background_pool_runs_at_a_lower_priority(self):
+        """RunPool(background=True): its threads, and the programs they start, are BACKGROUND_NICE nicer than the
+        grading (a simulator check beside the GPU side's CPU work)."""
+        import os
+        import subprocess
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        pool = runs_ahead.RunPool(2, background=True)
+        self.addCleanup(pool.close)
+        child = pool.executor.submit(lambda: subprocess.run(["nice"], capture_output=True, text=True).stdout).result()
+        self.assertEqual(int(child), min(19, base + runs_ahead.BACKGROUND_NICE))
+        self.assertEqual(os.getpriority(os.PRIO_PROCESS, 0), base)  # the grading's own threads keep theirs
+        plain = runs_ahead.RunPool(2)
+        self.addCleanup(plain.close)
+        self.assertEqual(int(plain.executor.submit(lambda: subprocess.run(["nice"], capture_output=True,
+                                                                            text=True).stdout).result()), base)
+
     def test_jobs(self):
         self.assertEqual([runs_ahead.ahead_jobs(cpus) for cpus in (1, 2, 4, 16)], [1, 2, 4, 16])
         self.assertIsNone(runs_ahead.RunPool(1).executor)  # one at a time: nothing goes ahead
@@ -183,6 +199,18 @@ class RunsAheadTest(unittest.TestCase):
         with unittest.mock.patch("signal.signal"):
             worker_init(None, 1)
         self.assertEqual((runs_ahead.share(), runs_ahead.ahead_jobs()), (1, 1))
+        import os
+        seen = []
+
+        def build_worker():  # in a thread of its own: the nice value is the thread's
+            with unittest.mock.patch("signal.signal"):
+                worker_init(None, 1, background=True)
+            seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        thread = threading.Thread(target=build_worker)
+        thread.start()
+        thread.join()
+        self.assertEqual(seen, [min(19, base + runs_ahead.BACKGROUND_NICE)])  # behind the GPU turns
         runs_ahead.set_share(8)
         self.assertEqual(runs_ahead.ahead_jobs(sim_check.workers(runs_ahead.share())), 4)
 
