@@ -304,22 +304,27 @@ def _runs_payload(runs) -> bytes:
 
 
 class _Feed(threading.Thread):
-    """Writes bytes into a pipe and closes it (a payload larger than the pipe must not block the grader)."""
+    """Writes pieces of bytes into a pipe and closes it (a payload larger than the pipe must not block the grader).
+    gate(k), when given, is asked before piece k and may wait: False stops the writing there."""
 
-    def __init__(self, fd: int, data: bytes):
+    def __init__(self, fd: int, pieces, gate=None):
         super().__init__(daemon=True)
-        self.fd, self.data = fd, data
+        self.fd, self.pieces, self.gate = fd, pieces, gate
 
     def run(self):
         try:
             with open(self.fd, "wb", buffering=0) as sink:
-                sink.write(self.data)
+                for k, piece in enumerate(self.pieces):
+                    if self.gate is not None and not self.gate(k):
+                        break
+                    sink.write(piece)
         except OSError:
             pass
 
 
 def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
-                     slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None, on_line=None) -> list:
+                     slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None, on_line=None,
+                     gate=None) -> list:
     """Runs several argument lists through one lab program and one runner (the checker's --runs-fd: one CUDA
     context for all of them) and returns an Outcome per list, in order.
 
@@ -327,6 +332,8 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     no later list, so a hung kernel costs one run's timeout, as it would alone. The whole program gets the sum of
     them plus slack. A list after a timeout, or after the program itself died, gets an Outcome "not-run". The seed
     travels as in run_harness; result lines are kept in workdir/result.jsonl, the output in workdir/output.log.
+    gate(k), when given, is asked before list k is written to the program (which reads each list once it needs it)
+    and may wait: False ends the lists there (the program gets no more), and the program's limit is twice the sum.
     more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's report channel,
     grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result lines (those of no list
     first).
@@ -345,11 +352,11 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
         raise ValueError(f"the runs of one program carry {len(seeds)} different seeds")
     result_read, result_write = os.pipe()
     runs_read, runs_write = os.pipe()
-    feed = _Feed(runs_write, _runs_payload(lists))
+    feed = _Feed(runs_write, [_runs_payload([args]) for args in lists], gate)
     feed.start()
     drain = Drain(result_read, result, on_line)
     drain.start()
-    total = sum(timeouts) + slack
+    total = sum(timeouts) * (2 if gate is not None else 1) + slack
     start = time.monotonic()
     try:
         with SeedPipe(next(iter(seeds), None)) as pipe:

@@ -16,8 +16,8 @@ ended. So the verdict is the one the runs made one at a time would give:
 
 How many run at once (ahead_jobs): in make grade SIM=1, one per core, every lab's runs in one pool (shared_pool);
 in a GPU grading's simulator check (grader/sim_check.py), half the cores, the other half being the GPU runs' host
-side; in a class run's build worker, its share of the cores (set_share), halved for a simulator check. Where that
-is one, nothing runs ahead (one run at a time, stopping at the first failure).
+side, and at a lower CPU priority (background()); in a class run's build worker, its share of the cores
+(set_share), halved for a simulator check. Where that is one, the lab programs run one after another.
 
 Runs in one program (start_lists). Starting a run costs more than a small case's simulation: the checker, two
 bubblewraps, the runner and the device program, about 25 ms, of which the simulation is 2 ms, and a lent 16-core
@@ -25,7 +25,9 @@ GPU machine started such runs only 1.7 times faster 16 at a time than one at a t
 cases as four lab programs of many argument lists each (grader/simulator.py's run_lists_sim: the checker's
 --runs-fd), and a list's outcome is taken only where every list before it in its program passed: a list then ran
 on a device and a runner nothing had gone wrong in, its report and its schedule's launch numbers started afresh
-(docs/DESIGN.md, --runs-fd). What the grading asks for after a failure is run there and then, one at a time. Lab 03
+(docs/DESIGN.md, --runs-fd). What the grading asks for after a failure is run there and then, one at a time. A
+schedule's program gets case K's list only once case K passed in order (start_lists's after): so, on one core too
+(a class run's build worker, RunPool(1): the programs one after another), a case that hangs is spun once. Lab 03
 on this kit's 2-core machine: 100 runs of its 25 dataset cases one after another, 4.0 s (3.0 s once run_process
 waited on a pidfd); the lab's correctness on the simulator, 4.7 s of runs two at a time, 2.8 s in four programs.
 """
@@ -82,14 +84,15 @@ def background() -> None:
 
 
 class RunPool:
-    """Where runs ahead run: jobs threads (no thread, and nothing ahead, for jobs < 2); background: the threads, and
+    """Where runs ahead run: jobs threads (one: the lab programs one after another; 0: none, every run a program of
+    its own made when the grading asks for it, the reference the tests compare with); background: the threads, and
     so the runs, at a lower CPU priority (background())."""
 
     def __init__(self, jobs: int, background: bool = False):
-        self.jobs = jobs
-        self.executor = (concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="sim-run",
+        self.jobs = max(0, jobs)
+        self.executor = (concurrent.futures.ThreadPoolExecutor(self.jobs, thread_name_prefix="sim-run",
                                                                initializer=_background if background else None)
-                         if jobs >= 2 else None)
+                         if self.jobs else None)
 
     def close(self) -> None:
         if self.executor is not None:
@@ -151,6 +154,11 @@ class _Lists:
             return None
         return outcomes[index] if outcomes else None
 
+    def passed(self, index: int) -> bool:
+        """Whether list index passed, waiting until it is known (False: it did not, or never ran)."""
+        outcome = self.outcome(index)
+        return outcome is not None and outcome.passed
+
     def done(self, _future) -> None:
         with self.changed:
             self.changed.notify_all()
@@ -192,7 +200,7 @@ class RunsAhead:
         future = self.pool.submit(self._one, program, list(args), call)
         self.calls[key] = (*self._what(program, args, kwargs), future, mine)
 
-    def start_lists(self, run_lists, program, calls, *, folder, save, group=0, **kwargs) -> None:
+    def start_lists(self, run_lists, program, calls, *, folder, save, group=0, after=None, **kwargs):
         """Starts the runs calls ((args, workdir, env, timeout, program_args) each: the grading's call, and the
         argument list the program gets for it) in one lab program: run_lists(program, [program_args...], timeouts=,
         workdir=folder, cancel=, on_ready=, **kwargs) -> an Outcome per list (grader/simulator.py's run_lists_sim;
@@ -202,19 +210,26 @@ class RunsAhead:
         fault of an earlier list may change what a later one does); after a failure the grading runs what it asks
         for itself. save(outcome, workdir, folder) writes a taken list's files where the grading's run would
         have. group: a number that grows in the grading's order (a lab's correctness group): once the grading asks
-        for a run of a later group, the programs of the earlier ones are stopped."""
+        for a run of a later group, the programs of the earlier ones are stopped. after: what an earlier call
+        returned, whose lists stand in the same order: list k goes to this program only once list k there passed
+        (run_lists's gate), as the grading runs a case's schedules only once it passed in order, so that a case
+        that hangs in order is not spun under every schedule too. Returns what after takes, or None when calls
+        were all started already."""
         calls = [c for c in calls if self._key(c[1], c[2]) not in self.calls and self._key(c[1], c[2]) not in
                  self.listed]
         if not calls:
-            return
+            return None
         lists = _Lists(folder, save, group)
         call = dict(self.bound, **kwargs, timeouts=[c[3] for c in calls], workdir=folder,
                     cancel=_Any(self.stopped, self.lab_cancel, lists.stop), on_ready=lists.ready)
+        if after is not None:
+            call["gate"] = after.passed
         lists.future = self.pool.submit(self._many, run_lists, program, [c[4] for c in calls], call)
         lists.future.add_done_callback(lists.done)
         self.lists.append(lists)
         for index, (args, workdir, env, *_) in enumerate(calls):
             self.listed[self._key(workdir, env)] = (*self._what(program, args, kwargs), lists, index)
+        return lists
 
     def _many(self, run_lists, program, lists, call):
         if call["cancel"].is_set():

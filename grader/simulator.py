@@ -201,7 +201,7 @@ def _judge_list(outcome, report, args) -> None:
 
 
 def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file", cancel=None,
-                  on_ready=None) -> list:
+                  on_ready=None, gate=None) -> list:
     """Runs several argument lists through one lab program on the simulator (run.run_harness_runs: the checker's
     --runs-fd, one runner and one device program for all), with the report channel; returns an Outcome per list, as
     run_harness_sim's, its SimReport in outcome.sim (the device program starts the report afresh at each list:
@@ -211,8 +211,9 @@ def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "
     The program stops at the first list that does not pass, and at the first kernel that reaches the simulator's
     instruction limit (it would hang on a GPU: that list is a timeout); the lists after it are "not-run". on_ready(k,
     outcome), when given, gets each list that passed as soon as it is over (_ListsProgress), before the program
-    ends. workdir keeps the program's result.jsonl and output.log; save_list_run writes a list's own files where the
-    grading wants them."""
+    ends. gate(k), when given, is asked (and may wait) before list k goes to the program: False, and the lists end
+    there (run.run_harness_runs). workdir keeps the program's result.jsonl and output.log; save_list_run writes a
+    list's own files where the grading wants them."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     report_read, report_write = _high_pipe(REPORT_FD_MIN)
@@ -228,7 +229,7 @@ def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "
                                     more_argv=["--runner-fd", str(report_write)], pass_fds=[report_write],
                                     env=sim_env(budget=True, report_fd=report_write),
                                     cancel=runs_ahead.any_of(cancel, limited, progress.stop),
-                                    on_line=progress.result_line)
+                                    on_line=progress.result_line, gate=gate)
     finally:
         os.close(report_write)
         reader.stop(DRAIN_GRACE)
@@ -238,6 +239,9 @@ def run_lists_sim(program, runs, *, timeouts, workdir, cwd=None, source: str = "
         report = reports.get(k, SimReport())
         if stopped is not None:  # after the list that hung or failed: not run
             outcome.status, outcome.message = "not-run", stopped
+        elif not any(isinstance(ln.get("run"), int) for ln in getattr(outcome, "result_lines", [])):
+            outcome.status, outcome.message = "not-run", "not run: the list never reached the program"
+            stopped = outcome.message
         elif limited.is_set() and any(e["status"] == "limit" for e in report.faults()):
             outcome.status = "timeout"  # stopped here: judge_run says why
             stopped = "not run: an earlier run of this lab hung (a hung kernel would hang again; fix it first)"
@@ -565,10 +569,13 @@ def make_sim_grader(base):
                         programs.setdefault(spec.split(":")[0], []).append(
                             (full, workdir / spec.replace(":", "-"), schedule_env(spec), timeout,
                              [*full, "--schedule", spec]))
-                for name, calls in programs.items():
-                    self.ahead.start_lists(run_lists_sim, program, calls, save=save_list_run, cwd=self.kit, group=index,
-                                           folder=self.build_dir / lab.name / "lists" / f"{index}-{name}",
-                                           source=lab.source)
+                in_order = None
+                for name, calls in programs.items():  # in order first: the schedules follow it, case by case
+                    started = self.ahead.start_lists(
+                        run_lists_sim, program, calls, save=save_list_run, cwd=self.kit, group=index,
+                        folder=self.build_dir / lab.name / "lists" / f"{index}-{name}", source=lab.source,
+                        after=in_order)
+                    in_order = in_order or started
 
         def ahead_limit(self, timeout: float) -> float:
             """The time limit of a run started ahead (the check's grader lowers it to its share of time left)."""

@@ -268,89 +268,120 @@ int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_n
     return 0;
 }
 
-int ppl_run_lists_read(int fd, const char *program, ppl_run_lists *r)
+/* Where the first whole list in buf ends (the byte after its empty argument), or -1 when none is whole yet. */
+static long list_end(const char *buf, size_t len)
 {
-    size_t len = 0, cap = 1 << 16;
-    *r = (ppl_run_lists){0};
-    r->text = (char *)malloc(cap);
-    for (;;) {
-        if (!r->text) {
-            fprintf(stderr, "--runs-fd %d: out of memory\n", fd);
-            close(fd);
+    size_t at = 0;
+    while (at < len) {
+        if (buf[at] == '\0')
+            return (long)(at + 1);
+        const char *nul = (const char *)memchr(buf + at, '\0', len - at);
+        if (!nul)
+            return -1;
+        at = (size_t)(nul - buf) + 1;
+    }
+    return -1;
+}
+
+/* Reads more of the descriptor into buf: 1, 0 at its end (closed then), or -1 after a message. */
+static int lists_fill(ppl_run_lists *r)
+{
+    if (r->len == r->cap) {
+        const size_t cap = r->cap ? 2 * r->cap : 1 << 16;
+        char *more = (char *)realloc(r->buf, cap);
+        if (!more) {
+            fprintf(stderr, "--runs-fd %d: out of memory\n", r->fd);
             return -1;
         }
-        if (len == cap) {
-            char *more = (char *)realloc(r->text, cap *= 2);
-            if (!more)
-                free(r->text);
-            r->text = more;
-            continue;
-        }
-        const ssize_t got = read(fd, r->text + len, cap - len);
+        r->buf = more;
+        r->cap = cap;
+    }
+    for (;;) {
+        const ssize_t got = read(r->fd, r->buf + r->len, r->cap - r->len);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
-            fprintf(stderr, "--runs-fd %d: %s\n", fd, strerror(errno));
-            close(fd);
-            ppl_run_lists_free(r);
+            fprintf(stderr, "--runs-fd %d: %s\n", r->fd, strerror(errno));
             return -1;
         }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd);
-    if (len == 0 || r->text[len - 1] != '\0') {
-        fprintf(stderr, "--runs-fd %d: expected arguments ended by NUL bytes\n", fd);
-        ppl_run_lists_free(r);
-        return -1;
-    }
-    /* at most len arguments and len list ends, plus each list's argv[0] (at most len + 1 lists) */
-    r->argv = (char **)malloc((3 * len + 2) * sizeof(char *));
-    if (!r->argv) {
-        fprintf(stderr, "--runs-fd %d: out of memory\n", fd);
-        ppl_run_lists_free(r);
-        return -1;
-    }
-    size_t n = 0;
-    int open_list = 0;
-    for (size_t at = 0; at < len; at += strlen(r->text + at) + 1) {
-        if (!open_list) {
-            r->argv[n++] = (char *)program;
-            open_list = 1;
+        if (got == 0) {
+            close(r->fd);
+            r->fd = -1;
+            return 0;
         }
-        if (r->text[at] == '\0') {
-            r->argv[n++] = NULL;
-            r->count++;
-            open_list = 0;
-        } else {
-            r->argv[n++] = r->text + at;
+        r->len += (size_t)got;
+        return 1;
+    }
+}
+
+/* Reads until a whole list, or the end, is in buf. 0, or -1 after a message (r->error set). */
+static int lists_wait(ppl_run_lists *r)
+{
+    while (r->fd >= 0 && list_end(r->buf, r->len) < 0) {
+        if (lists_fill(r) < 0) {
+            r->error = 1;
+            return -1;
         }
     }
-    if (open_list) { /* the last list needs its end too */
-        r->argv[n++] = NULL;
-        r->count++;
+    if (r->fd < 0 && r->len > 0 && list_end(r->buf, r->len) < 0 && r->buf[r->len - 1] != '\0') {
+        fprintf(stderr, "--runs-fd: expected arguments ended by NUL bytes\n");
+        r->error = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int ppl_run_lists_read(int fd, const char *program, ppl_run_lists *r)
+{
+    *r = (ppl_run_lists){0};
+    r->fd = fd;
+    r->program = program;
+    if (lists_wait(r) != 0 || r->len == 0) {
+        if (!r->error)
+            fprintf(stderr, "--runs-fd %d: expected arguments ended by NUL bytes\n", fd);
+        ppl_run_lists_free(r);
+        return -1;
     }
     return 0;
 }
 
 char **ppl_run_lists_next(ppl_run_lists *r, int *argc)
 {
-    if (!r->argv || r->count <= 0)
+    if (r->error || lists_wait(r) != 0 || r->len == 0)
         return NULL;
-    char **list = r->argv + r->next;
+    long end = list_end(r->buf, r->len);
+    const int ended = end >= 0; /* else the last list, its end left out */
+    const size_t bytes = ended ? (size_t)end : r->len;
+    free(r->text);
+    free(r->argv);
+    r->text = (char *)malloc(bytes);
+    r->argv = (char **)malloc((bytes + 2) * sizeof(char *)); /* at most a word a byte, the name and NULL */
+    if (!r->text || !r->argv) {
+        fprintf(stderr, "--runs-fd: out of memory\n");
+        r->error = 1;
+        return NULL;
+    }
+    memcpy(r->text, r->buf, bytes);
+    memmove(r->buf, r->buf + bytes, r->len - bytes);
+    r->len -= bytes;
     int k = 0;
-    while (list[k])
-        k++;
-    r->next += (size_t)k + 1;
-    r->count--;
+    r->argv[k++] = (char *)r->program;
+    for (size_t at = 0; at < bytes && r->text[at] != '\0'; at += strlen(r->text + at) + 1)
+        r->argv[k++] = r->text + at;
+    r->argv[k] = NULL;
+    r->count++;
     *argc = k;
-    return list;
+    return r->argv;
 }
 
 void ppl_run_lists_free(ppl_run_lists *r)
 {
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    free(r->buf);
     free(r->text);
     free(r->argv);
-    *r = (ppl_run_lists){0};
+    r->buf = r->text = NULL;
+    r->argv = NULL;
 }

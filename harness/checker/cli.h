@@ -124,21 +124,29 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg);
  * message on stderr. --seed and --seed-fd, --result and --result-fd exclude each other. */
 int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_needs_expected, size_t max_n);
 
-/* The argument lists of --runs-fd, read whole: arguments ended by NUL bytes, each list by an empty argument (the
- * last list's end may be left out). Lists of any length: nothing is cut or split. */
+/* The argument lists of --runs-fd, read as they are needed: arguments ended by NUL bytes, each list by an empty
+ * argument (the last list's end may be left out). Lists of any length: nothing is cut or split. A list is read only
+ * when the one before has run, so the grader may write a list once it knows it wants it (a case under an adversarial
+ * schedule once it passed in order: grader/simulator.py). */
 typedef struct {
-    char *text;    /* the bytes read */
-    char **argv;   /* each list in turn: the program's name, its arguments, NULL */
-    int count;     /* lists */
-    size_t next;   /* where the next list starts in argv (ppl_run_lists_next) */
+    int fd;               /* -1 once its end was read */
+    const char *program;  /* each list's argv[0] */
+    char *buf;            /* bytes read and not handed out yet */
+    size_t len, cap;
+    char *text;           /* the list handed out last: its bytes */
+    char **argv;          /* and its argv: the program's name, its arguments, NULL */
+    int count;            /* lists handed out so far */
+    int error;            /* reading failed, or the bytes were malformed (a message went to stderr) */
 } ppl_run_lists;
 
-/* Reads every list from fd until its end and closes it; program is each list's argv[0]. Returns 0, or -1 after a
- * message on stderr (fd unreadable, empty, or not ended by a NUL byte; out of memory). */
+/* Starts reading lists from fd (closed at its end or by ppl_run_lists_free), waiting for the first whole list or
+ * the end. Returns 0, or -1 after a message on stderr (fd unreadable, empty, or not ended by a NUL byte; out of
+ * memory). */
 int ppl_run_lists_read(int fd, const char *program, ppl_run_lists *r);
 
-/* The next list as an argv (NULL-ended, argv[0] the program) and its length in *argc; NULL after the last. The
- * array and its strings live until ppl_run_lists_free. */
+/* The next list as an argv (NULL-ended, argv[0] the program) and its length in *argc, waiting for it to arrive;
+ * NULL after the last, or on an error (r->error, with a message on stderr). The array and its strings live until
+ * the next call or ppl_run_lists_free. */
 char **ppl_run_lists_next(ppl_run_lists *r, int *argc);
 
 void ppl_run_lists_free(ppl_run_lists *r);

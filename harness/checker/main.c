@@ -240,7 +240,6 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
     static ppl_run_lists lists; /* kept across the jump */
     if (ppl_run_lists_read(base->runs_fd, argv[0], &lists) != 0)
         return PPL_EXIT_USAGE;
-    const long count = lists.count;
     const ppl_options saved = *base; /* the pattern's parse reuses its options for every list */
     ppl_link link;
     ppl_device_info dev;
@@ -249,9 +248,14 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
         return started;
     static jmp_buf env;
     int worst = 0;
-    for (volatile long k = 0; k < count; k++) {
+    for (volatile long k = 0;; k++) {
         int run_argc;
-        char **run_argv = ppl_run_lists_next(&lists, &run_argc); /* the whole list, however long */
+        char **run_argv = ppl_run_lists_next(&lists, &run_argc); /* the whole list, however long, once it came */
+        if (!run_argv) {
+            if (lists.error && worst == 0)
+                worst = PPL_EXIT_USAGE;
+            break;
+        }
         ppl_results_set_run(k);
         if (link.device <= 0 && (started = start_runner(&link, &saved, &dev, 0)) != 0) {
             end_run(k, started);

@@ -185,7 +185,10 @@ class RunsAheadTest(unittest.TestCase):
 
     def test_jobs(self):
         self.assertEqual([runs_ahead.ahead_jobs(cpus) for cpus in (1, 2, 4, 16)], [1, 2, 4, 16])
-        self.assertIsNone(runs_ahead.RunPool(1).executor)  # one at a time: nothing goes ahead
+        self.assertIsNone(runs_ahead.RunPool(0).executor)  # every run a program of its own, one at a time
+        one = runs_ahead.RunPool(1)  # the lab programs of many lists, one after another
+        self.assertEqual(one.executor._max_workers, 1)
+        one.close()
         pool = runs_ahead.RunPool(3)
         self.assertEqual(pool.executor._max_workers, 3)
         pool.close()

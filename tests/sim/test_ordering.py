@@ -108,8 +108,8 @@ class Ordering(SimGrading):
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class RunsAheadSameVerdict(SimGrading):
-    """A lab's runs started ahead, side by side (grader/runs_ahead.py), give the verdict of the runs made one at a
-    time: a bug that fails under a schedule in the middle of a group, graded both ways, gets the same rows, and the
+    """A lab's runs in lab programs of many lists (grader/runs_ahead.py), one program after another or side by side,
+    give the verdict of the runs made one at a time, each a program of its own: a bug that fails under a schedule in the middle of a group, graded both ways, gets the same rows, and the
     same runs leave their reports (the hazard row reads them all)."""
 
     TMP_PREFIX = "ppl-sim-ahead-"
@@ -130,11 +130,12 @@ class RunsAheadSameVerdict(SimGrading):
         return rows, reports
 
     def test_ahead_or_one_at_a_time(self):
-        one_rows, one_reports = self.grade("one", 1)
-        ahead_rows, ahead_reports = self.grade("ahead", 4)
+        one_rows, one_reports = self.grade("one", 0)  # every run a program of its own, one at a time
         self.assertTrue(any(r[2] != "pass" for r in one_rows), one_rows)  # the bug lost points
-        self.assertEqual(ahead_rows, one_rows)
-        self.assertEqual(ahead_reports, one_reports)
+        for tag, jobs in (("programs one after another", 1), ("programs side by side", 4)):
+            rows, reports = self.grade(tag.replace(" ", "-"), jobs)  # a lab's cases in lab programs of many lists
+            self.assertEqual(rows, one_rows, tag)
+            self.assertEqual(reports, one_reports, tag)
 
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
