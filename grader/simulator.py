@@ -504,6 +504,33 @@ def _source_text(path) -> str:
         return ""
 
 
+def lab_programs(grader, lab) -> list:
+    """[(group index, {program name: calls})]: the runs the simulator's grader (SimGrader) may make of lab's groups,
+    with the arguments, folder and limit its _run gives each, as four lab programs a group (run_lists_sim: each
+    run's start, about 25 ms, costs more than a small case's simulation): "inorder" runs the group's cases in order,
+    and one for each kind of adversarial schedule runs every case under its own schedule of that kind (--schedule).
+    A call is (args, workdir, env, timeout, the program's argument list): RunsAhead.start_lists's."""
+    found = []
+    for index, group in enumerate(lab.groups):
+        try:
+            runs = grader.group_runs(group, lab.args)
+        except ValueError:
+            continue
+        if largest_size(runs) > SIM_MAX_N:
+            continue
+        timeout, call = grader.ahead_limit(grader.run_timeout(lab, group)), grader.call_args(lab, group)
+        programs = {"inorder": []}
+        for k, args in enumerate(runs):
+            tag, case = f"{index}-{k}", [*args, *call]
+            workdir, full = grader.build_dir / lab.name / "runs" / tag, grader._args(case)
+            programs["inorder"].append((full, workdir, None, timeout, full))
+            for spec in case_schedules(lab.name, tag, case):
+                programs.setdefault(spec.split(":")[0], []).append(
+                    (full, workdir / spec.replace(":", "-"), schedule_env(spec), timeout, [*full, "--schedule", spec]))
+        found.append((index, programs))
+    return found
+
+
 def make_sim_grader(base):
     """The simulator's Grader: a subclass of base (grade.Grader) with the changes the module docstring lists."""
 
@@ -547,30 +574,11 @@ def make_sim_grader(base):
                 self.ahead = None
 
         def _start_ahead(self, lab, program) -> None:
-            """Starts every run grade_group may make of lab's groups, with the arguments, folder and limit _run
-            gives it, in four lab programs a group (run_lists_sim: each run's start, about 25 ms, costs more than a
-            small case's simulation): one runs the group's cases in order, and one for each kind of adversarial
-            schedule runs every case under its own schedule of that kind (--schedule). A group's failure then
-            leaves the other groups' programs as they were."""
-            for index, group in enumerate(lab.groups):
-                try:
-                    runs = self.group_runs(group, lab.args)
-                except ValueError:
-                    continue
-                if largest_size(runs) > SIM_MAX_N:
-                    continue
-                timeout, call = self.ahead_limit(self.run_timeout(lab, group)), self.call_args(lab, group)
-                programs = {"inorder": []}
-                for k, args in enumerate(runs):
-                    tag, case = f"{index}-{k}", [*args, *call]
-                    workdir, full = self.build_dir / lab.name / "runs" / tag, self._args(case)
-                    programs["inorder"].append((full, workdir, None, timeout, full))
-                    for spec in case_schedules(lab.name, tag, case):
-                        programs.setdefault(spec.split(":")[0], []).append(
-                            (full, workdir / spec.replace(":", "-"), schedule_env(spec), timeout,
-                             [*full, "--schedule", spec]))
+            """Starts every run grade_group may make of lab's groups in lab programs of many lists (lab_programs),
+            the schedules' programs of a group each following its in-order one, case by case."""
+            for index, programs in lab_programs(self, lab):
                 in_order = None
-                for name, calls in programs.items():  # in order first: the schedules follow it, case by case
+                for name, calls in programs.items():  # in order first
                     started = self.ahead.start_lists(
                         run_lists_sim, program, calls, save=save_list_run, cwd=self.kit, group=index,
                         folder=self.build_dir / lab.name / "lists" / f"{index}-{name}", source=lab.source,
