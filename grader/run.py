@@ -334,9 +334,9 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     travels as in run_harness; result lines are kept in workdir/result.jsonl, the output in workdir/output.log.
     gate(k), when given, is asked before list k is written to the program (which reads each list once it needs it)
     and may wait: False ends the lists there (the program gets no more), and the program's limit is twice the sum.
-    more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's report channel,
-    grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result lines (those of no list
-    first).
+    more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's
+    report channel, grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result
+    lines (those of no list first).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

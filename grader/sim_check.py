@@ -340,7 +340,8 @@ class SimCheck:
         self.run = hooks.get("run", simulator.run_harness_sim)
         self.grader, self.grader_class, self.lab_seconds = grader, grader_class, lab_seconds
         self.folder = Path(grader.build_dir) / FOLDER
-        # at a lower CPU priority than the GPU side, whose CPU work is the grading's critical path (runs_ahead.background)
+        # at a lower CPU priority than the GPU side, whose CPU work is the grading's critical path
+        # (runs_ahead.background)
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers or workers(), thread_name_prefix="sim-check",
                                                           initializer=runs_ahead.background)
         self.run_pool = runs_ahead.RunPool(runs_ahead.ahead_jobs(workers(runs_ahead.share())), background=True)

@@ -61,8 +61,8 @@ from grader.patterns import parse_size, pattern as pattern_named
 from grader.report import NEEDS_GPU, NOT_GRADED
 from grader.score import TestResult, hung_labs, reproduce_line
 from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env
-from grader.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle, diagnostic, fault_text,
-                               finding_text, load_report, not_graded_message)
+from grader.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle,
+                               diagnostic, fault_text, finding_text, load_report, not_graded_message)
 
 KIT = Path(__file__).resolve().parent.parent
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"

@@ -152,7 +152,8 @@ int ppl_options_parse(ppl_options *o, int code, const char *arg)
         return 1;
     case PPL_OPT_SCHEDULE:
         if (!*arg || strlen(arg) >= PPL_SCHEDULE_MAX) {
-            fprintf(stderr, "--schedule %s: expected a schedule (inorder, interleave:SEED, reverse, random:SEED)\n", arg);
+            fprintf(stderr, "--schedule %s: expected a schedule (inorder, interleave:SEED, reverse, random:SEED)\n",
+                    arg);
             return -1;
         }
         o->schedule = arg;

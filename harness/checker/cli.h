@@ -86,7 +86,8 @@ enum {
         {"call-seconds", required_argument, 0, PPL_OPT_CALL_SECONDS},                                                 \
         {"runner-ro", required_argument, 0, PPL_OPT_RUNNER_RO}, {"device", required_argument, 0, PPL_OPT_DEVICE}, \
         {"module", required_argument, 0, PPL_OPT_MODULE},                                             \
-        {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY}, {"schedule", required_argument, 0, PPL_OPT_SCHEDULE}
+        {"host-memory-mib", required_argument, 0, PPL_OPT_HOST_MEMORY},                                               \
+        {"schedule", required_argument, 0, PPL_OPT_SCHEDULE}
 
 /* The usage lines of the options above that every program takes alike (for its --help). */
 #define PPL_COMMON_USAGE                                                                                            \

@@ -175,7 +175,8 @@ def report_line(findings=(), errors=(), seq=1, run=None) -> bytes:
     program that runs several)."""
     import json
     return (json.dumps({"ppl_sim_report": 1, "seq": seq, "event": "launch", "pid": 2, "launches": 1,
-                        **({} if run is None else {"run": run}), "errors": list(errors), "errors_dropped": 0, "kernels": [], "findings": list(findings)})
+                        **({} if run is None else {"run": run}), "errors": list(errors), "errors_dropped": 0,
+                        "kernels": [], "findings": list(findings)})
             + "\n").encode()
 
 
