@@ -10,7 +10,8 @@
                                                      a plain `make figures` (and the figures test) redraws the same
 
 Figures (each one is computed: the trees and scans are simulated step by step, the bank table from
-bank = word index mod 32, the look-back from a list of tile totals, the ladder from its data file):
+bank = word index mod 32, the look-back from a list of tile totals, the histogram's bins by counting a fixed
+input block by block, the ladder from its data file):
 
   reduce-tree-interleaved.svg  labs 01-02: stride 1, 2, 4, 8; active threads spread over every warp
   reduce-tree-sequential.svg   lab 03: stride 8, 4, 2, 1; active threads contiguous
@@ -18,6 +19,7 @@ bank = word index mod 32, the look-back from a list of tile totals, the ladder f
   scan-kogge-stone.svg         lab 06: Kogge-Stone on 16 elements, with its additions and steps
   scan-brent-kung.svg          lab 06: Brent-Kung on 16 elements (up-sweep, down-sweep)
   lookback.svg                 lab 08: tiles with X/A/P status, one tile looking back to the nearest P
+  histogram-privatization.svg  lab 09: blocks count into private shared bins, merged with one atomicAdd per bin
   ladder.svg                   the reference ladder: x baseline (labs 01-05) and x CUB (every lab); ladder_figure.py
 
 The output is byte-identical on every run: no dates, no random numbers, fixed number formatting.
@@ -29,8 +31,8 @@ from pathlib import Path
 
 from grader.patterns import KIT
 from tools.author.ladder_figure import ladder_figure, load_ladder
-from tools.author.svg import (ACTIVE, ACTIVE_EDGE, BAD, BUSY_WARP, CELL, INK, LINE, MUTED, OK, STALE, STATUS_EDGE, STATUS_FILL,
-                               Svg, num)
+from tools.author.svg import (ACTIVE, ACTIVE_EDGE, BAD, BUSY_WARP, CELL, INK, LINE, MUTED, OK, SIZE_COLOURS, STALE,
+                               STATUS_EDGE, STATUS_FILL, Svg, num)
 
 FIGURES = KIT / "handouts" / "figures"
 LADDER_DATA = FIGURES / "ladder.json"
@@ -465,6 +467,119 @@ def lookback_figure() -> Svg:
     return svg
 
 
+# ---- figure 7: privatized histogram bins --------------------------------------------------------------------------
+
+HIST_VALUES = [2, 0, 3, 1, 2, 2, 0, 1, 3, 2, 1, 2, 0, 2, 3, 1, 2, 0, 2, 1, 3, 2, 2, 0]  # 24 elements, 4 bins
+HIST_BINS = 4            # 256 on the GPU
+HIST_BLOCKS = 3
+HIST_THREADS = 2         # threads per block in the picture
+BLOCK_TINTS = ["#dbe8f6", "#fde3c3", "#d6ecd9"]  # light versions of SIZE_COLOURS[0..2]
+
+
+def privatized_bins(values, bins, blocks, threads):
+    """Lab 09's privatization with a grid-stride loop: element i goes to thread i mod (blocks*threads), so to block
+    (i mod (blocks*threads)) // threads; each block counts its elements into its own bins, and the blocks' nonzero
+    bins are added to the global ones. Returns (block of each element, each block's bins, the global bins, merges)."""
+    grid = blocks * threads
+    owner = [(i % grid) // threads for i in range(len(values))]
+    private = [[0] * bins for _ in range(blocks)]
+    for i, v in enumerate(values):
+        private[owner[i]][v] += 1                      # atomicAdd(&bins_s[v], 1) in block owner[i]
+    merged, merges = [0] * bins, 0
+    for block in private:
+        for b, count in enumerate(block):
+            if count:                                  # one atomicAdd(&bins[b], bins_s[b]) per nonzero bin
+                merged[b] += count
+                merges += 1
+    assert merged == [values.count(b) for b in range(bins)]
+    return owner, private, merged, merges
+
+
+def privatization_figure() -> Svg:
+    values, bins, blocks, threads = HIST_VALUES, HIST_BINS, HIST_BLOCKS, HIST_THREADS
+    owner, private, merged, merges = privatized_bins(values, bins, blocks, threads)
+    n, grid = len(values), blocks * threads
+    cell, gap, x0 = 30, 4, 150
+    width = x0 + n * (cell + gap) + 20
+    in_y = 112
+    box_w, box_h, box_y = 290, 132, 216
+    box_gap = (width - 28 - blocks * box_w) / (blocks - 1)
+    bin_w, bin_h, bin_y = 48, 34, box_y + 72
+    out_w, out_h, out_y = 76, 44, 450
+    height = out_y + out_h + 128
+    desc = (f"Privatization over {n} elements of {bins} bins, read by {blocks} blocks of {threads} threads with a "
+            f"grid-stride loop (element i goes to thread i mod {grid}). Input: " + " ".join(map(str, values)) + ". " +
+            "; ".join(f"block {k} counts elements " + ", ".join(str(i) for i in range(n) if owner[i] == k) +
+                      " into its shared bins " + " ".join(map(str, private[k])) for k in range(blocks)) +
+            f". After a barrier each block adds each nonzero bin to the global bins with one atomicAdd: {merges} "
+            f"global atomics, against {n} for one atomic per element. Global bins: " +
+            ", ".join(f"bin {b} = {c}" for b, c in enumerate(merged)) + ".")
+    svg = Svg(width, height, "Privatized histogram bins (lab 09)", desc)
+    svg.text(14, 28, "Privatization: each block counts into its own bins in shared memory, then merges them",
+             size=18, anchor="start", weight="bold")
+    svg.text(14, 50, "atomicAdd(&bins_s[x], 1) per element (shared memory, one block);  __syncthreads();  "
+             "atomicAdd(&bins[b], bins_s[b]) per bin", size=12, anchor="start", mono=True)
+    # the input, each element tinted with the block that reads it, and the thread that reads it
+    svg.text(x0 - 14, in_y - 12, "index i", size=12, anchor="end", fill="#444444")
+    svg.text(x0 - 14, in_y + cell / 2 + 5, "input", size=14, anchor="end", weight="bold")
+    svg.text(x0 - 14, in_y + cell + 18, "thread", size=12, anchor="end", fill="#444444")
+    for i, v in enumerate(values):
+        x = x0 + i * (cell + gap)
+        svg.text(x + cell / 2, in_y - 12, str(i), size=11, fill="#444444", mono=True)
+        svg.rect(x, in_y, cell, cell, fill=BLOCK_TINTS[owner[i]], stroke=SIZE_COLOURS[owner[i]], width=1.4)
+        svg.text(x + cell / 2, in_y + cell / 2 + 5, str(v), size=14, mono=True, weight="bold")
+        svg.text(x + cell / 2, in_y + cell + 18, str(i % grid), size=11, fill=SIZE_COLOURS[owner[i]], mono=True,
+                 weight="bold")
+    svg.text(x0, in_y + cell + 44, f"grid-stride loop: thread t reads elements t, t + {grid}, t + {2 * grid}, ...; "
+             f"threads {', '.join(str(t) for t in range(threads))} are block 0, the next {threads} block 1, ...",
+             size=12, anchor="start", fill="#444444")
+    # the blocks and their private bins
+    bin_centres = []
+    for k in range(blocks):
+        bx = 14 + k * (box_w + box_gap)
+        colour = SIZE_COLOURS[k]
+        mine = [i for i in range(n) if owner[i] == k]
+        svg.rect(bx, box_y, box_w, box_h, fill=BLOCK_TINTS[k], stroke=colour, width=1.6, rx=6)
+        svg.text(bx + 10, box_y + 21, f"block {k}", size=14, anchor="start", weight="bold", fill=colour)
+        svg.text(bx + 74, box_y + 21, "threads " + ", ".join(str(k * threads + t) for t in range(threads)), size=12,
+                 anchor="start")
+        svg.text(bx + 10, box_y + 41, "elements " + " ".join(map(str, mine)), size=12, anchor="start", mono=True)
+        svg.text(bx + 10, box_y + 61, f"bins_s in shared memory: {len(mine)} atomics", size=12, anchor="start",
+                 fill="#444444")
+        left = bx + (box_w - bins * bin_w - (bins - 1) * 8) / 2
+        centres = []
+        for b in range(bins):
+            x = left + b * (bin_w + 8)
+            svg.rect(x, bin_y, bin_w, bin_h, fill=CELL, stroke=LINE)
+            svg.text(x + bin_w / 2, bin_y + bin_h / 2 + 5, str(private[k][b]), size=15, mono=True, weight="bold")
+            svg.text(x + bin_w / 2, bin_y + bin_h + 15, f"bin {b}", size=11, fill="#444444")
+            centres.append(x + bin_w / 2)
+        bin_centres.append(centres)
+    # the merge into the global bins
+    out_left = (width - bins * out_w - (bins - 1) * 40) / 2
+    svg.text(out_left - 14, out_y + out_h / 2 + 5, "bins (global)", size=14, anchor="end", weight="bold")
+    for b in range(bins):
+        x = out_left + b * (out_w + 40)
+        for k in range(blocks):
+            if private[k][b]:
+                svg.line(bin_centres[k][b], bin_y + bin_h + 22, x + out_w / 2 + (k - (blocks - 1) / 2) * 14, out_y - 2,
+                         stroke=SIZE_COLOURS[k], width=1.1, arrow=True)
+        svg.rect(x, out_y, out_w, out_h, fill=ACTIVE, stroke=ACTIVE_EDGE, width=1.6)
+        svg.text(x + out_w / 2, out_y + out_h / 2 + 6, str(merged[b]), size=17, mono=True, weight="bold")
+        svg.text(x + out_w / 2, out_y + out_h + 16, f"bin {b}", size=11, fill="#444444")
+    svg.text(width / 2, out_y + out_h + 40, f"after a barrier, each block adds each of its nonzero bins: "
+             f"atomicAdd(&bins[b], bins_s[b]), {merges} global atomics in all", size=13)
+    foot = out_y + out_h + 78
+    svg.text(14, foot, f"{n} elements: {n} atomics in shared memory, each contended only within its block, then "
+             f"{merges} global atomics.", size=13, anchor="start")
+    svg.text(14, foot + 19, f"One global atomic per element would be {n}, all {grid} threads contending for the same "
+             f"{bins} counters in the L2.", size=13, anchor="start")
+    svg.text(14, foot + 41, f"Drawn with {bins} bins and {blocks} blocks of {threads} threads; lab 09 has 256 bins, "
+             f"and each block counts many vectors of 16 bytes (coarsening) before its one merge.", size=12,
+             anchor="start", fill="#555555")
+    return svg
+
+
 # ---- main ---------------------------------------------------------------------------------------------------------
 
 def all_figures(ladder: dict) -> dict:
@@ -475,6 +590,7 @@ def all_figures(ladder: dict) -> dict:
         "scan-kogge-stone.svg": scan_figure("kogge-stone"),
         "scan-brent-kung.svg": scan_figure("brent-kung"),
         "lookback.svg": lookback_figure(),
+        "histogram-privatization.svg": privatization_figure(),
         "ladder.svg": ladder_figure(ladder),
     }
 
