@@ -130,9 +130,9 @@ class-uploads:
 calibrate:
 	$(PYTHON) -m tools.instructor.calibrate $(if $(or $(LAB),$(LABS)),--labs $(or $(LAB),$(LABS))) $(if $(REPEATS),--repeats $(REPEATS)) $(if $(DRY_RUN),--dry-run)
 
-## make new-lab NAME=09-x LIKE=04 [TITLE="..."]          a new lab of an existing pattern: its files, then what is left (docs/AUTHORING.md)
+## make new-lab NAME=09-x LIKE=04|PATTERN=P [TITLE=...]  a new lab (like lab 04, or the first of pattern P): its files, then what is left (docs/AUTHORING.md)
 new-lab: setup-grade
-	$(PYTHON) -m tools.author.new_lab $(NAME) --like $(LIKE) $(if $(TITLE),--title "$(TITLE)")
+	$(PYTHON) -m tools.author.new_lab $(NAME) $(if $(PATTERN),--pattern $(PATTERN),--like $(LIKE)) $(if $(TITLE),--title "$(TITLE)")
 
 ## make skeletons [FORCE=1]                             rederive labs/ from solutions/ (FORCE=1: also edited files, copied to backups/ first)
 skeletons:

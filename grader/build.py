@@ -7,8 +7,8 @@ folder and then, in three steps:
      includes of anything but the kit's public headers and system headers, #line); a refused file is not compiled;
   2. compiles it to student.o itself, with the command `make student-flags` prints (the kit's own nvcc flags),
      under resource limits and, where bubblewrap works, inside a sandbox that shows nvcc the toolkit, the system's
-     compilers and headers and the kit's harness/include alone (grader/build_sandbox.py); an object over
-     MAX_OBJECT_BYTES is refused before anything reads it;
+     compilers and headers and the kit's harness/include and the pattern's include/ alone
+     (grader/build_sandbox.py); an object over MAX_OBJECT_BYTES is refused before anything reads it;
   3. links the runner and the lab's launcher through make, which finds student.o made and only links.
 Both return a BuildResult whose message, on failure, is the compiler's output cut to its first errors.
 """
@@ -251,7 +251,7 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
         result.message = f"the kit cannot say how to compile {source.name} (a kit bug): {e}"
         return result
     includes = include_folders(command)
-    refusals = check_source(copy.read_bytes(), source.name, includes[0] if includes else None)
+    refusals = check_source(copy.read_bytes(), source.name, includes)
     if refusals:
         result.message = (f"{source.name} is refused before compiling:\n" + "\n".join(refusals[:MAX_ERROR_LINES]))
         return result

@@ -1,11 +1,12 @@
 """The sandbox of the student's compile: nvcc under resource limits, inside bubblewrap where bubblewrap works.
 
-limited(argv, limits) wraps a command so that it runs (with its children) under rlimits: address space, CPU time,
-file size, no core files. bwrap_argv(...) is the bubblewrap command line that shows nvcc only what a compile needs:
-read-only /usr (with the compilers and /usr/include), the /lib links, /etc/ld.so.cache, the CUDA toolkit's folder,
-the student's include folder (harness/include, not the rest of the kit) and the folder holding the copy of the
-student's file; writable, only the output folder and a private /tmp of capped size; /dev with /dev/null alone; no
-network, no other processes, no capabilities, a new session, and nothing left when the grader dies.
+limited(argv, limits) wraps a command so that it runs (with its children) under rlimits: address space, CPU time, file
+size, no core files. bwrap_argv(...) is the bubblewrap command line that shows nvcc only what a compile needs:
+read-only /usr (with the compilers and /usr/include), the /lib links, /etc/ld.so.cache, the CUDA toolkit's folder, the
+student's include folders (harness/include and the pattern's include/, not the rest of the kit) and the folder holding
+the copy of the student's file; writable, only the output folder and a private /tmp of capped size; /dev with
+/dev/null alone; no network, no other processes, no capabilities, a new session, and nothing left when the grader
+dies.
 bwrap_usable() says whether bubblewrap runs here (it needs user namespaces, which some containers refuse).
 
 contain(argv, limits, ...) is the one way the grader runs a program over the student's bytes outside the runner:
@@ -160,9 +161,10 @@ TOOL_TIMEOUT = 300.0  # seconds a kit program over the student's object may take
 def run_kit_python(module: str, args, *, read_only=(), writable=(), sandbox: str = "auto",
                    limits: Limits = Limits(), timeout: float = TOOL_TIMEOUT, log_path=None):
     """Runs `python3 -m module args` (a module of the kit's grader/ package, standard library only) over student
-    bytes, contained (contain): the kit's grader/ folder, read_only and the CUDA toolkit's tools (tools_toolkit) seen
-    read-only, writable (folders made nobody's where it runs as nobody) the only places it may write. sandbox:
-    "auto" (bubblewrap where it works), "off", or "require" (ValueError, a kit problem, when bubblewrap cannot run).
+    bytes, contained (contain): the kit's grader/ and patterns/ folders (the code and the patterns' descriptors),
+    read_only and the CUDA toolkit's tools (tools_toolkit) seen read-only, writable (folders made nobody's where it
+    runs as nobody) the only places it may write. sandbox: "auto" (bubblewrap where it works), "off", or "require"
+    (ValueError, a kit problem, when bubblewrap cannot run).
     Returns the grader.process.Process."""
     from grader.process import run_process  # here: the build's sandbox module stays free of the grader's others
     toolkit = tools_toolkit()
@@ -173,7 +175,8 @@ def run_kit_python(module: str, args, *, read_only=(), writable=(), sandbox: str
     nobody = bool(why_not) and as_nobody_here()
     for folder in writable if nobody else ():
         os.chown(folder, NOBODY, NOBODY)
-    argv = contain(argv, limits, bwrap=not why_not, toolkit=toolkit, read_only=[KIT / "grader", *extra, *read_only],
+    argv = contain(argv, limits, bwrap=not why_not, toolkit=toolkit,
+                   read_only=[KIT / "grader", KIT / "patterns", *extra, *read_only],
                    writable=writable, workdir=KIT, as_nobody=nobody)
     return run_process(argv, timeout=timeout, cwd=KIT, log_path=log_path)
 

@@ -389,8 +389,10 @@ def _scoring(raw, where: str) -> Scoring:
 
 
 def parse_config(data: dict, path: Path) -> Config:
-    """Checks the parsed TOML `data` (read from path) and builds a Config; ConfigError on any problem."""
+    """Checks the parsed TOML `data` (read from path), with the patterns' suites it does not write itself
+    (with_pattern_suites), and builds a Config; ConfigError on any problem."""
     name = path.name
+    data = with_pattern_suites(data)
     _check_keys(data, name, {"calibration", "labs"}, {"suites", "scoring", "late", "gradescope", "limits"})
     scoring = _scoring(data["scoring"], f"{name}: scoring") if "scoring" in data else Scoring()
     calibration = _table(data["calibration"], f"{name}: calibration")
@@ -621,12 +623,20 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"{path.name}: not valid TOML: {e}") from None
 
 
+def with_pattern_suites(data: dict) -> dict:
+    """data with each pattern's suite (patterns/NAME/pattern.toml's [suite]) as its [suites.NAME] where data has
+    none of that name: a labs file that writes a [suites.NAME] writes the whole suite. A course's course/labs.toml,
+    laid over in load_config once these are in, adds to them."""
+    suites = {name: p.suite for name, p in PATTERNS.items() if p.suite}
+    return {**data, "suites": {**suites, **data.get("suites", {})}} if suites else data
+
+
 def load_config(path=DEFAULT_PATH) -> Config:
     """Reads and checks labs.toml at path, with the thresholds `make calibrate` wrote into thresholds.d/ beside it
     (merge_thresholds) and, for the kit's own labs.toml, the course's course/labs.toml laid over (course_file);
     ConfigError if either is missing, not valid TOML or the result inconsistent."""
     path = Path(path)
-    data = merge_thresholds(_read_toml(path), path.parent / THRESHOLDS_FOLDER)
+    data = merge_thresholds(with_pattern_suites(_read_toml(path)), path.parent / THRESHOLDS_FOLDER)
     overlay = course_file(path)
     if overlay is not None:
         try:

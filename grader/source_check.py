@@ -23,7 +23,10 @@ import bisect
 import re
 from pathlib import Path
 
-PUBLIC_HEADERS = ("reduce.h", "scan.h", "compact.h", "common.h", "cuda_check.h", "exit_codes.h")
+from grader.patterns import PATTERNS
+
+# harness/include's headers, and each pattern's (patterns/NAME/include/: grader/patterns.py)
+PUBLIC_HEADERS = ("common.h", "cuda_check.h", "exit_codes.h", *(h for p in PATTERNS.values() for h in p.headers))
 DIRECTIVES = ("define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "pragma",
               "error", "warning", "include")
 INCLUDE_LIKE = ("include", "include_next", "import")  # GCC lexes their <...> and "..." as header names
@@ -46,8 +49,9 @@ class Refused(Exception):
 
 
 def check_source(data: bytes, name: str, include_dir=None) -> list:
-    """Refusals of the source text data of the lab's file name; include_dir is the folder nvcc will search for
-    "..." and <...> (the kit's harness/include): a header there that is not public may not be included."""
+    """Refusals of the source text data of the lab's file name; include_dir is a folder (or a list of the folders)
+    nvcc will search for "..." and <...> (the kit's harness/include and the pattern's include/): a header there that
+    is not public may not be included."""
     refusals = []
     try:
         for line, directive, operand in Lexer(data).directives():
@@ -79,7 +83,8 @@ def check_directive(directive: str, operand, include_dir) -> str:
         return f"#include {operand}: {HOW_TO_INCLUDE}, never a path that starts with / or contains .."
     if operand[0] == '"' and header not in PUBLIC_HEADERS:
         return f"#include {operand}: {HOW_TO_INCLUDE}; put helpers of your own in this file"
-    if include_dir and header not in PUBLIC_HEADERS and (Path(include_dir) / header).exists():
+    folders = include_dir if isinstance(include_dir, (list, tuple)) else [include_dir] if include_dir else []
+    if header not in PUBLIC_HEADERS and any((Path(folder) / header).exists() for folder in folders):
         return f"#include {operand}: not one of the kit's public headers; {HOW_TO_INCLUDE}"
     return ""
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.build_sandbox import TOOL_TIMEOUT, Limits, run_kit_python
+from grader.patterns import PATTERNS
 from grader.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
                             require_tools, run_tool)
 from grader.text import printable
@@ -193,6 +194,10 @@ def load_calls(path=CALLS_TABLE) -> tuple:
                              f"only_in is one of {ONLY_IN[1:]}; unknown keys {sorted(unknown)}")
         allowed.append(Allowed(group["group"], tuple(group["names"]), tuple(group.get("patterns", ())),
                                group.get("only_in", "")))
+    for name, pattern in PATTERNS.items():  # what each pattern's labs may call of the kit (its pattern.toml's [calls])
+        if pattern.calls.get("names"):
+            allowed.append(Allowed(f"the kit: {', '.join(pattern.headers) or name}", tuple(pattern.calls["names"]),
+                                   (name,), ""))
     for entry in data.get("advice", []):
         advice.append(Advice(entry["key"], tuple(entry["names"]), " ".join(entry["says"].split())))
     if not advice or advice[-1].names != ("*",):

@@ -11,7 +11,8 @@ CC ?= cc
 CHECKER_BUILD ?= $(KIT)/build/harness/checker
 CHECKER := $(CHECKER_BUILD)/ppl_checker
 CHECKER_CFLAGS := -O2 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra $(CHECKER_INCLUDES) $(SECCOMP_CFLAGS)
-CHECKER_OBJS := $(CHECKER_SRCS:%.c=$(CHECKER_BUILD)/%.o) $(COMMON_SRCS:%.c=$(CHECKER_BUILD)/%.o)
+CHECKER_OBJS := $(CHECKER_SRCS:%.c=$(CHECKER_BUILD)/%.o) $(COMMON_SRCS:%.c=$(CHECKER_BUILD)/%.o) \
+                $(PATTERNS:%=$(CHECKER_BUILD)/pattern_%.o)
 CHECKER_HEADERS := $(wildcard $(HARNESS)/checker/*.h $(HARNESS)/common/*.h $(HARNESS)/include/exit_codes.h)
 
 .PHONY: checker
@@ -27,6 +28,10 @@ $(CHECKER_BUILD)/%.o: $(HARNESS)/checker/%.c $(CHECKER_HEADERS) | $(CHECKER_BUIL
 
 $(CHECKER_BUILD)/%.o: $(HARNESS)/common/%.c $(CHECKER_HEADERS) | $(CHECKER_BUILD)
 	$(CC) $(CHECKER_CFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+# A pattern's side of the checker (patterns/NAME/check.c), which registers itself in the checker's table.
+$(CHECKER_BUILD)/pattern_%.o: $(PATTERNS_DIR)/%/check.c $(CHECKER_HEADERS) | $(CHECKER_BUILD)
+	$(CC) $(CHECKER_CFLAGS) -I$(PATTERNS_DIR)/$* -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 $(CHECKER_BUILD):
 	mkdir -p $@

@@ -34,7 +34,7 @@ PROGRAM := $(BUILD)/$(PATTERN)_lab
 RUNNER := $(BUILD)/$(PATTERN)_runner
 # The device program: kit code only, one per pattern and GPU architecture, shared by every lab of the pattern.
 DEVICE := $(HARNESS_BUILD)/$(PATTERN)_device
-DEVICE_OBJS := $(patsubst %.cu,$(HARNESS_BUILD)/%.o,$(DEVICE_CU) $(DEVICE_CU_$(PATTERN)) $(PATTERN)_support.cu) \
+DEVICE_OBJS := $(DEVICE_CU:%.cu=$(HARNESS_BUILD)/%.o) $(DEVICE_CU_PATTERN:%.cu=$(HARNESS_BUILD)/$(PATTERN)_%.o) \
                $(HARNESS_BUILD)/stats.o
 # The device's backend: the GPU's (CUDA's runtime and driver) here; mk/sim.mk's is the simulator.
 DEVICE_BACKEND ?= $(HARNESS_BUILD)/backend_gpu.o $(HARNESS_BUILD)/runner_link.o
@@ -47,7 +47,8 @@ RUNNER_OBJS := $(RUNNER_CXX:%.cpp=$(HARNESS_BUILD)/runner_%.o) $(HARNESS_BUILD)/
 SIM_BUILD ?= $(KIT)/build/sim/lib
 CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 CUDA_INCLUDE ?= $(abspath $(dir $(shell command -v $(NVCC) 2>/dev/null))../include)
-HEADERS := $(wildcard $(HARNESS)/device/*.h $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h)
+HEADERS := $(wildcard $(HARNESS)/device/*.h $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h \
+                      $(PATTERNS_DIR)/*/*.h $(PATTERNS_DIR)/*/include/*.h)
 STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES)
 
 .PHONY: all harness run check sanitize profile grade sim clean student-flags help
@@ -68,8 +69,8 @@ $(PROGRAM): $(RUNNER) $(DEVICE) $(CHECKER)
 $(RUNNER): $(BUILD)/student.o $(RUNNER_OBJS) $(CLIENT_LIB)
 	$(NVCC) $(NVCCFLAGS) -cudart none -o $@ $^ $(LAB_LDLIBS)
 
-# The student's file sees harness/include/ alone.
-$(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h) | $(BUILD)
+# The student's file sees harness/include/ and its pattern's include/ alone.
+$(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h $(PATTERNS_DIR)/$(PATTERN)/include/*.h) | $(BUILD)
 	$(NVCC) $(STUDENT_NVCCFLAGS) -c -o $@ $<
 
 # The command that compiles the student's file, without -c, -o and the file (grader/build.py runs it sandboxed).
@@ -84,8 +85,8 @@ $(DEVICE): $(DEVICE_OBJS) $(DEVICE_BACKEND)
 $(HARNESS_BUILD)/%.o: $(HARNESS)/device/%.cu $(HEADERS) | $(HARNESS_BUILD)
 	$(NVCC) $(NVCCFLAGS) $(DEVICE_DEFS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
-$(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.cu $(HEADERS) | $(HARNESS_BUILD)
-	$(NVCC) $(NVCCFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+$(HARNESS_BUILD)/$(PATTERN)_%.o: $(PATTERNS_DIR)/$(PATTERN)/%.cu $(HEADERS) | $(HARNESS_BUILD)
+	$(NVCC) $(NVCCFLAGS) $(DEVICE_DEFS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 $(HARNESS_BUILD)/runner_link.o: $(HARNESS)/device/runner_link.c $(HEADERS) | $(HARNESS_BUILD)
 	$(CC) $(CFLAGS) $(DEVICE_INCLUDES) -I$(CUDA_INCLUDE) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
@@ -94,11 +95,14 @@ $(HARNESS_BUILD)/%.o: $(HARNESS)/common/%.c $(HEADERS) | $(HARNESS_BUILD)
 	$(CC) $(CFLAGS) $(DEVICE_INCLUDES) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 # The runner's kit files: host code only, built by the host compiler against the CUDA headers.
-RUNNER_CXXFLAGS := $(OPT_FLAGS) -std=c++17 -Wall -x c++ $(RUNNER_INCLUDES) -I$(CUDA_INCLUDE)
+RUNNER_CXXFLAGS = $(OPT_FLAGS) -std=c++17 -Wall -x c++ $(RUNNER_INCLUDES) -I$(CUDA_INCLUDE)
 $(HARNESS_BUILD)/runner_%.o: $(HARNESS)/runner/%.cpp $(HEADERS) | $(HARNESS_BUILD)
 	$(CXX) $(RUNNER_CXXFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
-$(HARNESS_BUILD)/runner_%_support.o: $(HARNESS)/common/%_support.cu $(HEADERS) | $(HARNESS_BUILD)
+$(HARNESS_BUILD)/runner_$(PATTERN)_%.o: $(PATTERNS_DIR)/$(PATTERN)/%.cpp $(HEADERS) | $(HARNESS_BUILD)
+	$(CXX) $(RUNNER_CXXFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
+$(HARNESS_BUILD)/runner_$(PATTERN)_support.o: $(PATTERNS_DIR)/$(PATTERN)/support.cu $(HEADERS) | $(HARNESS_BUILD)
 	$(CXX) $(RUNNER_CXXFLAGS) -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
 
 # One build of the client library at a time (flock), as mk/sim.mk's libraries.

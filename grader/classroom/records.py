@@ -106,8 +106,8 @@ class Prepared:
 
 # ---- the key of a grading: what must not change for a rerun to skip a student ----
 
-KIT_PARTS = ("harness", "sim", "mk", "datasets", "grader", "course")  # sim/: every runner's CUDA runtime and the
-# simulator; course/: the course's own datasets and tests
+KIT_PARTS = ("harness", "patterns", "sim", "mk", "datasets", "grader", "course")  # sim/: every runner's CUDA runtime
+# and the simulator; course/: the course's own datasets and tests
 
 
 def hooks_of(options: Options) -> Hooks:

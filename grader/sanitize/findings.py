@@ -25,26 +25,36 @@ def classify(findings, source: str, kit=KIT, source_text: str = "") -> None:
         f.origin = "kit" if owners and "student" not in owners else "student"
 
 
-KIT_PARTS = ("device", "runner", "include", "common", "checker")  # the folders of the kit's harness/
+KIT_SOURCES = ("harness", "patterns")  # the kit's folders of device and host code a lab program is built from
+
+
+def kit_relative(path: str, kit=KIT) -> PurePosixPath | None:
+    """The path of a file of this kit's harness/ or patterns/ relative to the kit, for an absolute path in either
+    folder (or, for an output recorded where the kit lay elsewhere, an absolute path whose last parts are
+    harness/... or patterns/... of a file this kit has); None for any other path."""
+    p = PurePosixPath(path)
+    if not p.is_absolute():
+        return None
+    root = PurePosixPath(str(Path(kit).resolve()))
+    if p.is_relative_to(root) and p.relative_to(root).parts[:1] in ((part,) for part in KIT_SOURCES):
+        return p.relative_to(root) if Path(p).is_file() else None
+    for k in range(len(p.parts) - 2, 0, -1):  # the last "harness" or "patterns" of the path
+        if p.parts[k] in KIT_SOURCES:
+            tail = PurePosixPath(*p.parts[k:])
+            return tail if (Path(kit) / tail).is_file() else None
+    return None
 
 
 def origin_of(path: str, source: str, kit=KIT) -> str:
     """"student", "harness", "library" (CUB or Thrust), "header" (another CUDA or C++ header) or "other" for the file
     a line table names.
 
-    harness: an absolute path of a file under the kit's harness/ folder (or, for an output recorded where the kit lay
-    elsewhere, an absolute path whose last parts are harness/FOLDER/FILE of a file this kit has); a relative path is
-    never the kit's, whose builds name absolute paths. student: the student's file, by its name (the grader compiles
-    a copy in the build folder; no file of the kit has a lab file's name)."""
+    harness: a file of the kit's harness/ or patterns/ folders (kit_relative); a relative path is never the kit's,
+    whose builds name absolute paths. student: the student's file, by its name (the grader compiles a copy in the
+    build folder; no file of the kit has a lab file's name)."""
     p = PurePosixPath(path)
-    if p.is_absolute():
-        harness = PurePosixPath(str(Path(kit).resolve() / "harness"))
-        if p.is_relative_to(harness) and Path(p).is_file():
-            return "harness"
-        parts = p.parts
-        if (len(parts) >= 4 and parts[-3] == "harness" and parts[-2] in KIT_PARTS
-                and (Path(kit) / "harness" / parts[-2] / parts[-1]).is_file()):
-            return "harness"
+    if kit_relative(path, kit) is not None:
+        return "harness"
     if p.name == source:
         return "student"
     if p.is_absolute() and "include" in p.parts[:-1]:
@@ -95,9 +105,9 @@ def defines_function(source_text: str, function: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def kit_defines_function(kit: str, function: str) -> bool:
     """Whether a file of the kit's harness defines the function."""
-    for folder in ("device", "runner", "include", "common"):
-        for path in sorted((Path(kit) / "harness" / folder).glob("*.c*")) + \
-                sorted((Path(kit) / "harness" / folder).glob("*.h")):
+    for folder in ("harness/device", "harness/runner", "harness/include", "harness/common", "patterns/*",
+                   "patterns/*/include"):
+        for path in sorted(Path(kit).glob(f"{folder}/*.c*")) + sorted(Path(kit).glob(f"{folder}/*.h")):
             if defines_function(read_source(path), function):
                 return True
     return False
@@ -116,8 +126,8 @@ def shown_path(path: str | None, source: str, kit=KIT) -> str:
         return str(p.relative_to(PurePosixPath(str(Path(kit).resolve()))))
     except ValueError:
         pass
-    if origin == "harness" and "harness" in p.parts:
-        return str(PurePosixPath(*p.parts[len(p.parts) - p.parts[::-1].index("harness") - 1:]))
+    if origin == "harness":
+        return str(kit_relative(path, kit))
     if "include" in p.parts:
         parts = p.parts
         return str(PurePosixPath(*parts[len(parts) - parts[::-1].index("include"):]))

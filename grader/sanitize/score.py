@@ -81,9 +81,12 @@ def score_sanitizers(lab: str, spec, outcome: Outcome, source: str, kit=KIT, sou
     api = sorted({e for r in outcome.runs for e in r.parsed.api_errors})
     if student:
         lines = [f"compute-sanitizer ({tools}) on {' '.join(spec.runs[0])} found in {source}:"]
-        advised = set()
+        advised, alike = set(), {}  # findings that read the same (racecheck reports each shared word): shown once
         for f in student:
-            lines.append(f"- {describe(f, source, kit, source_lines)}")
+            alike.setdefault(describe(f, source, kit, source_lines), []).append(f)
+        for text, same in alike.items():
+            f = same[0]
+            lines.append(f"- {text}" + (f" ({len(same)} findings that read the same)" if len(same) > 1 else ""))
             advice = explain(f)
             lines.append(f"    {advice if advice not in advised else '(the same advice as above)'}")
             advised.add(advice)

@@ -55,6 +55,7 @@ size_t ppl_dtype_size(ppl_dtype dtype)
     case PPL_F32: return 4;
     case PPL_F64: return 8;
     case PPL_I32: return 4;
+    case PPL_U8: return 1;
     }
     return 0;
 }
@@ -65,6 +66,7 @@ const char *ppl_dtype_name(ppl_dtype dtype)
     case PPL_F32: return "float32";
     case PPL_F64: return "float64";
     case PPL_I32: return "int32";
+    case PPL_U8: return "uint8";
     }
     return "unknown";
 }
@@ -108,7 +110,8 @@ int ppl_dataset_read(const char *path, ppl_dataset *out, char *err, size_t err_l
         goto fail;
     }
     if (size == 0) {
-        set_err(err, err_len, "%s: unknown dtype code %u (1 float32, 2 float64, 3 int32)", path, (unsigned)dtype);
+        set_err(err, err_len, "%s: unknown dtype code %u (1 float32, 2 float64, 3 int32, 4 uint8)", path,
+                (unsigned)dtype);
         goto fail;
     }
     if (count == 0) {

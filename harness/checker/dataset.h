@@ -6,7 +6,7 @@
  *   offset  size  field
  *        0     8  magic, the bytes "PPLDATA" and a zero byte
  *        8     4  version, uint32, = 1
- *       12     4  dtype, uint32: 1 = float32, 2 = float64, 3 = int32
+ *       12     4  dtype, uint32: 1 = float32, 2 = float64, 3 = int32, 4 = uint8
  *       16     8  count, uint64, number of elements (>= 1)
  *       24   ...  count elements of dtype
  *
@@ -27,7 +27,7 @@ extern "C" {
 #define PPL_DATASET_VERSION 1u
 #define PPL_DATASET_HEADER_BYTES 24u
 
-typedef enum { PPL_F32 = 1, PPL_F64 = 2, PPL_I32 = 3 } ppl_dtype;
+typedef enum { PPL_F32 = 1, PPL_F64 = 2, PPL_I32 = 3, PPL_U8 = 4 } ppl_dtype;
 
 typedef struct {
     ppl_dtype dtype;

@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const ppl_checker_pattern *const patterns[] = {&ppl_pattern_reduce, &ppl_pattern_scan,
-                                                      &ppl_pattern_compact};
+/* The patterns linked in (pattern.h's PPL_PATTERN). */
+extern const ppl_checker_pattern *const __start_ppl_patterns[], *const __stop_ppl_patterns[];
 
 void *ppl_alloc(size_t bytes)
 {
@@ -51,31 +51,37 @@ void ppl_trace(const char *what, uint64_t n)
         fprintf(stderr, "trace %.4f %s %llu\n", ppl_link_now() - start, what, (unsigned long long)n);
 }
 
-void *ppl_input(ppl_link *l, uint64_t n)
+void *ppl_input(ppl_link *l, uint64_t n, uint32_t elem_bytes)
 {
-    void *room = ppl_link_input_area(l, (size_t)n * 4);
+    const size_t words = (size_t)ppl_input_words(n, elem_bytes);
+    uint32_t *room = (uint32_t *)ppl_link_input_area(l, words * 4);
     if (!room)
         ppl_link_fail(l, PPL_LINK_SYSTEM);
+    room[words - 1] = 0; /* the last word's padding past n elements: zero bytes, as on the device */
     return room;
 }
 
 const void *ppl_output(const ppl_link *l) { return l->area[1]; }
 
-void ppl_load(ppl_link *l, const void *input, uint64_t n)
+static uint32_t loaded_elem_bytes = 4; /* of the input loaded last: ppl_want_input's words */
+
+void ppl_load(ppl_link *l, const void *input, uint64_t n, uint32_t elem_bytes)
 {
     ppl_trace("load", n);
-    const ppl_load_request rq = {n, 4, 0};
+    const ppl_load_request rq = {n, elem_bytes, 0};
     ppl_load_reply reply;
-    const int code = ppl_link_call(l, PPL_MSG_LOAD, &rq, sizeof rq, input, n * 4, &reply, sizeof reply, NULL, 0);
+    const int code = ppl_link_call(l, PPL_MSG_LOAD, &rq, sizeof rq, input, n * elem_bytes, &reply, sizeof reply,
+                                   NULL, 0);
     if (code != 0)
         ppl_link_fail(l, code);
     if (reply.n != n)
         ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a LOAD reply for another size"),
                           PPL_LINK_GARBAGE));
+    loaded_elem_bytes = elem_bytes;
     ppl_trace("loaded", n);
 }
 
-/* Inputs up to this many elements come back whole after a run; larger ones as a keyed checksum. */
+/* Inputs up to this many 32-bit words come back whole after a run; larger ones as a keyed checksum. */
 #define INPUT_BACK_MAX ((uint64_t)1 << 22)
 
 static uint64_t key_seed, keys_drawn;
@@ -85,8 +91,15 @@ void ppl_set_key_seed(uint64_t seed) { key_seed = seed; }
 
 void ppl_want_input(ppl_run_request *rq, uint64_t n)
 {
-    rq->want_input = n <= INPUT_BACK_MAX;
-    rq->want_input_sum = n > INPUT_BACK_MAX;
+    rq->input_words = ppl_input_words(n, loaded_elem_bytes);
+    rq->want_input = rq->input_words <= INPUT_BACK_MAX;
+    rq->want_input_sum = rq->input_words > INPUT_BACK_MAX;
+}
+
+void ppl_want_output(ppl_run_request *rq, uint64_t words)
+{
+    rq->want_output = 1;
+    rq->output_words = words;
 }
 
 typedef struct {
@@ -111,7 +124,7 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
 {
     key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
     ppl_trace("run", n);
-    const uint64_t bulk_bytes = 4 * ppl_run_bulk_words(n, rq);
+    const uint64_t bulk_bytes = 4 * ppl_run_bulk_words(rq);
     int code = ppl_link_expect_bulk(l, bulk_bytes);
     if (code != 0)
         ppl_link_fail(l, code);
@@ -152,11 +165,14 @@ static const ppl_checker_pattern *find_pattern(int argc, char **argv)
             name = argv[k + 1];
         else if (strncmp(argv[k], "--pattern=", 10) == 0)
             name = argv[k] + 10;
-    for (size_t k = 0; name && k < sizeof patterns / sizeof *patterns; k++)
-        if (strcmp(patterns[k]->name, name) == 0)
-            return patterns[k];
-    fprintf(stderr, "usage: ppl_checker --pattern reduce|scan|compact --runner PATH --device PATH [options]%s%s\n",
-            name ? "\nunknown pattern: " : "", name ? name : "");
+    for (const ppl_checker_pattern *const *p = __start_ppl_patterns; name && p < __stop_ppl_patterns; p++)
+        if (strcmp((*p)->name, name) == 0)
+            return *p;
+    fprintf(stderr, "usage: ppl_checker --pattern ");
+    for (const ppl_checker_pattern *const *p = __start_ppl_patterns; p < __stop_ppl_patterns; p++)
+        fprintf(stderr, "%s%s", p == __start_ppl_patterns ? "" : "|", (*p)->name);
+    fprintf(stderr, " --runner PATH --device PATH [options]%s%s\n", name ? "\nunknown pattern: " : "",
+            name ? name : "");
     return NULL;
 }
 

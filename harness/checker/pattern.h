@@ -1,5 +1,5 @@
 /*
- * pattern.h - what the checker's main (checker/main.c) needs of each pattern (checker/reduce.c, scan.c, compact.c):
+ * pattern.h - what the checker's main (checker/main.c) needs of each pattern (patterns/NAME/check.c):
  * one table entry per pattern. A pattern parses its own options (its struct starts with the common ppl_options),
  * then runs its cases through the link: it makes the inputs, loads them into the runner, asks for runs and judges.
  */
@@ -21,34 +21,45 @@ typedef struct {
     void (*usage)(FILE *f);
 } ppl_checker_pattern;
 
-extern const ppl_checker_pattern ppl_pattern_reduce, ppl_pattern_scan, ppl_pattern_compact;
+/* Puts a pattern's entry in the checker's table: its check.c (patterns/NAME/check.c) says PPL_PATTERN(entry) after
+ * defining it. The entries lie in one section of the program, which GNU ld brackets with __start_ppl_patterns and
+ * __stop_ppl_patterns (it does so for any section named like a C identifier), so every pattern the build links
+ * (mk/harness.mk: each folder of patterns/) is in the table, with no list to edit. */
+#define PPL_PATTERN(entry)                                                                                            \
+    static const ppl_checker_pattern *const ppl_registered_##entry                                                    \
+        __attribute__((used, section("ppl_patterns"), aligned(sizeof(void *)))) = &entry
 
 /* Helpers the patterns share (checker/main.c). */
 
 /* A timing line on stderr, "trace SECONDS WHAT N", when PPL_TRACE is set (main.c); nothing otherwise. */
 void ppl_trace(const char *what, uint64_t n);
 
-/* Room for the n 4-byte elements of the next LOAD in the link's input area (link.h), where a pattern makes its input
- * so that ppl_load copies nothing; it stays as written until the next ppl_input of a larger n. Out of memory is
- * fatal for the case in progress. */
-void *ppl_input(ppl_link *l, uint64_t n);
+/* Room for the n elements of elem_bytes bytes of the next LOAD in the link's input area (link.h), where a pattern
+ * makes its input so that ppl_load copies nothing: ppl_input_words(n, elem_bytes) 32-bit words, the padding of the
+ * last one zero. It stays as written until the next ppl_input of a larger size. Out of memory is fatal for the case
+ * in progress. */
+void *ppl_input(ppl_link *l, uint64_t n, uint32_t elem_bytes);
 
 /* The bulk of the last RUN whose bulk was not copied (ppl_run with bulk NULL): its output area. */
 const void *ppl_output(const ppl_link *l);
 
-/* Loads n elements of 4 bytes into the runner as the input of the runs that follow; on failure reports it for the
- * case in progress and exits (ppl_link_fail). */
-void ppl_load(ppl_link *l, const void *input, uint64_t n);
+/* Loads n elements of elem_bytes bytes (the pattern's element: 1, 2, 4 or 8) into the runner as the input of the runs
+ * that follow; on failure reports it for the case in progress and exits (ppl_link_fail). */
+void ppl_load(ppl_link *l, const void *input, uint64_t n, uint32_t elem_bytes);
 
-/* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(n, rq)
+/* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(rq)
  * 32-bit words; NULL: they stay in the output area, ppl_output); on failure reports it for the case in progress and
  * exits. With want_input_sum, *key is the checksum key the runner was given once the call had returned (drawn from
  * the secret seed). */
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key);
 
-/* Whether an input of n elements comes back whole after a run (its first changed element can be named) or as a
- * keyed checksum (large inputs: no copy of gigabytes back): sets rq->want_input or rq->want_input_sum. */
+/* Whether the loaded input of n elements comes back whole after a run (its first changed element can be named) or
+ * as a keyed checksum (large inputs: no copy back of gigabytes): sets rq->want_input or rq->want_input_sum and
+ * rq->input_words. */
 void ppl_want_input(ppl_run_request *rq, uint64_t n);
+
+/* The run sends back `words` 32-bit words of output (the output and its guard, as the pattern lays them out). */
+void ppl_want_output(ppl_run_request *rq, uint64_t words);
 
 /* The secret seed (--seed-fd or --seed), for keys drawn by the shared helpers. */
 void ppl_set_key_seed(uint64_t seed);

@@ -104,10 +104,9 @@ typedef enum {
 
 /* What PPL_DEV_NEXT tells the runner to call, and with what (device pointers are the device's addresses). */
 enum {
-    PPL_CALL_END = 0,     /* no more calls: the runner exits 0 */
-    PPL_CALL_REDUCE = 1,  /* reduce(d_in, d_out, n, d_work) */
-    PPL_CALL_SCAN = 2,    /* scan(d_in, d_out, n, exclusive, algorithm, d_work) */
-    PPL_CALL_COMPACT = 3  /* compact(d_in, d_out, d_count, n, threshold, d_work) */
+    PPL_CALL_END = 0, /* no more calls: the runner exits 0 */
+    PPL_CALL_LAB = 1  /* the lab's function, with up to PPL_CALL_ARGS arguments in the order of its declaration (the
+                         pattern's serve.cu sends them, its runner.cpp makes the call: patterns/PATTERN/) */
 };
 #define PPL_CALL_ARGS 6
 /* The longest message a runner's failed call carries (its CUDA_CHECK's text). */

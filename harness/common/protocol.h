@@ -82,7 +82,8 @@ typedef struct {
     ppl_device_info dev;
 } ppl_hello_reply;
 
-/* LOAD: the next n elements of elem_bytes bytes (4) are the input of the runs that follow, until the next LOAD. */
+/* LOAD: the next n elements of elem_bytes bytes (1, 2, 4 or 8: the pattern's element) are the input of the runs that
+ * follow, until the next LOAD. */
 typedef struct {
     uint64_t n;
     uint32_t elem_bytes, reserved;
@@ -92,14 +93,21 @@ typedef struct {
     uint64_t n; /* elements loaded */
 } ppl_load_reply;
 
+/* The 32-bit words that hold n elements of elem_bytes bytes, the last one padded with zero bytes: the size of a
+ * loaded input in a run's reply and in its checksum. */
+static inline uint64_t ppl_input_words(uint64_t n, uint32_t elem_bytes) { return (n * elem_bytes + 3) / 4; }
+
 /* RUN: one call of the lab's function on the loaded input. Pattern parameters: exclusive and algorithm (scan),
- * threshold (compact). want_output: send back the output words and the guard after them (scan, compact);
- * want_input: send back the input as the call left it (every lab but 01's in-place reduction); want_input_sum
- * instead: send its keyed checksum (checksum.h), with a key the runner asks for (PPL_MSG_KEY) only once the call has
- * returned, so the lab's code never sees it (large inputs: no copy back). */
+ * threshold (compact). want_output: send back output_words 32-bit words, the output as the pattern lays it out and
+ * the guard after it (a scan's n elements and PPL_GUARD_WORDS; a histogram's bins and the guard); want_input: send
+ * back the input as the call left it, input_words words (ppl_input_words of the loaded input: every lab but 01's
+ * in-place reduction); want_input_sum instead: send its keyed checksum (checksum.h) over those words, with a key the
+ * runner asks for (PPL_MSG_KEY) only once the call has returned, so the lab's code never sees it (large inputs: no
+ * copy back). */
 typedef struct {
     int32_t exclusive, algorithm, threshold;
     int32_t want_output, want_input, want_input_sum;
+    uint64_t output_words, input_words;
 } ppl_run_request;
 
 /* value: a reduction's sum (the float's bits) or a compaction's count (*d_count as written, all 64 bits).
@@ -111,9 +119,9 @@ typedef struct {
 
 /* The 32-bit words of bulk after a RUN reply: [output and guard] [input after the run]. */
 #define PPL_GUARD_WORDS 4096
-static inline uint64_t ppl_run_bulk_words(uint64_t n, const ppl_run_request *r)
+static inline uint64_t ppl_run_bulk_words(const ppl_run_request *r)
 {
-    return (r->want_output ? n + PPL_GUARD_WORDS : 0) + (r->want_input ? n : 0);
+    return (r->want_output ? r->output_words : 0) + (r->want_input ? r->input_words : 0);
 }
 
 /* BENCH: time the contenders on the loaded input. key: of the keyed checksums (checksum.h) of outputs.

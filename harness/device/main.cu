@@ -193,7 +193,8 @@ void ppl_serve_record(const ppl_run_record *r)
 
 /* ---- requests ---- */
 
-static uint64_t loaded_n; /* elements of the input loaded last (0: none) */
+static uint64_t loaded_n;           /* elements of the input loaded last (0: none) */
+static uint32_t loaded_elem_bytes; /* and their size */
 
 /* A LOAD: the request through the pipe, the input in the checker's input area, mapped read-only (its pages mapped
  * at once: one fault per page would cost more than the copy) and unmapped once it is on the device. */
@@ -203,7 +204,8 @@ static void serve_load(const ppl_msg_header *h)
     if (h->bytes < sizeof rq || read_all(from_checker, &rq, sizeof rq) != 0)
         ppl_device_fatal("the device program got a malformed LOAD (a kit bug)", PPL_EXIT_USAGE);
     const uint64_t bytes = h->bytes - sizeof rq;
-    if (rq.elem_bytes != 4 || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes ||
+    const int elem_ok = rq.elem_bytes == 1 || rq.elem_bytes == 2 || rq.elem_bytes == 4 || rq.elem_bytes == 8;
+    if (!elem_ok || rq.n == 0 || rq.n > (1ull << 40) || bytes != rq.n * rq.elem_bytes ||
         bytes > area_size(0))
         ppl_device_fatal("the device program got a LOAD of the wrong size (a kit bug)", PPL_EXIT_USAGE);
     void *input = mmap(NULL, bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, area_fd[0], 0);
@@ -212,6 +214,7 @@ static void serve_load(const ppl_msg_header *h)
     ppl_pattern_load(input, rq.n, rq.elem_bytes);
     munmap(input, bytes);
     loaded_n = rq.n;
+    loaded_elem_bytes = rq.elem_bytes;
     reply_begin(sizeof(ppl_load_reply));
     ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
     reply_send(PPL_MSG_LOAD);
@@ -239,9 +242,11 @@ static void serve(const ppl_msg_header *h, uint64_t n)
         break;
     }
     case PPL_MSG_RUN: {
-        if (h->bytes != sizeof rq.run || n == 0)
+        if (h->bytes != sizeof rq.run || n == 0 || rq.run.output_words > (1ull << 40) ||
+            ((rq.run.want_input || rq.run.want_input_sum) &&
+             rq.run.input_words != ppl_input_words(n, loaded_elem_bytes)))
             ppl_device_fatal("the device program got a RUN it cannot serve (a kit bug)", PPL_EXIT_USAGE);
-        reply_begin(sizeof(ppl_run_reply) + 4 * ppl_run_bulk_words(n, &rq.run));
+        reply_begin(sizeof(ppl_run_reply) + 4 * ppl_run_bulk_words(&rq.run));
         ppl_run_reply *r = (ppl_run_reply *)reply_room(sizeof *r);
         memset(r, 0, sizeof *r);
         ppl_run_reply value;

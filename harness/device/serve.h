@@ -1,6 +1,7 @@
 /*
  * serve.h - the device program's side of protocol.h: what device/main.cu offers the pattern files
- * (reduce_serve.cu, scan_serve.cu, compact_serve.cu), and what each pattern file defines for it.
+ * (patterns/reduce/serve.cu, patterns/scan/serve.cu, patterns/compact/serve.cu), and what each pattern file defines for
+ * it.
  *
  * The device program is kit code only: it holds the GPU (or the simulator), the inputs, the outputs, the yardsticks
  * and the timing, and calls the lab's function in the runner, the process that holds the student's code

@@ -22,8 +22,8 @@ int ppl_runner_next(int status, const char *message, uint64_t args[6]);
 /* sim/device_client.c's: the kit's exclusive scan, run by the device program (PPL_DEV_KIT_SCAN). */
 cudaError_t ppl_runner_kit_scan(const int *d_in, int *d_out, size_t n);
 
-/* The pattern's file (reduce_runner.cpp, ...): makes call with args (the lab's function); 0, or -1 when the call
- * is not this pattern's. */
+/* The pattern's file (patterns/reduce/runner.cpp, ...): makes call with args (the lab's function); 0, or -1 when the
+ * call is not this pattern's. */
 int ppl_runner_dispatch(int call, const uint64_t *args);
 
 #ifdef __cplusplus

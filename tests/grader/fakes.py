@@ -1,5 +1,6 @@
 """Test helpers: fake harness programs (small Python scripts) and small labs.toml files written to a temp folder."""
 import os
+import re
 import stat
 import sys
 import textwrap
@@ -171,3 +172,17 @@ def process_gone(pid: int) -> bool:
         return True
     except OSError:
         return not os.path.exists(f"/proc/{pid}")
+
+
+def kit_labs_text() -> str:
+    """grader/labs.toml's text with every pattern's suite written in as its [suites.NAME] tables (what the grader
+    reads from patterns/NAME/pattern.toml's [suite]), in the order of the labs (the reductions' first), for tests
+    that edit a group's text: a labs file that writes a suite writes the whole suite (config.with_pattern_suites)."""
+    text = (KIT / "grader" / "labs.toml").read_text()
+    names = list(dict.fromkeys(re.findall(r'^pattern = "(\w+)"', text, re.M)))
+    for name in names:
+        lines = (KIT / "patterns" / name / "pattern.toml").read_text().splitlines()
+        first = next(k for k, line in enumerate(lines) if line.startswith(("[[suite.", "[suite.")))
+        suite = "\n".join(lines[first:]).replace("[[suite.", f"[[suites.{name}.").replace("[suite.", f"[suites.{name}.")
+        text += f"\n{suite}\n"
+    return text

@@ -4,13 +4,11 @@ import unittest
 from pathlib import Path
 
 from grader.config import ConfigError, load_config
-from grader.patterns import KIT, parse_sizes
+from grader.patterns import KIT, PATTERNS, parse_sizes
 from tests.grader.fakes import SMALL_TOML, write_file
 
 REDUCE = ["01-global-strided", "02-shared-strided", "03-sequential", "04-unrolled", "05-coarsened"]
 LABS = REDUCE + ["06-scan", "07-compact", "08-single-pass"]
-GROUPS = {"reduce": ["datasets", "edge sizes", "exact integer data", "large sizes"],
-          "scan": ["datasets", "edge sizes", "large sizes"], "compact": ["datasets", "edge sizes", "large sizes"]}
 
 
 def free_number(config) -> str:
@@ -47,7 +45,8 @@ class RealLabsToml(unittest.TestCase):
         for lab in self.config.labs:
             with self.subTest(lab=lab.name):
                 self.assertEqual(lab.source, f"{lab.pattern}.cu")
-                self.assertEqual([g.name for g in lab.groups], GROUPS[lab.pattern])
+                suite = PATTERNS[lab.pattern].suite["groups"]  # the pattern's groups (patterns/NAME/pattern.toml)
+                self.assertEqual([g.name for g in lab.groups], [g["name"] for g in suite])
                 self.assertIsNotNone(lab.performance)
                 for root in ("labs", "solutions"):
                     self.assertTrue((KIT / root / lab.name / lab.source).is_file(),

@@ -11,6 +11,7 @@ from pathlib import Path
 from grader.build import BuildResult, build_lab
 from grader.config import load_config
 from grader.grade import DEFAULT_TIMEOUT, Grader, main
+from grader.patterns import PATTERNS
 from grader.report import format_table, gradescope_results
 from grader.run import run_harness
 from grader.sanitize.runs import Outcome as SanitizeOutcome
@@ -125,6 +126,9 @@ class RealConfig(GradingRun):
         self.add_datasets("ones", pattern="scan")
         self.add_datasets("halves", pattern="compact", expected=False)
         config = load_config()
+        for pattern in {lab.pattern for lab in config.labs} - {"reduce", "scan", "compact"}:  # the other patterns'
+            group = next(g for g in PATTERNS[pattern].suite["groups"] if "datasets" in g)
+            self.add_datasets("one", pattern=pattern, expected=group.get("expected", True))
         program = self.fake(PASS)
         report = self.grader(config, {lab: program for lab in REAL_LABS}).grade(list(config.labs))
         self.assertTrue(report.full_marks)
@@ -134,13 +138,13 @@ class RealConfig(GradingRun):
         self.assertEqual(report.bonus_labs(), [lab.name for lab in bonus])
         self.assertIn("08-single-pass", report.bonus_labs())
         self.assertEqual(report.device, "NVIDIA Fake GPU")
-        self.assertEqual(self.sources, {"reduce.cu", "scan.cu", "compact.cu"})
+        self.assertEqual(self.sources, {lab.source for lab in config.labs})
         self.assertEqual(self.checked, [(lab.name, lab.pattern) for lab in config.labs])
         static = [r for r in report.results if r.name == STATIC_CHECKS]
         self.assertEqual([(r.lab, r.status, r.max_score) for r in static], [(lab, "pass", 0) for lab in REAL_LABS])
         perf = {r.lab: r for r in report.results if r.name == "performance"}
         self.assertTrue(perf["03-sequential"].summary.startswith("100.00x baseline"), perf["03-sequential"].summary)
-        for lab in ("06-scan", "07-compact", "08-single-pass"):
+        for lab in (x.name for x in config.labs if x.performance.yardstick == "cub"):
             self.assertTrue(perf[lab].summary.startswith("100.00x of CUB"), perf[lab].summary)
         runs = {lab: [args for name, args in self.calls if name == lab] for lab in REAL_LABS}
         self.assertEqual(runs["06-scan"], [

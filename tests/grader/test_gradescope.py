@@ -16,6 +16,7 @@ from grader import gradescope
 from grader.config import DEFAULT_PATH, parse_config
 from grader.report import NEEDS_GPU, NOT_GRADED, Report, gradescope_results, pending, render, student_view
 from grader.score import HAZARD, TestResult, hang_note
+from tests.grader.fakes import kit_labs_text
 
 LATE = """
 [late]
@@ -25,7 +26,7 @@ penalty_per_day = 0.1
 
 
 def config(extra: str = "", edit=None):
-    text = DEFAULT_PATH.read_text()
+    text = kit_labs_text()
     text = edit(text) if edit else text
     return parse_config(tomllib.loads(text + extra), DEFAULT_PATH)
 

@@ -12,6 +12,7 @@ from grader.config import ConfigError, load_config, parse_config
 from grader.score import (HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, note_writes_past_the_end,
                           student_path_mapper, student_paths)
 from tests.grader.fakes import KIT
+from tests.grader.fakes import kit_labs_text
 
 GROUPS = ("datasets", "edge sizes", "exact integer data")
 
@@ -148,7 +149,7 @@ class SimulatorRow(unittest.TestCase):
         """The device names each module by the build: a #line naming the kit's harness does not make a kernel of
         the student's object the kit's, and a kit module's finding is a kit bug whatever its file: the row is then
         "not graded" (0 points, tell the instructors), never a free pass."""
-        kit_path = dict(RACE, file=f"{KIT}/harness/common/reduce_support.cu", where="reduce_support.cu:30")
+        kit_path = dict(RACE, file=f"{KIT}/patterns/reduce/support.cu", where="patterns/reduce/support.cu:30")
         for module, status in (("student", "FAIL"), ("kit", simulator.NOT_GRADED)):
             with self.subTest(module=module):
                 row = simulator.score_hazards("04", 0, "reduce.cu", [
@@ -192,7 +193,7 @@ class Config(unittest.TestCase):
         self.assertTrue(all(lab.sanitizers.hazard_cost == 1.0 for lab in load_config().labs))
 
     def test_a_share_outside_0_to_1_is_refused(self):
-        text = (KIT / "grader" / "labs.toml").read_text().replace("hazard_cost = 1.0", "hazard_cost = 1.5", 1)
+        text = kit_labs_text().replace("hazard_cost = 1.0", "hazard_cost = 1.5", 1)
         with tempfile.TemporaryDirectory() as tmp, self.assertRaisesRegex(ConfigError, "hazard_cost: expected a "
                                                                                      "share from 0 to 1"):
             parse_config(tomllib.loads(text), Path(tmp) / "labs.toml")

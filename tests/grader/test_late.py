@@ -8,6 +8,7 @@ import unittest
 from grader import late
 from grader.config import DEFAULT_PATH, ConfigError, parse_config
 from grader.metadata import Person, Submission
+from tests.grader.fakes import kit_labs_text
 
 EST = dt.timezone(dt.timedelta(hours=-5))
 DUE = dt.datetime(2026, 12, 1, 23, 59, tzinfo=EST)
@@ -85,7 +86,7 @@ class LabsToml(unittest.TestCase):
                 with self.assertRaises(ConfigError) as caught:
                     self.config(extra, lab_line)
                 self.assertIn(said, str(caught.exception))
-        text = DEFAULT_PATH.read_text().replace('name = "edge sizes"\n', 'name = "edge sizes"\nvisibility = "x"\n', 1)
+        text = kit_labs_text().replace('name = "edge sizes"\n', 'name = "edge sizes"\nvisibility = "x"\n', 1)
         with self.assertRaises(ConfigError) as caught:
             parse_config(tomllib.loads(text), DEFAULT_PATH)
         self.assertIn("visibility: expected one of visible, hidden, after_due_date, after_published",

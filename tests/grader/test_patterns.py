@@ -1,12 +1,19 @@
 """grader/patterns.py: the one Python reader of the harness's size syntax (the same sizes harness/checker/cli.c
-takes, the same refusals), and the registry against the labs: every lab of labs.toml is a pattern of the registry,
-with its file, and each lab folder's Makefile names the pattern labs.toml gives it."""
+takes, the same refusals), the patterns' descriptors (patterns/NAME/pattern.toml: every folder of patterns/ is a
+pattern with its role files, and the checker the build makes knows each one), and the registry against the labs:
+every lab of labs.toml is a pattern of the registry, with its file, and each lab folder's Makefile names the pattern
+labs.toml gives it."""
 import re
+import shutil
+import subprocess
+import tempfile
 import unittest
+from pathlib import Path
 
 from grader.config import ConfigError, load_config
 from tests.grader.test_config import free_number
-from grader.patterns import KIT, PATTERNS, format_size, lab_dirs, parse_size, parse_sizes, pattern, select_labs
+from grader.patterns import (KIT, PATTERNS, PatternError, format_size, lab_dirs, parse_size, parse_sizes, pattern,
+                             read_pattern, select_labs)
 
 
 class Sizes(unittest.TestCase):
@@ -45,8 +52,53 @@ class Registry(unittest.TestCase):
                     self.assertIsNotNone(parse_sizes(dict(zip(run[::2], run[1::2]))["--n"]), run)
 
     def test_an_unknown_pattern_is_named(self):
-        with self.assertRaisesRegex(ValueError, "'sort' is not a pattern of the kit .*reduce, scan, compact"):
+        with self.assertRaisesRegex(ValueError, "'sort' is not a pattern of the kit \\(the patterns: " +
+                                    ", ".join(sorted(PATTERNS)) + "\\)"):
             pattern("sort")
+
+    def test_every_folder_is_a_pattern_with_its_role_files(self):
+        """Each folder of patterns/ has its descriptor and its side of each program (mk/harness.mk finds them by
+        these names), its header, and the kit's calls its labs may make, declared in that header."""
+        folders = sorted(p.name for p in (KIT / "patterns").iterdir() if p.is_dir())
+        self.assertEqual(folders, sorted(PATTERNS))
+        for p in PATTERNS.values():
+            with self.subTest(pattern=p.name):
+                for role in ("pattern.toml", "check.c", "serve.cu", "runner.cpp", "support.cu"):
+                    self.assertTrue((p.folder / role).is_file(), f"patterns/{p.name}/{role} (docs/AUTHORING.md, "
+                                                                 f"\"A new pattern\")")
+                self.assertEqual(p.headers, (f"{p.name}.h",))
+                header = (p.folder / "include" / p.headers[0]).read_text()
+                for name in p.calls.get("names", []):
+                    self.assertRegex(header, rf"\b{name}\(", f"{name} of [calls] is not declared in {p.headers[0]}")
+                self.assertIn(f"PPL_PATTERN(ppl_pattern_{p.name})", (p.folder / "check.c").read_text())
+                self.assertTrue(p.suite.get("groups"), f"patterns/{p.name}/pattern.toml has no [[suite.groups]]")
+
+    def test_a_broken_descriptor_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "sort"
+            shutil.copytree(KIT / "patterns" / "compact", folder)
+            text = (folder / "pattern.toml").read_text()
+            for broken, said in ((text.replace("element_bytes = 4", "element_bytes = 3"), "element_bytes must be"),
+                                 (text.replace('yardstick = "--copy"\n', ""), "missing keys yardstick"),
+                                 ("colour = 1\n" + text, "unknown keys colour"), ("x = [", "cannot read it")):
+                with self.subTest(said=said):
+                    (folder / "pattern.toml").write_text(broken)
+                    with self.assertRaisesRegex(PatternError, f"patterns/sort/pattern.toml: .*{said}"):
+                        read_pattern(folder)
+
+    def test_the_checker_knows_every_pattern(self):
+        """The checker's table is every pattern the build links (checker/pattern.h's PPL_PATTERN): its usage names
+        each folder of patterns/."""
+        checker = KIT / "build" / "tests" / "patterns" / "ppl_checker"
+        made = subprocess.run(["make", "-s", "-f", "mk/checker.mk", f"KIT={KIT}", f"CHECKER_BUILD={checker.parent}"],
+                              cwd=KIT, capture_output=True, text=True, timeout=600)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        said = subprocess.run([str(checker), "--pattern", "sort"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(said.returncode, 0)
+        usage = re.search(r"--pattern (\S+) ", said.stderr)
+        self.assertIsNotNone(usage, said.stderr)
+        self.assertEqual(sorted(usage.group(1).split("|")), sorted(PATTERNS))
+        self.assertIn("unknown pattern: sort", said.stderr)
 
     def test_the_labs_and_their_makefiles(self):
         """labs.toml says each lab's pattern; its Makefiles (labs/ and solutions/) name the same one and no file of

@@ -130,11 +130,11 @@ class WhoseLine(unittest.TestCase):
         self.assertEqual(origin_of(f"{KIT}/harness/device/check_i32.cu", "scan.cu", KIT), "harness")
         self.assertEqual(origin_of(f"{KIT}/harness/include/common.h", "scan.cu", KIT), "harness")
         # recorded where the kit lay elsewhere: harness/FOLDER/FILE of a file this kit has
-        self.assertEqual(origin_of("/elsewhere/kit/harness/device/reduce_serve.cu", "reduce.cu", KIT), "harness")
+        self.assertEqual(origin_of("/elsewhere/kit/patterns/reduce/serve.cu", "reduce.cu", KIT), "harness")
         self.assertEqual(origin_of("/elsewhere/kit/harness/device/made_up.cu", "reduce.cu", KIT), "other")
         # relative paths are never the kit's (its builds name absolute ones): what a #line could claim
         self.assertEqual(origin_of("harness/reduce_support.cu", "reduce.cu", KIT), "other")
-        self.assertEqual(origin_of("harness/common/reduce_support.cu", "reduce.cu", KIT), "other")
+        self.assertEqual(origin_of("patterns/reduce/support.cu", "reduce.cu", KIT), "other")
         self.assertEqual(origin_of("check_i32.cu", "scan.cu", KIT), "other")
         self.assertEqual(origin_of("/usr/local/cuda/include/cub/block/block_scan.cuh", "scan.cu", KIT), "library")
         self.assertEqual(origin_of("/usr/local/cuda/include/cccl/cub/agent/agent_scan.cuh", "scan.cu", KIT),
@@ -152,7 +152,7 @@ class WhoseLine(unittest.TestCase):
         self.assertEqual(owner("harness/reduce_support.cu", "reduce_kernel(const float *, float *)", "reduce.cu",
                                KIT, student), "student")  # a path made up (#line): neither the student's nor the kit's
         # the kit's own absolute path on a kernel only the student's file defines: made up too
-        self.assertEqual(owner(f"{KIT}/harness/common/reduce_support.cu", "reduce_kernel(const float *, float *)",
+        self.assertEqual(owner(f"{KIT}/patterns/reduce/support.cu", "reduce_kernel(const float *, float *)",
                                "reduce.cu", KIT, student), "student")
         # a CUDA header line goes with its function: the kit's checksum_kernel, or anyone else's
         self.assertEqual(owner("/usr/local/cuda/include/crt/sm_60_atomic_functions.hpp",
@@ -174,8 +174,8 @@ class WhoseLine(unittest.TestCase):
         self.assertEqual([f.origin for f in findings], ["kit", "kit"])
         self.assertEqual(shown_path(findings[0].locations[0].file, "scan.cu", KIT), "harness/device/check_i32.cu")
         self.assertEqual(shown_path(findings[1].locations[0].file, "scan.cu", KIT), "cub/agent/agent_scan.cuh")
-        self.assertEqual(shown_path("/elsewhere/kit/harness/device/reduce_serve.cu", "reduce.cu", KIT),
-                         "harness/device/reduce_serve.cu")
+        self.assertEqual(shown_path("/elsewhere/kit/patterns/reduce/serve.cu", "reduce.cu", KIT),
+                         "patterns/reduce/serve.cu")
 
     def test_a_line_the_source_made_up_is_the_students(self):
         """`#line 30 "harness/reduce_support.cu"` before a racy kernel: its race names the kit's file, but the kit's
@@ -185,7 +185,7 @@ class WhoseLine(unittest.TestCase):
         classify(result.findings, "reduce.cu", KIT, "__global__ void reduce_kernel(const float *in) {}\n")
         self.assertTrue(result.findings)
         self.assertEqual({f.origin for f in result.findings}, {"student"})
-        text = sample("racecheck-volatile-last-warp.txt", f"{KIT}/harness/common/reduce_support.cu")
+        text = sample("racecheck-volatile-last-warp.txt", f"{KIT}/patterns/reduce/support.cu")
         result = parse_output(text, "racecheck")
         classify(result.findings, "reduce.cu", KIT, "__global__ void reduce_kernel(const float *in) {}\n")
         self.assertEqual({f.origin for f in result.findings}, {"student"})

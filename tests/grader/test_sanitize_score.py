@@ -32,6 +32,19 @@ class Scoring(unittest.TestCase):
                          {"file": "reduce.cu", "line": 47, "function": "reduce_kernel(const float *, float *, "
                                                                        "unsigned long)", "access": "write"})
 
+    def test_findings_that_read_the_same_are_listed_once(self):
+        """racecheck reports a race once per shared word: a kernel that races on every bin gave 60 findings that read
+        alike (lab 09 with bins_s[b]++ on an H200); the row lists each text once, with how many there were."""
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = write_file(tmp, "reduce.cu", VOLATILE_SOURCE)
+            twice = outcome_of(("racecheck-volatile-last-warp.txt", "racecheck"),
+                               ("racecheck-volatile-last-warp.txt", "racecheck"))
+            result = score_sanitizers("04-unrolled", SPEC, twice, "reduce.cu", KIT, source_path=copy)
+        listed = [line for line in result.detail.splitlines() if line.startswith("- ")]
+        self.assertEqual(len(listed), 3, result.detail)
+        self.assertTrue(all(line.endswith("(2 findings that read the same)") for line in listed), listed)
+        self.assertEqual(len(result.data["hazards"]), 6)  # results.json keeps every one
+
     def test_a_missing_barrier_names_the_barrier(self):
         outcome = outcome_of(("racecheck-no-barrier.txt", "racecheck"))
         classify(outcome.findings(), "reduce.cu", KIT)

@@ -571,7 +571,8 @@ class PtxOnly(unittest.TestCase):
             source, obj = Path(tmp) / "reduce.cu", Path(tmp) / "student.o"
             source.write_text(COMPRESSED[1])
             done = run_process(["nvcc", "-O3", "-lineinfo", "-std=c++17", "-gencode", "arch=compute_75,code=compute_75",
-                                f"-I{KIT / 'harness' / 'include'}", "-c", "-o", str(obj), str(source)], timeout=600)
+                                f"-I{KIT / 'harness' / 'include'}", f"-I{KIT / 'patterns' / 'reduce' / 'include'}",
+                                "-c", "-o", str(obj), str(source)], timeout=600)
             self.assertEqual(done.returncode, 0, done.output)
             verdict = static_check.check_object(obj, "reduce")
             keys = [f.key for f in verdict.findings]

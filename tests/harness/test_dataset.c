@@ -52,10 +52,12 @@ START_TEST(test_dtype_size_and_name)
     ck_assert_uint_eq(ppl_dtype_size(PPL_F64), 8);
     ck_assert_uint_eq(ppl_dtype_size(PPL_I32), 4);
     ck_assert_uint_eq(ppl_dtype_size((ppl_dtype)0), 0);
-    ck_assert_uint_eq(ppl_dtype_size((ppl_dtype)4), 0);
+    ck_assert_uint_eq(ppl_dtype_size(PPL_U8), 1);
+    ck_assert_uint_eq(ppl_dtype_size((ppl_dtype)5), 0);
     ck_assert_str_eq(ppl_dtype_name(PPL_F32), "float32");
     ck_assert_str_eq(ppl_dtype_name(PPL_F64), "float64");
     ck_assert_str_eq(ppl_dtype_name(PPL_I32), "int32");
+    ck_assert_str_eq(ppl_dtype_name(PPL_U8), "uint8");
     ck_assert_str_eq(ppl_dtype_name((ppl_dtype)0), "unknown");
     ck_assert_str_eq(ppl_dtype_name((ppl_dtype)99), "unknown");
 }
@@ -250,8 +252,8 @@ START_TEST(test_error_unknown_dtype)
 {
     write_dataset_bytes(tmp_path("t0.raw"), 1, 0, 1, 4);
     assert_read_fails(tmp_path("t0.raw"), "unknown dtype code 0");
-    write_dataset_bytes(tmp_path("t4.raw"), 1, 4, 1, 4);
-    assert_read_fails(tmp_path("t4.raw"), "unknown dtype code 4");
+    write_dataset_bytes(tmp_path("t5.raw"), 1, 5, 1, 4);
+    assert_read_fails(tmp_path("t5.raw"), "unknown dtype code 5");
     write_dataset_bytes(tmp_path("tbig.raw"), 1, 0xffffffffu, 1, 4);
     assert_read_fails(tmp_path("tbig.raw"), "unknown dtype code 4294967295");
 }
@@ -334,7 +336,7 @@ START_TEST(test_write_errors)
     ck_assert_int_ne(access(tmp_path("zero.raw"), F_OK), 0);
 
     err[0] = '\0';
-    ck_assert_int_eq(ppl_dataset_write(tmp_path("dtype.raw"), (ppl_dtype)4, 2, x, err, sizeof err), -1);
+    ck_assert_int_eq(ppl_dataset_write(tmp_path("dtype.raw"), (ppl_dtype)5, 2, x, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "dtype.raw"));
     ck_assert_int_ne(access(tmp_path("dtype.raw"), F_OK), 0);
 

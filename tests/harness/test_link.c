@@ -77,9 +77,11 @@ static int run(ppl_link *l, uint64_t n, uint32_t *bulk, uint64_t *value)
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
     rq.want_output = rq.want_input = bulk != NULL;
+    rq.output_words = n + PPL_GUARD_WORDS;
+    rq.input_words = n;
     ppl_run_reply reply = {0};
     const int code = ppl_link_call(l, PPL_MSG_RUN, &rq, sizeof rq, NULL, 0, &reply, sizeof reply, bulk,
-                                   4 * ppl_run_bulk_words(n, &rq));
+                                   4 * ppl_run_bulk_words(&rq));
     *value = reply.value;
     return code;
 }

@@ -138,13 +138,13 @@ class Helpers(unittest.TestCase):
     def test_hazards_row_by_the_line_table(self):
         """Whose finding it is comes from the line table's paths: the kit's only under its harness/ folder."""
         source = "__global__ void k(float *v)\n{\n}\n"
-        for path, owner in ((f"{KIT}/harness/common/reduce_support.cu", "kit"),
+        for path, owner in ((f"{KIT}/patterns/reduce/support.cu", "kit"),
                             ("harness/reduce_support.cu", "student"),
                             ("/somewhere/else/made_up.cu", "student"), ("/b/04/reduce.cu", "student")):
             with self.subTest(path=path):
                 f = finding(kernel="_Z8checkingPf", file=path, where=Path(path).name + ":30")
                 self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), owner)
-        f = finding(kernel="_Z1kPf", file=f"{KIT}/harness/common/reduce_support.cu")
+        f = finding(kernel="_Z1kPf", file=f"{KIT}/patterns/reduce/support.cu")
         self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "student")  # k is the student's
         f = finding(kernel="_Z15checksum_kernelPKjmmPy", file=None, where="PTX line 9")
         self.assertEqual(simulator.finding_owner(f, "reduce.cu", KIT, source), "kit")
@@ -373,7 +373,7 @@ class FindingsTheStudentCannotTouch(SimGrading):
         text = self.racy()
         kernel = text.index("__global__ void reduce_kernel")
         for tag, path in (("line-relative", "harness/reduce_support.cu"),
-                          ("line-kit", f"{KIT}/harness/common/reduce_support.cu")):
+                          ("line-kit", f"{KIT}/patterns/reduce/support.cu")):
             with self.subTest(path=path):
                 made_up = text[:kernel] + f'#line 30 "{path}"\n' + text[kernel:]
                 program = self.build(tag, made_up)
@@ -381,12 +381,12 @@ class FindingsTheStudentCannotTouch(SimGrading):
                 self.assertEqual(outcome.status, "pass", outcome.message)
                 self.assertTrue(report.findings)
                 # nvcc names the path as the #line gave it, made absolute against its working folder (the kit's
-                # here, as mk/sim.mk runs): the kit's harness/ folder, but no file of the kit's, and the student's
-                # kernel
+                # here, as mk/sim.mk runs): the kit's harness/ folder, but no file of the kit's; or a file of the kit's
+                # (patterns/reduce/support.cu) on the student's kernel
                 self.assertTrue(all(f["file"].endswith(path) for f in report.findings), report.findings)
                 row = simulator.score_hazards("04-unrolled", 5.0, "reduce.cu", [report], kit=KIT, source_text=made_up)
                 self.assertEqual((row.status, row.score), ("FAIL", 0.0), row.summary)
-                self.assertIn("reduce_support.cu:", row.summary)
+                self.assertIn(f"{Path(path).name}:", row.summary)
                 self.assertNotIn("kit bug", row.detail)
 
     def test_printing_cannot_simulate_gets_no_points_and_a_real_limitation_is_not_graded(self):

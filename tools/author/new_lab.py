@@ -1,7 +1,9 @@
-"""Scaffold a new lab of an existing pattern: the files it needs, started from a lab like it, and what is left to do.
+"""Scaffold a new lab: the files it needs, started from a lab like it (or, for the first lab of a pattern, from the
+pattern's descriptor), and what is left to do.
 
     python3 -m tools.author.new_lab 09-warp-reduce --like 04-unrolled --title "the whole block with shuffles"
     make new-lab NAME=09-warp-reduce LIKE=04-unrolled TITLE="the whole block with shuffles"
+    make new-lab NAME=09-histogram PATTERN=histogram TITLE="privatized bins"   (a pattern of patterns/ with no lab)
 
 It writes, and never overwrites (a file that is already there stops it before anything is written):
 
@@ -18,8 +20,10 @@ then checks that grader/labs.toml still loads, and prints the steps docs/AUTHORI
 kernel itself, the handout's text, the calibration on a GPU, the ladder figure, wrong variants). Exit status 0, or 2
 with a message when NAME or LIKE is not usable.
 
-The new lab reuses the like lab's pattern (its checker, device program, datasets and yardstick). A lab of a new
-pattern is a bigger change: docs/AUTHORING.md, "A new pattern".
+The new lab reuses the like lab's pattern (its checker, device program, datasets and yardstick). With --pattern
+instead of --like, the solution file is a start: the header the pattern's include/ declares, one SOLUTION block for the
+function, and the performance table is CUB's, with placeholder thresholds marked as not calibrated. The pattern itself
+comes first: docs/AUTHORING.md, "A new pattern".
 """
 import argparse
 import re
@@ -27,7 +31,7 @@ import sys
 from pathlib import Path
 
 from grader.config import ConfigError, load_config
-from grader.patterns import KIT
+from grader.patterns import KIT, PATTERNS
 from tools.author.make_skeletons import MarkerError, blank_out
 
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -82,9 +86,12 @@ def _makefile(like_makefile: str, name: str) -> str:
 
 
 def _handout(name: str, title: str, like: str) -> str:
+    goal = (f"what the student's kernel computes, and what makes it fast ({like}'s first lab)."
+            if like.startswith("the pattern") else f"what the student's kernel does better than lab {like}'s, and "
+            "why it is faster.")
     return f"""# Lab {name[:2]}: {title}
 
-**Goal.** TODO: one or two sentences: what the student's kernel does better than lab {like}'s, and why it is faster.
+**Goal.** TODO: one or two sentences: {goal}
 
 ## Background
 TODO: the idea, with its source (a PMPP chapter, a paper, the CUDA C++ Programming Guide section), and a figure from
@@ -125,21 +132,64 @@ def _labs_toml_block(name: str, like, config_text: str) -> str:
     return "\n".join(block) + "\n"
 
 
-def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path: Path | None = None) -> list:
-    """Writes the new lab's files (module docstring) and returns the steps left, as lines. NewLabError when NAME or
-    LIKE cannot be used; nothing is written then."""
+def _first_lab(name: str, pattern, title: str) -> tuple:
+    """(the solution file, the Makefile, the [labs.NAME] table) of the first lab of pattern."""
+    header = pattern.headers[0] if pattern.headers else f"{pattern.name}.h"
+    solution = f"""/*
+ * Lab {name[:2]} - {title}.      handout: handouts/{name}.md
+ *
+ * TODO: what the lab teaches, and where the algorithm comes from (a PMPP chapter, a paper).
+ *
+ * Build and check:  make run          Grade this lab:  make grade
+ * Fill in each `@@ TODO` line; the number of lines it needs is in its parentheses. Edit only this file.
+ */
+#include "{header}"
+
+// @@ BEGIN SOLUTION (about 20 lines): the kernels and {pattern.call}, as patterns/{pattern.name}/include/{header} declares it
+// @@ END SOLUTION
+"""
+    makefile = (f"# Lab {name[:2]}: builds build/{pattern.name}_lab from the kit's harness and {pattern.source}. "
+                f"`make run` checks it, `make grade` grades it.\nKIT := ../..\nPATTERN := {pattern.name}\n"
+                f"include $(KIT)/mk/lab.mk\n")
+    block = "\n".join(["", f"[labs.{name}]", f'pattern = "{pattern.name}"', f'source = "{pattern.source}"',
+                       f'suite = "{pattern.name}"', "", f"[labs.{name}.performance]",
+                       f"# NOT CALIBRATED: placeholders. Run `make calibrate LAB={name[:2]}` on each GPU model "
+                       f"({GUIDE}, \"Calibrating thresholds\").",
+                       "points = 50", 'bench = "2^26"', "timeout = 300", 'yardstick = "cub"', "lower = 0.5",
+                       "full = 0.9"]) + "\n"
+    return solution, makefile, block
+
+
+def scaffold(name: str, like_name: str | None, title: str, kit: Path = KIT, config_path: Path | None = None,
+             pattern_name: str | None = None) -> list:
+    """Writes the new lab's files (module docstring) and returns the steps left, as lines. NewLabError when NAME,
+    LIKE or PATTERN cannot be used; nothing is written then."""
     config_path = config_path or kit / "grader" / "labs.toml"
     config = load_config(config_path)
-    like = _like_lab(config, like_name)
-    _check_name(config, name, kit)
-    source = like.source
-    solution = _renamed((kit / "solutions" / like.name / source).read_text(), like.name, name)
-    like_makefile = (kit / "solutions" / like.name / "Makefile").read_text()
+    config_text = config_path.read_text()
+    if pattern_name:
+        if pattern_name not in PATTERNS:
+            raise NewLabError(f"--pattern {pattern_name}: no such pattern (patterns/ has {', '.join(PATTERNS)}); a new "
+                              f"pattern comes first: {GUIDE}, \"A new pattern\"")
+        taken = [lab.name for lab in config.labs if lab.pattern == pattern_name]
+        if taken:
+            raise NewLabError(f"--pattern {pattern_name}: {taken[0]} is already a lab of it; start from it with "
+                              f"--like {taken[0][:2]}")
+        _check_name(config, name, kit)
+        source = PATTERNS[pattern_name].source
+        solution, like_makefile, labs_block = _first_lab(name, PATTERNS[pattern_name], title)
+        like_title = f"the pattern {pattern_name}"
+    else:
+        like = _like_lab(config, like_name)
+        _check_name(config, name, kit)
+        source = like.source
+        solution = _renamed((kit / "solutions" / like.name / source).read_text(), like.name, name)
+        like_makefile = (kit / "solutions" / like.name / "Makefile").read_text()
+        labs_block, like_title = _labs_toml_block(name, like, config_text), like.name
     try:
-        blank_out(solution, f"solutions/{like.name}/{source}")  # its markers pair up, so make skeletons can derive it
+        blank_out(solution, f"solutions/{name}/{source}")  # its markers pair up, so make skeletons can derive it
     except MarkerError as e:
         raise NewLabError(f"{e}: fix the markers of the lab to start from") from e
-    config_text = config_path.read_text()
     written = []
 
     def write(rel: str, text: str) -> None:
@@ -154,9 +204,9 @@ def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path
     write(f"solutions/{name}/README.md", _readme(name, title, source))
     write(f"labs/{name}/Makefile", _makefile(like_makefile, name))
     write(f"labs/{name}/README.md", _readme(name, title, source))
-    write(f"handouts/{name}.md", _handout(name, title, like.name))
+    write(f"handouts/{name}.md", _handout(name, title, like_title))
     with open(config_path, "a") as f:
-        f.write(_labs_toml_block(name, like, config_text))
+        f.write(labs_block)
     written.append(str(config_path.relative_to(kit)) if config_path.is_relative_to(kit) else str(config_path))
     try:
         load_config(config_path)
@@ -183,11 +233,13 @@ def scaffold(name: str, like_name: str, title: str, kit: Path = KIT, config_path
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m tools.author.new_lab", description=__doc__.splitlines()[0])
     parser.add_argument("name", help="the new lab's name: two digits, a dash, words (09-warp-reduce)")
-    parser.add_argument("--like", required=True, help="the lab of the same pattern to start from (04 or 04-unrolled)")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--like", help="the lab of the same pattern to start from (04 or 04-unrolled)")
+    start.add_argument("--pattern", help="for the first lab of a pattern of patterns/: its name (histogram)")
     parser.add_argument("--title", default="TODO: a title", help="the lab's title, for its README and handout")
     args = parser.parse_args(argv)
     try:
-        lines = scaffold(args.name, args.like, args.title)
+        lines = scaffold(args.name, args.like, args.title, pattern_name=args.pattern)
     except NewLabError as e:
         print(f"make new-lab: {e}", file=sys.stderr)
         return 2

@@ -38,7 +38,8 @@ DEFAULT_ZIP = Path("build/gradescope/autograder.zip")
 
 # What the student release holds: folders (a trailing /) and files.
 RELEASE = (
-    "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "mk/", "grader/", "datasets/",
+    "README.md", "Makefile", ".gitignore", "docs/", "labs/", "handouts/", "harness/", "patterns/", "mk/", "grader/",
+    "datasets/",
     "tests/run.py", "tests/timing.py", "tests/harness/", "sim/", "requirements.txt",
     "tools/__init__.py", "tools/setup.sh", "tools/student/",
     "tools/author/__init__.py", "tools/author/figures.py", "tools/author/ladder_figure.py", "tools/author/svg.py",
@@ -77,7 +78,8 @@ RELEASE_SUITES = ("harness", "build")
 
 # What the Gradescope autograder holds besides its two scripts: what the grader (python3 -m grader, run by
 # grader/gradescope.py) needs to build and run a lab, on a GPU or, on a runner without one, on the simulator (sim/).
-AUTOGRADER = ("Makefile", "harness/", "mk/", "grader/", "datasets/", "labs/", "sim/", "tools/instructor/gradescope/")
+AUTOGRADER = ("Makefile", "harness/", "patterns/", "mk/", "grader/", "datasets/", "labs/", "sim/",
+              "tools/instructor/gradescope/")
 # The CUDA toolkit setup.sh installs from NVIDIA's package repository when the image has no nvcc: a version of the
 # cuda-nvcc-X-Y packages for Ubuntu 22.04 (Gradescope's base image). make gradescope CUDA=12-8 picks another.
 DEFAULT_CUDA = "12-8"
@@ -351,11 +353,12 @@ def release_readme(text: str, commit: str) -> str:
 
 def solution_lines(kit=KIT) -> dict:
     """{stripped line: solution file} for every distinctive line of a solution region: MIN_LEAK characters or more,
-    not in the lab's own blank file, and not given away elsewhere by the kit (any skeleton or file of harness/: a
-    later lab's skeleton may start from an earlier lab's answer, and the harness's baseline is lab 01's kernel)."""
+    not in the lab's own blank file, and not given away elsewhere by the kit (any skeleton or file of harness/ or
+    patterns/: a later lab's skeleton may start from an earlier lab's answer, and the reduction's baseline,
+    patterns/reduce/baseline.cu, is lab 01's kernel)."""
     kit = Path(kit)
     given = set()
-    for path in (kit / "harness").rglob("*"):
+    for path in [*(kit / "harness").rglob("*"), *(kit / "patterns").rglob("*")]:
         if path.is_file() and "build" not in path.relative_to(kit).parts:
             given.update(ln.strip() for ln in _text(path).splitlines())
     for text in skeletons(kit).values():

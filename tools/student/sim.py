@@ -141,7 +141,7 @@ NEW_FINDINGS = re.compile(r"^ppl-sim: kernel \S+: \d+ new findings? \(hazards th
 FINDINGS_SECTION = re.compile(r"^== findings \(\d+\)$")
 
 
-EXACT_INTEGER_MAX_N = 1 << 20  # --data integer's largest size (harness/checker/reduce.c: the sum fits 24 bits)
+EXACT_INTEGER_MAX_N = 1 << 20  # --data integer's largest size (patterns/reduce/check.c: the sum fits 24 bits)
 
 
 def sizes_problem(sizes: str, run: list) -> tuple:

@@ -34,9 +34,11 @@ class RoundTrip(ClassRun):
         return status
 
     def autograder(self, bundle: dict) -> Path:
-        """A Gradescope-shaped autograder source: the kit's grader/ (as the zip ships it) and the bundle."""
+        """A Gradescope-shaped autograder source: the kit's grader/ and patterns/ (as the zip ships them) and the
+        bundle."""
         source = self.dir / "autograder" / "source"
-        shutil.copytree(KIT / "grader", source / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+        for folder in ("grader", "patterns"):
+            shutil.copytree(KIT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
         for path, data in bundle.items():
             write_file(source, path, data.decode())
         return source

@@ -1,12 +1,14 @@
 """make new-lab (tools/author/new_lab.py): a new lab of an existing pattern, scaffolded in a copy of the kit's files
-it touches, for every pattern of grader/labs.toml; it never replaces a file."""
+it touches, for every pattern of grader/labs.toml, and the first lab of a pattern (--pattern) in a copy whose labs
+of that pattern are gone; it never replaces a file."""
+import re
 import shutil
 import tempfile
 import unittest
 from pathlib import Path
 
 from grader.config import load_config
-from grader.patterns import KIT
+from grader.patterns import KIT, PATTERNS
 from tools.author import new_lab
 from tools.author.make_skeletons import blank_out, derive
 
@@ -68,6 +70,40 @@ class Scaffold(unittest.TestCase):
                                  (like.performance.yardstick, like.performance.bench))
                 self.assertIn("NOT CALIBRATED", self.config.read_text())
                 self.assertIn("docs/AUTHORING.md", "\n".join(said))
+
+    def test_the_first_lab_of_a_pattern(self):
+        """Each pattern's labs taken out of the copy's labs.toml and solutions/, the first lab scaffolded from its
+        descriptor: the folders, a solution file whose blank make skeletons derives, a [labs.NAME] table of the
+        pattern's suite timed against CUB and marked as not calibrated."""
+        for pattern in sorted({lab.pattern for lab in CONFIG.labs}):
+            with self.subTest(pattern=pattern):
+                self.setUp()
+                text = self.config.read_text()
+                for lab in (x for x in CONFIG.labs if x.pattern == pattern):
+                    text = re.sub(rf"^\[labs\.{lab.name}[\].].*?(?=^\[|^# ----|\Z)", "", text, flags=re.M | re.S)
+                    shutil.rmtree(self.kit / "solutions" / lab.name)
+                self.config.write_text(text)
+                name = f"{free_number()}-first-{pattern}"
+                said = new_lab.scaffold(name, None, "a first lab", kit=self.kit, config_path=self.config,
+                                        pattern_name=pattern)
+                source = PATTERNS[pattern].source
+                solution = (self.kit / "solutions" / name / source).read_text()
+                self.assertIn(f'#include "{pattern}.h"', solution)
+                written = derive(self.kit / "derived", self.kit / "solutions")
+                self.assertEqual((written / name / source).read_text(), blank_out(solution))
+                self.assertIn(f"PATTERN := {pattern}\n", (self.kit / "labs" / name / "Makefile").read_text())
+                lab = next(x for x in load_config(self.config).labs if x.name == name)
+                self.assertEqual((lab.pattern, lab.source, lab.performance.yardstick), (pattern, source, "cub"))
+                self.assertEqual([g.name for g in lab.groups], [g["name"] for g in PATTERNS[pattern].suite["groups"]])
+                self.assertIn("NOT CALIBRATED", self.config.read_text())
+                self.assertIn("docs/AUTHORING.md", "\n".join(said))
+        with self.assertRaisesRegex(new_lab.NewLabError, f"{CONFIG.labs[0].name} is already a lab of it"):
+            self.setUp()
+            new_lab.scaffold(f"{free_number()}-x", None, "t", kit=self.kit, config_path=self.config,
+                             pattern_name=CONFIG.labs[0].pattern)
+        with self.assertRaisesRegex(new_lab.NewLabError, "no such pattern"):
+            new_lab.scaffold(f"{free_number()}-x", None, "t", kit=self.kit, config_path=self.config,
+                             pattern_name="sort")
 
     def test_refusals_write_nothing(self):
         like = CONFIG.labs[0]

@@ -70,7 +70,7 @@ def solution_secrets(kit=KIT) -> tuple:
                 secrets.setdefault(line.strip(), str(path.relative_to(kit)))
     given = set()
     for rel in tracked(kit):
-        if rel.startswith(("labs/", "harness/")):
+        if rel.startswith(("labs/", "harness/", "patterns/")):
             text = skeletons[rel] if rel in skeletons else (kit / rel).read_text()
             given.update(ln.strip() for ln in text.splitlines())
     return secrets, given

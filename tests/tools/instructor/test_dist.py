@@ -126,7 +126,7 @@ class Release(unittest.TestCase):
 
     def test_what_students_need(self):
         for rel in tracked():
-            if rel.startswith(("labs/", "harness/", "mk/", "grader/", "datasets/", "handouts/", "docs/",
+            if rel.startswith(("labs/", "harness/", "patterns/", "mk/", "grader/", "datasets/", "handouts/", "docs/",
                                "tests/harness/")):
                 self.assertIn(rel, self.files)
         for rel in ("README.md", "Makefile", "tests/run.py", "tools/student/check.py", "tools/student/nsight.py",
@@ -136,8 +136,8 @@ class Release(unittest.TestCase):
             self.assertIn(rel, self.files)
         # the harness's five folders: the student's headers, the checker, the device program, the runner, the wire format
         skeletons = dist.skeletons()
-        for rel in ("grader/labs.toml", "labs/03-sequential/reduce.cu", "harness/include/reduce.h",
-                    "harness/checker/reduce.c", "harness/device/main.cu", "harness/runner/main.cpp",
+        for rel in ("grader/labs.toml", "labs/03-sequential/reduce.cu", "patterns/reduce/include/reduce.h",
+                    "patterns/reduce/check.c", "harness/device/main.cu", "harness/runner/main.cpp",
                     "harness/common/protocol.h"):
             want = skeletons[rel] if rel in skeletons else (KIT / rel).read_bytes()  # labs/: derived, not read
             self.assertEqual((self.root / rel).read_bytes(), want, rel)

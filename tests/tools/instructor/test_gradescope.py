@@ -195,7 +195,7 @@ class Autograder(GradescopeFormat):
         self.assertRegex(env, r"\nCUDA=1[2-9]-[0-9]\n")
         for rel in ("grader/grade.py", "grader/labs.toml", "mk/lab.mk", "mk/harness.mk", "mk/checker.mk",
                     "mk/sim.mk", "sim/Makefile", "sim/sim.h", "sim/runtime.c", "sim/cub_scan_sim.cu",
-                    "harness/include/reduce.h", "harness/checker/reduce.c", "harness/device/main.cu", "harness/runner/main.cpp",
+                    "patterns/reduce/include/reduce.h", "patterns/reduce/check.c", "harness/device/main.cu", "harness/runner/main.cpp",
                     "harness/common/protocol.h", "grader/patterns.py", "labs/03-sequential/Makefile",
                     "datasets/reduce/0001-n1-uniform/input.raw", "Makefile", "grader/gradescope.py"):
             self.assertIn(rel, self.names)

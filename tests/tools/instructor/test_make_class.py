@@ -13,7 +13,7 @@ from tools.author import make_skeletons
 from tools.instructor import make_class
 from tools.instructor.variants import disguise
 from tools.instructor.variants.wrong import mutations
-from grader.patterns import KIT
+from grader.patterns import KIT, PATTERNS
 
 
 class Uploads(unittest.TestCase):
@@ -150,8 +150,9 @@ class Disguise(unittest.TestCase):
                 for which in (0, 1):
                     files.append(Path(tmp) / f"{lab}-{which}.cu")
                     files[-1].write_text(disguise.disguise(source.read_text(), which)[0])
-            done = subprocess.run(["nvcc", "-std=c++17", "-c", "-I", str(KIT / "harness" / "include"),
-                                   *map(str, files)], cwd=tmp, capture_output=True, text=True, timeout=600)
+            includes = [f"-I{folder}" for p in ("reduce", "scan") for folder in PATTERNS[p].include_folders]
+            done = subprocess.run(["nvcc", "-std=c++17", "-c", *includes, *map(str, files)], cwd=tmp,
+                                  capture_output=True, text=True, timeout=600)
             self.assertEqual(done.returncode, 0, done.stderr[-3000:])
 
 

@@ -15,7 +15,9 @@ import unittest
 from pathlib import Path
 
 from grader.build import BuildResult
+from grader.config import load_config
 from grader.grade import Grader
+from grader.patterns import PATTERNS
 from tests.grader.fakes import KIT, fake_program
 from tools.instructor.variants import near
 from tools.instructor import regrade_bench as regrade
@@ -154,9 +156,10 @@ class NearKernels(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             for lab in near.VARIANTS:
                 source = near.submission(lab, 1.5, tmp) / lab / near.VARIANTS[lab][0]
+                includes = [f"-I{folder}" for folder in PATTERNS[load_config().named(lab).pattern].include_folders]
                 proc = subprocess.run([os.environ.get("NVCC", "nvcc"), "-std=c++17", "-gencode",
-                                       "arch=compute_75,code=sm_75", "-Xcompiler", "-Wall,-Werror",
-                                       "-I", str(KIT / "harness" / "include"), "-c", str(source), "-o", str(Path(tmp) / "x.o")],
+                                       "arch=compute_75,code=sm_75", "-Xcompiler", "-Wall,-Werror", *includes,
+                                       "-c", str(source), "-o", str(Path(tmp) / "x.o")],
                                       capture_output=True, text=True)
                 self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 

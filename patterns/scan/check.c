@@ -1,8 +1,9 @@
 /*
- * scan.c - the checker's side of every scan lab (pattern.h). It generates or loads int32 input, runs the lab's scan() (inclusive and exclusive, with each block-level
- * algorithm), compares every output element with a CPU reference, checks that the input is unchanged and that
- * nothing was written past the output, and times the exclusive scan against cub::DeviceScan::ExclusiveSum. `scan_lab --help` prints the options; docs/DESIGN.md describes the result lines
- * and exit codes.
+ * patterns/scan/check.c - the checker's side of every scan lab (pattern.h). It generates or loads int32 input, runs the
+ * lab's scan() (inclusive and exclusive, with each block-level algorithm), compares every output element with a CPU
+ * reference, checks that the input is unchanged and that nothing was written past the output, and times the exclusive
+ * scan against cub::DeviceScan::ExclusiveSum. `scan_lab --help` prints the options; docs/DESIGN.md describes the result
+ * lines and exit codes.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -182,7 +183,7 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, const int 
     memset(&rq, 0, sizeof rq);
     rq.exclusive = exclusive;
     rq.algorithm = (int32_t)algorithm;
-    rq.want_output = 1;
+    ppl_want_output(&rq, n + PPL_GUARD_WORDS);
     ppl_want_input(&rq, n);
     ppl_run_reply reply;
     uint64_t key;
@@ -213,7 +214,7 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, const int 
 static int check_input(const options *o, ppl_link *l, const int *h_in, size_t n, const char *data)
 {
     int *h_expected = (int *)ppl_alloc(n * sizeof(int));
-    ppl_load(l, h_in, n);
+    ppl_load(l, h_in, n, 4);
     int failures = 0;
     for (int exclusive = 0; exclusive < 2; exclusive++) {
         if (!(o->kinds & (1 << exclusive)))
@@ -235,7 +236,7 @@ static int run_generated_cases(const options *o, ppl_link *l)
     int failures = 0;
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
-        int *h_in = (int *)ppl_input(l, n); /* made where the device program reads it */
+        int *h_in = (int *)ppl_input(l, n, 4); /* made where the device program reads it */
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
         failures += check_input(o, l, h_in, n, "random");
     }
@@ -355,7 +356,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     rq.min_samples = o->common.min_samples;
     rq.max_samples = o->common.max_samples;
     rq.key = ppl_secret_below(o->common.seed, UINT64_MAX, UINT64_MAX);
-    int *h_in = (int *)ppl_input(l, n), *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    int *h_in = (int *)ppl_input(l, n, 4), *h_expected = (int *)ppl_alloc(n * sizeof(int));
     bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     fill_input(h_in, n, o->common.seed);
     scan_cpu(h_in, h_expected, n, 1);
@@ -367,7 +368,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     truth->guard_sum = ppl_checksum_fill((uint32_t)PPL_POISON_I32, PPL_GUARD_ELEMS, 0, rq.key);
     truth->in_sum = ppl_checksum_u32(h_in, n, 0, rq.key);
     make_table(truth, o->common.seed);
-    ppl_load(l, h_in, n);
+    ppl_load(l, h_in, n, 4);
 
     ppl_bench_contender all[3] = {{.name = "student", .checked = 1}, {.name = "CUB", .checked = 1},
                                   {.name = "copy"}};
@@ -411,4 +412,5 @@ static ppl_options *parse(int argc, char **argv)
     return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
 
-const ppl_checker_pattern ppl_pattern_scan = {"scan", parse, check_all, usage};
+static const ppl_checker_pattern ppl_pattern_scan = {"scan", parse, check_all, usage};
+PPL_PATTERN(ppl_pattern_scan);

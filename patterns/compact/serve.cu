@@ -1,14 +1,14 @@
 /*
- * compact_serve.cu - the device program's side of the stream-compaction lab (07; serve.h): keeps the loaded input on the device,
- * runs the lab's compact() as the checker asks and sends back the count, the output with its guard and the input as
- * the call left it, and times it against cub::DeviceSelect::If (and, for `make bench`, a copy). The checker
- * (checker/compact.c) judges.
+ * patterns/compact/serve.cu - the device program's side of the stream-compaction lab (07; serve.h): keeps the loaded
+ * input on the device, runs the lab's compact() as the checker asks and sends back the count, the output with its guard
+ * and the input as the call left it, and times it against cub::DeviceSelect::If (and, for `make bench`, a copy). The
+ * checker (patterns/compact/check.c) judges.
  */
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
 #include "compact.h"
-#include "compact_baseline.h"
+#include "baseline.h"
 #include "cub_scan.h"
 #include "device.h"
 #include "runner_link.h"
@@ -16,6 +16,16 @@
 
 #include <stdio.h>
 #include <string.h>
+
+/* The lab's function as this program calls it: a call in the runner, the process that holds the student's code
+ * (runner_link.h), with this program's device pointers; the rest of this file is written as if it were linked in. */
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+void compact(const int *d_in, int *d_out, size_t *d_count, size_t n, int threshold, void *d_work)
+{
+    const uint64_t args[PPL_CALL_ARGS] = {U(d_in), U(d_out), U(d_count), n, (uint64_t)(int64_t)threshold, U(d_work)};
+    ppl_runner_call(PPL_CALL_LAB, args);
+}
 
 /* kit_exclusive_scan (compact.h), which the lab's compact() calls in the runner: CUB's, run here (PPL_DEV_KIT_SCAN). */
 static cudaError_t kit_scan_for_runner(const int *d_in, int *d_out, size_t n)

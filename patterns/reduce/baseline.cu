@@ -1,11 +1,11 @@
 /*
- * reduce_baseline.cu - the trusted kernels the harness times students against.
+ * patterns/reduce/baseline.cu - the trusted kernels the harness times students against.
  *
  * reduce_baseline is lab 01's reduction (interleaved pairs in global memory, in place), kept here as the kit's own
  * copy so that a student's lab 01 can never change the yardstick. reduce_cub is CUB's device-wide sum, the
  * performance ceiling that `make bench` compares with.
  */
-#include "reduce_baseline.h"
+#include "baseline.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  *
  * The student's lab file defines scan(); the runner program (harness/runner/scan_serve.cu, linked with the file)
  * calls it on int32 data and times it against CUB's device-wide scan, and the checker, a program of its own
- * (harness/checker/scan.c), compares every output element with a CPU reference and checks that nothing was written
+ * (patterns/scan/check.c), compares every output element with a CPU reference and checks that nothing was written
  * past the output. See docs/DESIGN.md for the whole contract.
  */
 #ifndef PPL_SCAN_H

@@ -1,17 +1,29 @@
 /*
- * reduce_serve.cu - the device program's side of every reduction lab (serve.h): keeps the loaded input on the device, runs the
- * lab's reduce() on it as the checker asks, and times it against the kit's baseline (lab 01's kernel) and, for
- * `make bench`, CUB and a device-to-device copy. It judges nothing: the checker (checker/reduce.c) does.
+ * patterns/reduce/serve.cu - the device program's side of every reduction lab (serve.h): keeps the loaded input on the
+ * device, runs the lab's reduce() on it as the checker asks, and times it against the kit's baseline (lab 01's kernel)
+ * and, for `make bench`, CUB and a device-to-device copy. It judges nothing: the checker (patterns/reduce/check.c)
+ * does.
  */
 #include "bench.h"
 #include "device.h"
 #include "reduce.h"
-#include "reduce_baseline.h"
+#include "baseline.h"
 #include "check_i32.h"
+#include "runner_link.h"
 #include "serve.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The lab's function as this program calls it: a call in the runner, the process that holds the student's code
+ * (runner_link.h), with this program's device pointers; the rest of this file is written as if it were linked in. */
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+void reduce(float *d_in, float *d_out, size_t n, float *d_work)
+{
+    const uint64_t args[PPL_CALL_ARGS] = {U(d_in), U(d_out), n, U(d_work)};
+    ppl_runner_call(PPL_CALL_LAB, args);
+}
 
 typedef void (*reduce_fn)(float *d_in, float *d_out, size_t n, float *d_work);
 

@@ -1,8 +1,9 @@
 /*
- * compact.c - the checker's side of the stream-compaction lab (pattern.h). It generates or loads int32 input, runs the lab's compact() for each threshold, checks the count and every kept
- * element in order against a CPU reference, checks that nothing was written past the kept elements and that the
- * input is unchanged, and times compact() against cub::DeviceSelect::If.
- * `compact_lab --help` prints the options; docs/DESIGN.md describes the result lines and exit codes.
+ * patterns/compact/check.c - the checker's side of the stream-compaction lab (pattern.h). It generates or loads int32
+ * input, runs the lab's compact() for each threshold, checks the count and every kept element in order against a CPU
+ * reference, checks that nothing was written past the kept elements and that the input is unchanged, and times
+ * compact() against cub::DeviceSelect::If. `compact_lab --help` prints the options; docs/DESIGN.md describes the result
+ * lines and exit codes.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -149,7 +150,7 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, int *h_exp
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
     rq.threshold = threshold;
-    rq.want_output = 1;
+    ppl_want_output(&rq, n + PPL_GUARD_WORDS);
     ppl_want_input(&rq, n);
     ppl_run_reply reply;
     uint64_t key;
@@ -189,7 +190,7 @@ static int check_case(const options *o, ppl_link *l, const int *h_in, int *h_exp
 static int check_input(const options *o, ppl_link *l, const int *h_in, size_t n, const char *data)
 {
     int *h_expected = (int *)ppl_alloc(n * sizeof(int));
-    ppl_load(l, h_in, n);
+    ppl_load(l, h_in, n, 4);
     int failures = 0;
     for (int k = 0; k < o->num_thresholds; k++)
         failures += !check_case(o, l, h_in, h_expected, n, o->thresholds[k], data);
@@ -205,7 +206,7 @@ static int run_generated_cases(const options *o, ppl_link *l)
     int failures = 0;
     for (int k = 0; k < o->common.num_sizes; k++) {
         const size_t n = o->common.sizes[k];
-        int *h_in = (int *)ppl_input(l, n); /* made where the device program reads it */
+        int *h_in = (int *)ppl_input(l, n, 4); /* made where the device program reads it */
         fill_input(h_in, n, ppl_random_bits(o->common.seed, n));
         failures += check_input(o, l, h_in, n, "random");
     }
@@ -314,7 +315,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     ppl_plan_write();
     ppl_results_begin_case(name);
     const int count = o->with_copy ? 3 : 2;
-    int *h_in = (int *)ppl_input(l, n), *h_expected = (int *)ppl_alloc(n * sizeof(int));
+    int *h_in = (int *)ppl_input(l, n, 4), *h_expected = (int *)ppl_alloc(n * sizeof(int));
     bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     fill_input(h_in, n, o->common.seed);
     ppl_bench_request rq;
@@ -333,7 +334,7 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
                                         rq.key);
     truth->in_sum = ppl_checksum_u32(h_in, n, 0, rq.key);
     make_table(truth, h_in, o->common.seed);
-    ppl_load(l, h_in, n);
+    ppl_load(l, h_in, n, 4);
 
     ppl_bench_contender all[3] = {{.name = "student", .checked = 1}, {.name = "CUB", .checked = 1},
                                   {.name = "copy"}};
@@ -380,4 +381,5 @@ static ppl_options *parse(int argc, char **argv)
     return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
 
-const ppl_checker_pattern ppl_pattern_compact = {"compact", parse, check_all, usage};
+static const ppl_checker_pattern ppl_pattern_compact = {"compact", parse, check_all, usage};
+PPL_PATTERN(ppl_pattern_compact);

@@ -2,7 +2,7 @@
  * reduce.h - what every reduction lab file defines, and the harness helpers it may call.
  *
  * The student's lab file defines reduce(); the runner program (harness/runner/reduce_serve.cu, linked with the file)
- * calls it and times it, and the checker, a program of its own (harness/checker/reduce.c), checks every result
+ * calls it and times it, and the checker, a program of its own (patterns/reduce/check.c), checks every result
  * against a float64 CPU reference. See docs/DESIGN.md for the whole contract.
  */
 #ifndef PPL_REDUCE_H

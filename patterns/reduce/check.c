@@ -1,8 +1,9 @@
 /*
- * reduce.c - the checker's side of every reduction lab (pattern.h): it generates or loads the input, has the runner
- * run the lab's reduce() on it, checks the sum against a float64 CPU reference under the bound in reference.h (and,
- * with --input-const, that d_in is unchanged), and judges the benchmark against the baseline kernel (lab 01's).
- * `reduce_lab --help` prints the options; docs/DESIGN.md describes the options, the result lines and the exit codes.
+ * patterns/reduce/check.c - the checker's side of every reduction lab (pattern.h): it generates or loads the input, has
+ * the runner run the lab's reduce() on it, checks the sum against a float64 CPU reference under the bound in
+ * reference.h (and, with --input-const, that d_in is unchanged), and judges the benchmark against the baseline kernel
+ * (lab 01's). `reduce_lab --help` prints the options; docs/DESIGN.md describes the options, the result lines and the
+ * exit codes.
  */
 #include <getopt.h>
 #include <math.h>
@@ -215,12 +216,12 @@ static int run_generated_cases(const options *o, ppl_link *l)
         snprintf(n_text, sizeof n_text, "%zu", n);
         const char *const rerun[] = RERUN_ARGS(n_text, o->data);
         ppl_results_begin_case_args(name, 4, rerun);
-        float *h_in = (float *)ppl_input(l, n); /* made where the device program reads it */
+        float *h_in = (float *)ppl_input(l, n, 4); /* made where the device program reads it */
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
-        ppl_load(l, h_in, n);
+        ppl_load(l, h_in, n, 4);
         failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, expected, tolerance,
                                 data_names[o->data], o->common.seed);
     }
@@ -260,7 +261,7 @@ static int run_dataset_case(const options *o, ppl_link *l)
     const double expected = *(const double *)want.data;
     const double sum_abs = ppl_sum_abs_f64(x, n);
     const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
-    ppl_load(l, x, n);
+    ppl_load(l, x, n, 4);
     const int failures = !check_case(o, l, o->common.dataset, n, o->input_const ? x : NULL, expected, tolerance,
                                      "dataset", 0);
     ppl_dataset_free(&in);
@@ -318,14 +319,14 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     ppl_plan_add(name);
     ppl_plan_write();
     ppl_results_begin_case(name);
-    float *h_in = (float *)ppl_input(l, n);
+    float *h_in = (float *)ppl_input(l, n, 4);
     fill_input(h_in, n, DATA_UNIFORM, o->common.seed);
     bench_truth *truth = (bench_truth *)ppl_alloc(sizeof *truth);
     truth->n = n;
     truth->sum = ppl_sum_f64(h_in, n);
     truth->sum_abs = ppl_sum_abs_f64(h_in, n);
     make_table(truth, h_in, o->common.seed, ppl_reduce_tolerance(n, truth->sum_abs));
-    ppl_load(l, h_in, n);
+    ppl_load(l, h_in, n, 4);
 
     ppl_bench_request rq;
     memset(&rq, 0, sizeof rq);
@@ -376,4 +377,5 @@ static ppl_options *parse(int argc, char **argv)
     return parse_options(argc, argv, &o) == 0 ? &o.common : NULL;
 }
 
-const ppl_checker_pattern ppl_pattern_reduce = {"reduce", parse, check_all, usage};
+static const ppl_checker_pattern ppl_pattern_reduce = {"reduce", parse, check_all, usage};
+PPL_PATTERN(ppl_pattern_reduce);

@@ -1,4 +1,5 @@
-/* compact_baseline.h - the trusted compaction the harness compares lab 07 with (see compact_baseline.cu). */
+/* patterns/compact/baseline.h - the trusted compaction the harness compares lab 07 with (see
+ * patterns/compact/baseline.cu). */
 #ifndef PPL_COMPACT_BASELINE_H
 #define PPL_COMPACT_BASELINE_H
 

@@ -3,7 +3,7 @@
  *
  * The student's lab file defines compact(); the runner program (harness/runner/compact_serve.cu, linked with the
  * file) calls it on int32 data and times it against cub::DeviceSelect::If, and the checker, a program of its own
- * (harness/checker/compact.c), checks the count and every kept element (in input order) against a CPU reference,
+ * (patterns/compact/check.c), checks the count and every kept element (in input order) against a CPU reference,
  * and that nothing was written past the kept elements and the input is unchanged.
  */
 #ifndef PPL_COMPACT_H

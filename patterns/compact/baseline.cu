@@ -1,5 +1,5 @@
-/* compact_baseline.cu - CUB's device-wide selection, the yardstick of the compaction lab. */
-#include "compact_baseline.h"
+/* patterns/compact/baseline.cu - CUB's device-wide selection, the yardstick of the compaction lab. */
+#include "baseline.h"
 #include "cuda_check.h"
 
 #include <limits.h>

@@ -1,4 +1,5 @@
-/* reduce_baseline.h - the trusted reductions the harness compares a lab with (see reduce_baseline.cu). */
+/* patterns/reduce/baseline.h - the trusted reductions the harness compares a lab with (see
+ * patterns/reduce/baseline.cu). */
 #ifndef PPL_REDUCE_BASELINE_H
 #define PPL_REDUCE_BASELINE_H
 

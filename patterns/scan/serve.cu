@@ -1,18 +1,30 @@
 /*
- * scan_serve.cu - the device program's side of the scan labs (06, 08; serve.h): keeps the loaded input on the device, runs the
- * lab's scan() as the checker asks and sends back the output with its guard and the input as the call left it, and
- * times the exclusive scan against CUB's (and, for `make bench`, a copy). The checker (checker/scan.c) judges.
+ * patterns/scan/serve.cu - the device program's side of the scan labs (06, 08; serve.h): keeps the loaded input on the
+ * device, runs the lab's scan() as the checker asks and sends back the output with its guard and the input as the call
+ * left it, and times the exclusive scan against CUB's (and, for `make bench`, a copy). The checker
+ * (patterns/scan/check.c) judges.
  */
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
 #include "cub_scan.h"
 #include "device.h"
+#include "runner_link.h"
 #include "serve.h"
 #include "scan.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The lab's function as this program calls it: a call in the runner, the process that holds the student's code
+ * (runner_link.h), with this program's device pointers; the rest of this file is written as if it were linked in. */
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+void scan(const int *d_in, int *d_out, size_t n, int exclusive, scan_algorithm algorithm, void *d_work)
+{
+    const uint64_t args[PPL_CALL_ARGS] = {U(d_in), U(d_out), n, (uint64_t)exclusive, (uint64_t)algorithm, U(d_work)};
+    ppl_runner_call(PPL_CALL_LAB, args);
+}
 
 /* Device buffers, grown as the inputs grow: the output has PPL_GUARD_ELEMS guard elements past n. */
 static struct {

@@ -1,4 +1,5 @@
-/* reduce_support.cu - the harness helpers declared in reduce.h, for the runner and the device program alike. */
+/* patterns/reduce/support.cu - the harness helpers declared in reduce.h, for the runner and the device program
+ * alike. */
 #include "reduce.h"
 
 #include <stdio.h>
