@@ -5,10 +5,11 @@
  *   reduce/<name>/input.raw (float32) and expected.raw (one float64, ppl_sum_f64 of the input)
  *   scan/<name>/input.raw (int32) and expected.raw (int32, the inclusive prefix sums of the input)
  *   compact/<name>/input.raw (int32 in [-1000, 1000]; compact_lab computes its own expected output)
+ *   histogram/<name>/input.raw (uint8; histogram_lab counts the bins itself)
  *
- *   gen_datasets [--root DIR]               every committed set, into DIR/reduce, DIR/scan, DIR/compact
+ *   gen_datasets [--root DIR]               every committed set, into DIR/reduce, DIR/scan, ... (DIR/SET)
  *                                           (default DIR: datasets)
- *   gen_datasets --set NAME [--out DIR]     one committed set (reduce, scan or compact) into DIR
+ *   gen_datasets --set NAME [--out DIR]     one committed set (reduce, scan, compact or histogram) into DIR
  *                                           (default DIR: datasets/NAME)
  *   gen_datasets --large [--out DIR]        the large reduction set (default DIR: .cache/datasets/reduce); never
  *                                           committed
@@ -16,13 +17,13 @@
  *
  * Build and run through tools/author/Makefile: `make -C tools/author datasets` regenerates datasets/ from the kit root.
  *
- * Dataset NNNN uses seed NNNN (the sets use separate ranges: reduce 0001-, large 0101-, scan 1001-, compact
- * 2001-). Every element comes from harness/checker/rng.c and the seed alone (a few kinds are made in order, like the
- * run lengths of `runs`, or sorted, but never depend on threads or time); the expected sum comes from ppl_sum_f64,
- * whose order does not depend on the thread count, and prefix sums are exact integer arithmetic; so the files
- * are byte-for-byte the same on every run (`make -C tests/harness check-datasets` checks that). Only correctly
- * rounded IEEE operations are used (no libm), and tools/author/Makefile builds with -ffp-contract=off, so no fused
- * multiply-add changes a bit.
+ * Dataset NNNN uses seed NNNN (the sets use separate ranges: reduce 0001-, large 0101-, scan 1001-, compact 2001-,
+ * histogram 3001-). Every element comes from harness/checker/rng.c and the seed alone (a few kinds are made in
+ * order, like the run lengths of `runs`, or sorted, but never depend on threads or time); the expected sum comes
+ * from ppl_sum_f64, whose order does not depend on the thread count, and prefix sums are exact integer arithmetic;
+ * so the files are byte-for-byte the same on every run (`make -C tests/harness check-datasets` checks that). Only
+ * correctly rounded IEEE operations are used (no libm), and tools/author/Makefile builds with -ffp-contract=off, so
+ * no fused multiply-add changes a bit.
  */
 #include "dataset.h"
 #include "reference.h"
@@ -157,7 +158,7 @@ static int32_t int_in(uint64_t bits, int32_t lo, int32_t hi)
     return (int32_t)((int64_t)lo + (int64_t)((bits >> 16) % (uint64_t)((int64_t)hi - lo + 1)));
 }
 
-/* The same random [-1000, 1000] values as scan_lab and compact_lab generate (fill_input of harness/checker/scan.c
+/* The same random [-1000, 1000] values as scan_lab and compact_lab generate (fill_input of patterns/scan/check.c
  * and compact.c, with r = 1000). */
 static void fill_random_1000(int32_t *x, size_t n, uint64_t seed)
 {
@@ -370,12 +371,82 @@ static int write_compact(const char *dir, const entry *e)
     return rc;
 }
 
+/* ---------------------------------------------------------------- histogram: bytes */
+
+enum { H_UNIFORM, H_SKEWED, H_TEXT, H_SINGLE, H_ENDS };
+
+static const char *const histogram_kind_names[] = {"uniform", "skewed", "text", "single", "ends"};
+
+static const char *const histogram_kind_docs[] = {
+    "bytes uniform in [0, 255]",
+    "nine bytes in ten one value (drawn from the seed), the rest uniform: the bin every block contends for",
+    "lowercase letters and spaces at about their frequencies in English text (PMPP's example)",
+    "every byte one value (drawn from the seed): the most contention there is",
+    "bytes 0 and 255 alternately: the first and the last bin",
+};
+
+/* Sizes around a word (4 bytes: a lab reads 4 or 16 at a time), a warp's and a block's bytes, and a few blocks. */
+static const entry histogram_committed[] = {
+    {3001, 1, H_UNIFORM},    {3002, 2, H_ENDS},      {3003, 3, H_SINGLE},    {3004, 31, H_TEXT},
+    {3005, 33, H_SKEWED},    {3006, 1023, H_SINGLE}, {3007, 1025, H_UNIFORM}, {3008, 4097, H_ENDS},
+    {3009, 65537, H_TEXT},   {3010, 65539, H_SKEWED}, {3011, 262147, H_UNIFORM},
+};
+
+static void fill_histogram(unsigned char *x, size_t n, int k, uint64_t seed)
+{
+    static const char symbols[] = " etaoinshrdlcumwfgypbvkjxqz";
+    static const int weights[] = {1800, 1020, 740, 670, 620, 580, 560, 520, 510, 490, 350, 330, 230, 220,
+                                  200,  190,  180, 160, 160, 140, 120, 80,  60,  20,  10,  10,  10};
+    const unsigned char hot = (unsigned char)ppl_random_bits(seed, UINT64_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = ppl_random_bits(seed, i);
+        switch (k) {
+        case H_UNIFORM: x[i] = (unsigned char)r; break;
+        case H_SKEWED: x[i] = r % 10 ? hot : (unsigned char)(r >> 8); break;
+        case H_TEXT: {
+            int pick = (int)(r % 9980);
+            int s = 0;
+            while ((pick -= weights[s]) >= 0)
+                s++;
+            x[i] = (unsigned char)symbols[s];
+            break;
+        }
+        case H_SINGLE: x[i] = hot; break;
+        case H_ENDS: x[i] = i % 2 ? 255 : 0; break;
+        }
+    }
+}
+
+static int write_histogram(const char *dir, const entry *e)
+{
+    char path[4096 + 32], err[512];
+    unsigned char *x = (unsigned char *)malloc(e->n);
+    if (!x) {
+        fprintf(stderr, "gen_datasets: out of memory for %zu elements\n", e->n);
+        return -1;
+    }
+    fill_histogram(x, e->n, e->kind, (uint64_t)e->index);
+    size_t used = 0, bins[256] = {0};
+    for (size_t i = 0; i < e->n; i++)
+        used += bins[x[i]]++ == 0;
+    snprintf(path, sizeof path, "%s/input.raw", dir);
+    const int rc = ppl_dataset_write(path, PPL_U8, e->n, x, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "gen_datasets: %s\n", err);
+    else
+        printf("%s  %zu of 256 bins used\n", dir, used);
+    free(x);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- the sets */
 
 static const dataset_set sets[] = {
     {"reduce", reduce_committed, COUNT(reduce_committed), reduce_kind_names, reduce_kind_docs, write_reduce},
     {"scan", scan_committed, COUNT(scan_committed), scan_kind_names, scan_kind_docs, write_scan},
     {"compact", compact_committed, COUNT(compact_committed), compact_kind_names, compact_kind_docs, write_compact},
+    {"histogram", histogram_committed, COUNT(histogram_committed), histogram_kind_names, histogram_kind_docs,
+     write_histogram},
 };
 
 static const dataset_set large_set = {"reduce",          reduce_large,     COUNT(reduce_large),
@@ -457,10 +528,10 @@ static void list_set(const dataset_set *s)
 static void usage(FILE *f)
 {
     fputs("usage: gen_datasets [--root DIR]\n"
-          "       gen_datasets --set reduce|scan|compact [--out DIR]\n"
+          "       gen_datasets --set reduce|scan|compact|histogram [--out DIR]\n"
           "       gen_datasets --large [--out DIR]\n"
           "       gen_datasets --list [--set NAME | --large]\n"
-          "  --root DIR  write every committed set, into DIR/reduce, DIR/scan and DIR/compact (default datasets)\n"
+          "  --root DIR  write every committed set, into DIR/SET for each (default datasets)\n"
           "  --set NAME  write one committed set, into --out DIR (default datasets/NAME)\n"
           "  --large     the large reduction datasets (hundreds of MB), which are never committed\n"
           "              (default --out .cache/datasets/reduce)\n"
@@ -497,7 +568,7 @@ int main(int argc, char **argv)
             if (strcmp(set_name, sets[k].name) == 0)
                 one = &sets[k];
         if (!one) {
-            fprintf(stderr, "gen_datasets: --set %s: the sets are reduce, scan and compact\n", set_name);
+            fprintf(stderr, "gen_datasets: --set %s: the sets are reduce, scan, compact and histogram\n", set_name);
             return 2;
         }
     }
