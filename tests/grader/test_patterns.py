@@ -63,7 +63,7 @@ class Registry(unittest.TestCase):
         self.assertEqual(folders, sorted(PATTERNS))
         for p in PATTERNS.values():
             with self.subTest(pattern=p.name):
-                for role in ("pattern.toml", "check.c", "serve.cu", "runner.cpp", "support.cu"):
+                for role in ("pattern.toml", "check.c", "serve.cu", "runner.cpp", "support.cu", "datasets.c"):
                     self.assertTrue((p.folder / role).is_file(), f"patterns/{p.name}/{role} (docs/AUTHORING.md, "
                                                                  f"\"A new pattern\")")
                 self.assertEqual(p.headers, (f"{p.name}.h",))

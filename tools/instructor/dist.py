@@ -44,7 +44,7 @@ RELEASE = (
     "tools/__init__.py", "tools/setup.sh", "tools/student/",
     "tools/author/__init__.py", "tools/author/figures.py", "tools/author/ladder_figure.py", "tools/author/svg.py",
     "tools/author/render_handouts.py",
-    "tools/author/gen_datasets.c", "tools/author/Makefile",
+    "tools/author/gen_datasets.c", "tools/author/gen_datasets.h", "tools/author/Makefile",
 )
 # What it leaves out, and why.
 LEAVE_OUT = {

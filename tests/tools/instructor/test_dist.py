@@ -131,7 +131,8 @@ class Release(unittest.TestCase):
                 self.assertIn(rel, self.files)
         for rel in ("README.md", "Makefile", "tests/run.py", "tools/student/check.py", "tools/student/nsight.py",
                     "grader/patterns.py", "tools/author/figures.py", "tools/author/render_handouts.py",
-                    "tools/author/gen_datasets.c", "tools/author/Makefile", "mk/harness.mk", "mk/checker.mk", "tools/student/bench.py", "tools/setup.sh",
+                    "tools/author/gen_datasets.c", "tools/author/gen_datasets.h", "tools/author/Makefile", "mk/harness.mk",
+                    "mk/checker.mk", "tools/student/bench.py", "tools/setup.sh",
                     "requirements.txt"):
             self.assertIn(rel, self.files)
         # the harness's five folders: the student's headers, the checker, the device program, the runner, the wire format
