@@ -16,7 +16,7 @@ Each kernel is as slow as its tightest ceiling, and each launch in a chain costs
     T_dram   = 32 bytes * dram_sectors / (dram_gbps * dram_efficiency * S / sms)
     T_l2     = 32 bytes * global_sectors / (l2_gbps * S / sms)
     T_shared = shared_wavefronts / (S * clock * shared_bytes_per_clock / 128)
-    T_atomic = global_atomics / (clock * atomics_per_clock)
+    T_atomic = atomics_one_address / (clock * atomics_per_clock)
 
 with S = min(sms, blocks per launch), the SMs a launch can keep busy. Inputs and units: the simulator's counts per
 kernel (sim/README.md: warp instructions, 32-byte global sectors, "dram_sectors" = the sectors a launch touches first,
@@ -26,10 +26,12 @@ grader/gpus.toml (SMs, clock in MHz, schedulers, GB/s, bytes per clock) and four
 once on the lent H200 and never fitted per lab: issue_efficiency (from the baseline kernel's time), dram_efficiency (a
 1 GiB copy), launch_us (CUB's time at 2^20) and atomics_per_clock (a published worst case). gpus.toml says where each
 number comes from.
-Atomics: only the global ones meet atomics_per_clock (worst case: one address, one per clock for the whole GPU; the
-simulator does not tell how many addresses they hit). Shared-memory atomics run natively in each SM's shared memory
-(since Maxwell) and are counted in its wavefronts like any shared access, so T_shared holds them. A report without
-"global_atomics" (an older simulator) counts every atomic as global.
+Atomics: only the global ones meet atomics_per_clock, and only those on one address wait for one another (one per
+clock at one address; different addresses go to different L2 slices): atomics_one_address is, over a kernel's launches,
+each launch's largest count of global atomics on one address. Shared-memory atomics run natively in each SM's shared
+memory (since Maxwell) and are counted in its wavefronts like any shared access, so T_shared holds them. A report
+without "atomics_one_address" counts every global atomic as on one address, one without "global_atomics" (an older
+simulator) every atomic.
 
 The size. The benchmark runs 2^26 elements; the simulator runs about 10-30 million warp instructions a second, so a
 lab runs at two smaller sizes n1 = n2/4 and n2 (n2 the largest power of two whose run stays within
@@ -177,7 +179,9 @@ def find_gpu(gpus: dict, wanted: str) -> Gpu:
 class Kernel:
     """One kernel's counts over all its launches (the simulator's report, sim/README.md); dram_sectors is None when
     the simulator did not count them; global_atomics (the atomics' lanes that went to global memory) is None when
-    the simulator did not tell them from shared ones (every atomic then counts as global)."""
+    the simulator did not tell them from shared ones (every atomic then counts as global); atomics_one_address (over
+    the launches, each launch's largest count of global atomics on one address) is None from a simulator that did not
+    count addresses (every global atomic then counts as on one address)."""
 
     name: str
     launches: float = 0.0
@@ -189,20 +193,29 @@ class Kernel:
     shared_wavefronts: float = 0.0
     atomics: float = 0.0
     global_atomics: float | None = None
+    atomics_one_address: float | None = None
     barriers: float = 0.0
 
     LINEAR = ("warp_instructions", "global_sectors", "dram_sectors", "shared_wavefronts", "atomics", "global_atomics",
-              "barriers", "threads")
+              "atomics_one_address", "barriers", "threads")
+    OPTIONAL = ("dram_sectors", "global_atomics", "atomics_one_address")  # None where the simulator did not count
 
     @classmethod
     def from_report(cls, k: dict) -> "Kernel":
         def number(key):
             v = k.get(key)
             return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
-        values = {f.name: number(f.name) or 0.0 for f in fields(cls)
-                  if f.name not in ("name", "dram_sectors", "global_atomics")}
-        return cls(name=str(k.get("name") or "?"), dram_sectors=number("dram_sectors"),
-                   global_atomics=number("global_atomics"), **values)
+        values = {f.name: number(f.name) or 0.0 for f in fields(cls) if f.name not in ("name", *cls.OPTIONAL)}
+        return cls(name=str(k.get("name") or "?"), **{key: number(key) for key in cls.OPTIONAL}, **values)
+
+
+def serialized_atomics(k: Kernel) -> float:
+    """The atomics that wait for one another: those on the address with the most (atomics to one address serialize
+    in the L2 slice that holds it, atomics to different addresses do not: a histogram's merge into 256 bins waits for
+    one bin's); from an older simulator's report, every global atomic (or every atomic) as if on one address."""
+    if k.atomics_one_address is not None:
+        return k.atomics_one_address
+    return k.atomics if k.global_atomics is None else k.global_atomics
 
 
 def identifier(name: str) -> str:
@@ -326,7 +339,7 @@ def kernel_time(k: Kernel, gpu: Gpu, model: Model) -> KernelTime:
         "DRAM": SECTOR_BYTES * dram / (gpu.dram_gbps * 1e9 * model.dram_efficiency * share),
         "L2": SECTOR_BYTES * k.global_sectors / (gpu.l2_gbps * 1e9 * share),
         "shared memory": k.shared_wavefronts / (busy * clock * gpu.shared_bytes_per_clock / 128),
-        "atomics": (k.atomics if k.global_atomics is None else k.global_atomics) / (clock * model.atomics_per_clock),
+        "atomics": serialized_atomics(k) / (clock * model.atomics_per_clock),
     }
     bound = max(seconds, key=seconds.get)
     ms = 1e3 * seconds[bound] + k.launches * model.launch_us * 1e-3

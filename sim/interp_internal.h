@@ -128,7 +128,15 @@ typedef struct ctx {
     uint64_t spins;       /* spins since then */
     uint8_t spun;         /* the turn now ending had a spin */
     struct sim_storebuf *sb[SIM_SMS]; /* NULL: stores are visible to every block at once (in order) */
+    /* global atomics per address in this launch (open addressing; sim_atomic_address): the largest count is what
+       one address serializes (sim_kstats.atomics_one_address) */
+    uint64_t *atom_addr;
+    uint32_t *atom_count;
+    uint32_t atom_cap, atom_used, atom_max;
 } ctx;
+
+/* Counts one global atomic lane on the device address addr (interp_mem.c). */
+void sim_atomic_address(ctx *c, uint64_t addr);
 
 /* The schedule's next random number (splitmix64): every choice of a schedule comes from it, so a seed replays. */
 static inline uint64_t sim_rand(ctx *c)

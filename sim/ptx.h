@@ -301,6 +301,8 @@ typedef struct sim_kstats {
     uint32_t nfiles;
     uint64_t launches, blocks, threads, barriers, fences, atomics;
     uint64_t global_atomics; /* the lanes of those atomics that went to global memory (the rest: shared) */
+    uint64_t atomics_one_address; /* over its launches, the sum of each launch's largest count of global atomic
+                                     lanes on one address: what same-address atomics serialize */
     int orphan;              /* its module was freed */
     struct sim_kstats *next;
 } sim_kstats;

@@ -282,6 +282,7 @@ void sim_report_reset(void)
         }
         memset(k->ic, 0, (k->ninsn + 1) * sizeof(sim_icount));
         k->launches = k->blocks = k->threads = k->barriers = k->fences = k->atomics = k->global_atomics = 0;
+        k->atomics_one_address = 0;
         pp = &k->next;
     }
 }
@@ -498,10 +499,10 @@ void sim_report_json(FILE *out)
         fprintf(out, ", \"module\": ");
         json_str(out, k->origin);
         fprintf(out, ", \"launches\": %llu, \"blocks\": %llu, \"threads\": %llu, \"barriers\": %llu, \"fences\": %llu, "
-                     "\"atomics\": %llu, \"global_atomics\": %llu, ",
+                     "\"atomics\": %llu, \"global_atomics\": %llu, \"atomics_one_address\": %llu, ",
                 (unsigned long long)k->launches, (unsigned long long)k->blocks, (unsigned long long)k->threads,
                 (unsigned long long)k->barriers, (unsigned long long)k->fences, (unsigned long long)k->atomics,
-                (unsigned long long)k->global_atomics);
+                (unsigned long long)k->global_atomics, (unsigned long long)k->atomics_one_address);
         json_counts(out, &t);
         fprintf(out, ",\n   \"lines\": [");
         for (size_t i = 0; i < nr; i++) {

@@ -551,6 +551,7 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
     k->stats->launches++;
     sim_dram_next_launch();
     run_grid(c, &s);
+    k->stats->atomics_one_address += c->atom_max;
     if (c->sb[0])
         sim_sb_drain_all(c); /* the launch is over: the host sees every store */
     result->status = c->status;
@@ -566,5 +567,7 @@ out:
     for (int i = 0; i < SIM_SMS; i++)
         sim_sb_free(c->sb[i]);
     free(c->params);
+    free(c->atom_addr);
+    free(c->atom_count);
     return result->status;
 }

@@ -304,6 +304,35 @@ class SharedAtomics(unittest.TestCase):
                                1e3 * 400 / (clock * model.atomics_per_clock))
         self.assertAlmostEqual(est.kernel_time(old, gpu, model).ceilings["atomics"],
                                1e3 * 1000 / (clock * model.atomics_per_clock))
+        # atomics on different addresses do not wait for one another: only the address with the most does
+        spread = est.Kernel.from_report({"name": "k", "launches": 1, "blocks": 1, "atomics": 1000,
+                                         "global_atomics": 400, "atomics_one_address": 4})
+        self.assertAlmostEqual(est.kernel_time(spread, gpu, model).ceilings["atomics"],
+                               1e3 * 4 / (clock * model.atomics_per_clock))
+
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class AtomicsPerAddress(unittest.TestCase):
+    def test_the_simulator_counts_atomics_per_address(self):
+        """Lab 09's merge adds each block's bins to the 256 global bins (many atomics, few on any one bin: its
+        estimate was 30x the H200's time when they all counted as on one address); lab 05 adds each block's sum to
+        the one output (every global atomic on one address)."""
+        gpu = est.load_specs()[0]["H100"]
+        config = load_config()
+        counts = {}
+        with tempfile.TemporaryDirectory(prefix="ppl-estimate-test-") as tmp:
+            for lab in ("05-coarsened", "09-histogram"):
+                known = config.named(lab)
+                program = build_for_simulator(lab, Path(tmp) / lab, known.pattern,
+                                              KIT / "solutions" / lab / known.source)
+                kernels, _ = est.simulate_at(est.local_runner(program), known.pattern, 1 << 26, gpu)
+                counts[lab] = [(k.global_atomics, k.atomics_one_address) for k in kernels.values()
+                               if k.global_atomics]
+        (one_address,) = counts["05-coarsened"]
+        self.assertEqual(one_address[0], one_address[1])
+        (bins,) = counts["09-histogram"]
+        self.assertGreater(bins[0], 100 * bins[1], counts)
 
 
 if __name__ == "__main__":
