@@ -9,7 +9,8 @@ folder and then, in three steps:
      under resource limits and, where bubblewrap works, inside a sandbox that shows nvcc the toolkit, the system's
      compilers and headers and the kit's harness/include and the pattern's include/ alone
      (grader/build_sandbox.py); an object over MAX_OBJECT_BYTES is refused before anything reads it;
-  3. links the runner and the lab's launcher through make, which finds student.o made and only links.
+  3. links the runner and the lab's launcher through make, which finds student.o made and only links, contained as
+     the compile is (link_student).
 Both return a BuildResult whose message, on failure, is the compiler's output cut to its first errors.
 """
 import os
@@ -281,9 +282,8 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
                           f"under 1 MiB; does it declare a large initialized array?")
         return result
     result.object = made.rename(folder / "student.o")
-    argv = make_argv(kit, pattern, f"LAB_SRC={copy}", f"BUILD={folder}", "-o", str(result.object),
-                     harness_build=harness_build, makefile=makefile)
-    proc = run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")
+    proc = link_student(kit, pattern, command, copy, folder, timeout=timeout, limits=limits, bwrap=not why_not,
+                        as_nobody=nobody, harness_build=harness_build, makefile=makefile)
     if proc.timed_out:
         result.message = f"linking {source.name} timed out after {timeout:g} s"
         return result
@@ -298,6 +298,34 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
         return result
     result.ok, result.program, result.runner = True, program, runner if runner.is_file() else None
     return result
+
+
+def link_student(kit, pattern, command: list, copy: Path, folder: Path, *, timeout: float, limits: Limits,
+                 bwrap: bool, as_nobody: bool = False, harness_build=None, makefile="lab.mk"):
+    """Links folder/PATTERN_runner from folder/student.o and writes the launcher, through make (which finds
+    student.o made and only links), contained as the compile is: under limits and, with bwrap, in bubblewrap, where
+    the linker sees the toolkit, /usr and the kit's build inputs read-only (mk/, harness/, patterns/, sim/ and the
+    prebuilt harness in build/) and writes folder alone; as_nobody (root without bubblewrap): as the user nobody, the
+    folder made theirs. The linker reads the student's object, so it runs as anything else that does. The sandbox
+    has no GPU: the compile's architecture flags (command's, -arch=native already resolved by native_arch) and the
+    GPU's presence are passed on, so make finds the harness built for this GPU, never a build of its own."""
+    kit = Path(kit).resolve()
+    settings = [f"LAB_SRC={copy}", f"BUILD={folder}", "-o", str(folder / "student.o")]
+    if makefile == "lab.mk":
+        arch = [w for k, w in enumerate(command) if w.startswith("-arch=") or w.startswith("-gencode")
+                or (k and command[k - 1] == "-gencode")]
+        gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0 if shutil.which(
+            "nvidia-smi") else False
+        settings += [f"ARCH_FLAGS={' '.join(arch)}", f"HAVE_GPU={'yes' if gpu else ''}"] if arch else []
+    argv = make_argv(kit, pattern, *settings, harness_build=harness_build, makefile=makefile)
+    if as_nobody and not bwrap:
+        os.chown(folder, NOBODY, NOBODY)
+    inputs = [kit / name for name in ("mk", "harness", "patterns", "sim", "build") if (kit / name).is_dir()]
+    if harness_build and not Path(harness_build).resolve().is_relative_to(kit):
+        inputs.append(Path(harness_build).resolve())
+    argv = contain(argv, limits, bwrap=bwrap, toolkit=toolkit_root(command[0]), read_only=inputs, writable=[folder],
+                   workdir=folder, as_nobody=as_nobody)
+    return run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")
 
 
 MODULE_FILE = "module.fatbin"

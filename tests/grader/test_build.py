@@ -149,6 +149,34 @@ class Sandbox(unittest.TestCase):
         self.assertEqual(writable, ["/dev/null", "/b/lab/out"])
         self.assertNotIn("/kit ", text + " ")  # the kit itself is never bound: only its include folder
 
+    def test_the_link_is_contained_like_the_compile(self):
+        """The link reads the student's object: it runs under the limits, in bubblewrap where the kit's build inputs
+        are read-only and the lab's folder the one place it writes, with the compile's architecture passed on (the
+        sandbox has no GPU for -arch=native to find)."""
+        seen = {}
+
+        def run(argv, **kw):
+            seen["argv"] = argv
+            return mock.Mock(returncode=0, output="", timed_out=False)
+
+        folder = Path("/b/lab")
+        with mock.patch("grader.build.run_process", run), \
+                mock.patch("grader.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"):
+            build_mod.link_student(KIT, "reduce", ["/opt/cuda/bin/nvcc", "-O3", "-arch=sm_90", "-I/x"],
+                                   folder / "reduce.cu", folder, timeout=60, limits=Limits(), bwrap=True)
+        argv = seen["argv"]
+        text = " ".join(argv)
+        self.assertIn("/usr/bin/bwrap", argv)
+        for part in (f"--ro-bind {KIT}/harness {KIT}/harness", f"--ro-bind {KIT}/patterns {KIT}/patterns",
+                     f"--ro-bind {KIT}/mk {KIT}/mk", "--bind /b/lab /b/lab", "--chdir /b/lab"):
+            self.assertIn(part, text)
+        writable = [argv[k + 1] for k, a in enumerate(argv) if a in ("--bind", "--dev-bind")]
+        self.assertEqual(writable, ["/dev/null", "/b/lab"])
+        make = argv[argv.index("make"):]
+        self.assertIn("ARCH_FLAGS=-arch=sm_90", make)
+        self.assertIn("-o", make)
+        self.assertLess(argv.index("/usr/bin/bwrap"), argv.index("make"))
+
     def test_limits_apply_to_the_command(self):
         probe = ("import resource as r; print(r.getrlimit(r.RLIMIT_AS)[0], r.getrlimit(r.RLIMIT_CPU)[0], "
                  "r.getrlimit(r.RLIMIT_FSIZE)[0], r.getrlimit(r.RLIMIT_CORE)[0])")
