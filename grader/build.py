@@ -282,6 +282,14 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
                           f"under 1 MiB; does it declare a large initialized array?")
         return result
     result.object = made.rename(folder / "student.o")
+    # The kit's parts the link takes (the pattern's device program, the runner's objects, the checker) made current
+    # first, outside the sandbox (kit code alone): two patterns' harnesses built side by side both write the shared
+    # objects, and the later write leaves the other pattern's device program older than them, which the link's make
+    # would relink inside the sandbox, where the kit is read-only (a lab 09 "link failed" on the H200 until this).
+    refreshed = build_harness(kit, pattern, timeout=timeout, harness_build=harness_build, makefile=makefile)
+    if not refreshed.ok:
+        result.message = refreshed.message
+        return result
     proc = link_student(kit, pattern, command, copy, folder, timeout=timeout, limits=limits, bwrap=not why_not,
                         as_nobody=nobody, harness_build=harness_build, makefile=makefile)
     if proc.timed_out:

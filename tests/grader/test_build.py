@@ -348,6 +348,22 @@ class RealBuild(unittest.TestCase):
         self.assertIn("(the compiler needed more than 2 GiB of memory, the limit)",
                       build_mod.limit_hint(output, Limits(2 << 30)))
 
+    def test_a_device_program_older_than_a_shared_object_is_made_current_before_the_link(self):
+        """Two patterns' harnesses built side by side both write the objects they share (main.o): the later write
+        leaves the other's device program older than it. The link's make would relink that program inside the
+        sandbox, where the kit is read-only; build_lab makes the kit's parts current first, outside it."""
+        pattern, (lab, source, _) = next(iter(SOLUTIONS.items()))
+        made = build_lab(KIT, pattern, KIT / "solutions" / lab / source, self.dir / "first")
+        self.assertTrue(made.ok, made.message)
+        device = Path(made.program.read_text().split('--device "')[1].split('"')[0])
+        shared = device.parent / "main.o"
+        self.assertTrue(device.is_file() and shared.is_file(), (device, shared))
+        later = device.stat().st_mtime + 5
+        os.utime(shared, (later, later))
+        again = build_lab(KIT, pattern, KIT / "solutions" / lab / source, self.dir / "again")
+        self.assertTrue(again.ok, again.message)
+        self.assertGreaterEqual(device.stat().st_mtime, later)
+
     def test_each_pattern_builds_and_runs(self):
         """scan_lab and compact_lab, like reduce_lab, are PATTERN_lab; each plans its cases (or finds no GPU)."""
         for pattern, (lab, source, args) in SOLUTIONS.items():
