@@ -210,3 +210,11 @@ void ppl_results_device(const ppl_device_info *info)
         ppl_results_num("mem_clock_max_mhz", info->mem_clock_max_mhz);
 }
 
+void ppl_bench_report_copy(const ppl_bench_contender *copy, int samples, double bytes, double student_ms)
+{
+    const double copy_ms = ppl_median(copy->ms, (size_t)samples);
+    ppl_results_num("copy_ms", copy_ms);
+    ppl_results_num("copy_gbps", bytes / (copy_ms * 1e6));
+    printf("      copy of the same bytes %.0f GB/s (student at %.0f%% of it)\n", bytes / (copy_ms * 1e6),
+           100.0 * copy_ms / student_ms);
+}

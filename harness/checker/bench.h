@@ -69,6 +69,11 @@ int ppl_bench_report(const char *name, size_t n, const ppl_bench_contender *stud
                      const ppl_bench_contender *yardstick, const ppl_bench_outcome *outcome, const char *what,
                      const ppl_device_info *dev);
 
+/* For `make bench`'s copy contender (a device-to-device copy of `bytes` bytes, read and written, the bytes the lab
+ * must move): adds copy_ms and copy_gbps (its median time and bandwidth over samples) to the current bench result
+ * line and prints the student's share of that bandwidth (student_ms: the student's median). */
+void ppl_bench_report_copy(const ppl_bench_contender *copy, int samples, double bytes, double student_ms);
+
 /* Adds the device's name, compute capability ("9.0"), SM count, driver and runtime versions, PCI bus id and maximum
  * SM and memory clocks to the current result line. */
 void ppl_results_device(const ppl_device_info *info);

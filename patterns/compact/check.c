@@ -349,14 +349,8 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
         pass = ppl_bench_report(name, n, &all[0], &all[1], &outcome, "compaction", dev);
         const double student_ms = ppl_median(all[0].ms, (size_t)samples);
         ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)samples));
-        if (o->with_copy) {
-            const double copy_ms = ppl_median(all[2].ms, (size_t)samples);
-            const double bytes = 2.0 * (double)(n * sizeof(int) * 3 / 4);
-            ppl_results_num("copy_ms", copy_ms);
-            ppl_results_num("copy_gbps", bytes / (copy_ms * 1e6));
-            printf("      copy of the same bytes %.0f GB/s (student at %.0f%% of it)\n", bytes / (copy_ms * 1e6),
-                   100.0 * copy_ms / student_ms);
-        }
+        if (o->with_copy) /* the bytes a compaction moves: n read, about n/2 written */
+            ppl_bench_report_copy(&all[2], samples, 2.0 * (double)(n * sizeof(int) * 3 / 4), student_ms);
         ppl_results_end();
         ppl_bench_contenders_free(all, count);
     }

@@ -381,14 +381,8 @@ static int run_bench(const options *o, ppl_link *l, const ppl_device_info *dev)
     const double student_ms = ppl_median(all[0].ms, (size_t)outcome.samples);
     ppl_results_num("cub_ms", ppl_median(all[1].ms, (size_t)outcome.samples));
     ppl_results_str("algorithm", algorithm_names[o->bench_algorithm]);
-    if (o->with_copy) {
-        const double copy_ms = ppl_median(all[2].ms, (size_t)outcome.samples);
-        ppl_results_num("copy_ms", copy_ms);
-        /* a scan reads n and writes n ints, as the copy does */
-        ppl_results_num("copy_gbps", 2.0 * n * sizeof(int) / (copy_ms * 1e6));
-        printf("      copy %.0f GB/s (student at %.0f%% of it)\n", 2.0 * n * sizeof(int) / (copy_ms * 1e6),
-               100.0 * copy_ms / student_ms);
-    }
+    if (o->with_copy) /* a scan reads n and writes n ints, as the copy does */
+        ppl_bench_report_copy(&all[2], outcome.samples, 2.0 * n * sizeof(int), student_ms);
     ppl_results_end();
     ppl_bench_contenders_free(all, count);
     free(h_expected);
