@@ -1,8 +1,8 @@
 """Scaffold a new lab: the files it needs, started from a lab like it (or, for the first lab of a pattern, from the
 pattern's descriptor), and what is left to do.
 
-    python3 -m tools.author.new_lab 09-warp-reduce --like 04-unrolled --title "the whole block with shuffles"
-    make new-lab NAME=09-warp-reduce LIKE=04-unrolled TITLE="the whole block with shuffles"
+    python3 -m tools.author.new_lab 10-warp-reduce --like 04-unrolled --title "the whole block with shuffles"
+    make new-lab NAME=10-warp-reduce LIKE=04-unrolled TITLE="the whole block with shuffles"
     make new-lab NAME=09-histogram PATTERN=histogram TITLE="privatized bins"   (a pattern of patterns/ with no lab)
 
 It writes, and never overwrites (a file that is already there stops it before anything is written):
@@ -53,7 +53,7 @@ def _like_lab(config, like: str):
 def _check_name(config, name: str, kit: Path) -> None:
     if not NAME.match(name):
         raise NewLabError(f"{name}: a lab's name is two digits, a dash and lowercase words joined by dashes "
-                          f"(09-warp-reduce)")
+                          f"(10-warp-reduce)")
     number = name[:2]
     taken = [lab.name for lab in config.labs if lab.name[:2] == number]
     if taken:
@@ -217,8 +217,9 @@ def scaffold(name: str, like_name: str | None, title: str, kit: Path = KIT, conf
     return [f"wrote {rel}" for rel in written] + [
         "",
         f"Left to do ({GUIDE}, 'A new lab of an existing pattern'):",
-        f"  1. Write the kernel in solutions/{name}/{source} (the host function keeps its signature: docs/DESIGN.md,",
-        f"     'The harness contract'): the parts the student writes go between",
+        f"  1. Write the kernel in solutions/{name}/{source} (the host function keeps its signature and its output:",
+        f"     its pattern's header and docs/DESIGN.md, 'The student's side of ...'): the parts the student writes",
+        f"     go between",
         f"     '// @@ BEGIN SOLUTION (about N lines): what belongs here' and '// @@ END SOLUTION'; then",
         f"     `make skeletons` writes labs/{name}/{source}, the blank the students get; `git add` the new files.",
         f"  2. `make sim LAB={number} SUBMISSION=solutions` passes; `make grade SIM=1 LAB={number}` gives the blank 0.",
@@ -232,7 +233,7 @@ def scaffold(name: str, like_name: str | None, title: str, kit: Path = KIT, conf
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m tools.author.new_lab", description=__doc__.splitlines()[0])
-    parser.add_argument("name", help="the new lab's name: two digits, a dash, words (09-warp-reduce)")
+    parser.add_argument("name", help="the new lab's name: two digits, a dash, words (10-warp-reduce)")
     start = parser.add_mutually_exclusive_group(required=True)
     start.add_argument("--like", help="the lab of the same pattern to start from (04 or 04-unrolled)")
     start.add_argument("--pattern", help="for the first lab of a pattern of patterns/: its name (histogram)")

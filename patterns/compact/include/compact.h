@@ -1,7 +1,7 @@
 /*
  * compact.h - what the stream-compaction lab file defines (lab 07), and the kit's trusted scan it builds on.
  *
- * The student's lab file defines compact(); the runner program (harness/runner/compact_serve.cu, linked with the
+ * The student's lab file defines compact(); the runner program (patterns/compact/runner.cpp, linked with the
  * file) calls it on int32 data and times it against cub::DeviceSelect::If, and the checker, a program of its own
  * (patterns/compact/check.c), checks the count and every kept element (in input order) against a CPU reference,
  * and that nothing was written past the kept elements and the input is unchanged.

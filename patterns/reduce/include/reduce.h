@@ -1,7 +1,7 @@
 /*
  * reduce.h - what every reduction lab file defines, and the harness helpers it may call.
  *
- * The student's lab file defines reduce(); the runner program (harness/runner/reduce_serve.cu, linked with the file)
+ * The student's lab file defines reduce(); the runner program (patterns/reduce/runner.cpp, linked with the file)
  * calls it and times it, and the checker, a program of its own (patterns/reduce/check.c), checks every result
  * against a float64 CPU reference. See docs/DESIGN.md for the whole contract.
  */
@@ -13,7 +13,8 @@
 #include "common.h"
 
 /*
- * Sums d_in[0..n) (device memory, float32, n >= 1) into *d_out (one float in device memory).
+ * Sums d_in[0..n) (device memory, float32, n >= 1) into *d_out (one float in device memory), which the harness sets
+ * to NaN before each call: the lab writes it (and zeroes it first if it adds into it with atomicAdd).
  * May use d_work, a device buffer of reduce_work_elems(n) floats; may overwrite d_in in lab 01 only (it reduces in
  * place): from lab 02 on the grader checks that d_in is unchanged. Launches on the default stream and need not
  * synchronize; checks every launch with CUDA_CHECK_LAUNCH(). Defined by each lab.

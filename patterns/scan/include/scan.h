@@ -1,7 +1,7 @@
 /*
  * scan.h - what every scan lab file defines (labs 06 and 08), and the harness helpers it may call.
  *
- * The student's lab file defines scan(); the runner program (harness/runner/scan_serve.cu, linked with the file)
+ * The student's lab file defines scan(); the runner program (patterns/scan/runner.cpp, linked with the file)
  * calls it on int32 data and times it against CUB's device-wide scan, and the checker, a program of its own
  * (patterns/scan/check.c), compares every output element with a CPU reference and checks that nothing was written
  * past the output. See docs/DESIGN.md for the whole contract.
