@@ -308,6 +308,12 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     return result
 
 
+# The make variables of mk/*.mk a caller may set in the environment (the tests' shared HARNESS_BUILD, another
+# compiler): link_student passes them to the sandboxed make as settings.
+LINK_ENVIRONMENT = ("HARNESS_BUILD", "SIM_BUILD", "CHECKER_BUILD", "NVCC", "CC", "CXX", "OPT_FLAGS", "EXTRA_NVCCFLAGS",
+                    "EXTRA_CFLAGS")
+
+
 def link_student(kit, pattern, command: list, copy: Path, folder: Path, *, timeout: float, limits: Limits,
                  bwrap: bool, as_nobody: bool = False, harness_build=None, makefile="lab.mk"):
     """Links folder/PATTERN_runner from folder/student.o and writes the launcher, through make (which finds
@@ -319,6 +325,10 @@ def link_student(kit, pattern, command: list, copy: Path, folder: Path, *, timeo
     GPU's presence are passed on, so make finds the harness built for this GPU, never a build of its own."""
     kit = Path(kit).resolve()
     settings = [f"LAB_SRC={copy}", f"BUILD={folder}", "-o", str(folder / "student.o")]
+    # bubblewrap clears the environment: the make variables the kit's make took from it (a shared HARNESS_BUILD, a
+    # compiler) go on its command line, so the link's make sees what the harness build saw
+    passed = {name: os.environ[name] for name in LINK_ENVIRONMENT if os.environ.get(name)}
+    settings += [f"{name}={value}" for name, value in passed.items()]
     if makefile == "lab.mk":
         arch = [w for k, w in enumerate(command) if w.startswith("-arch=") or w.startswith("-gencode")
                 or (k and command[k - 1] == "-gencode")]
@@ -329,8 +339,9 @@ def link_student(kit, pattern, command: list, copy: Path, folder: Path, *, timeo
     if as_nobody and not bwrap:
         os.chown(folder, NOBODY, NOBODY)
     inputs = [kit / name for name in ("mk", "harness", "patterns", "sim", "build") if (kit / name).is_dir()]
-    if harness_build and not Path(harness_build).resolve().is_relative_to(kit):
-        inputs.append(Path(harness_build).resolve())
+    for place in (harness_build, *(passed.get(name) for name in ("HARNESS_BUILD", "SIM_BUILD", "CHECKER_BUILD"))):
+        if place and not Path(place).resolve().is_relative_to(kit) and Path(place).resolve().is_dir():
+            inputs.append(Path(place).resolve())
     argv = contain(argv, limits, bwrap=bwrap, toolkit=toolkit_root(command[0]), read_only=inputs, writable=[folder],
                    workdir=folder, as_nobody=as_nobody)
     return run_process(argv, timeout=timeout, cwd=folder, log_path=folder / "build.log")

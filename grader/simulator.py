@@ -60,7 +60,7 @@ from grader.no_gpu import in_lab_folder
 from grader.patterns import parse_size, pattern as pattern_named
 from grader.report import NEEDS_GPU, NOT_GRADED
 from grader.score import TestResult, hung_labs, reproduce_line
-from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env
+from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env, sim_harness_build
 from grader.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle,
                                diagnostic, fault_text, finding_text, load_report, not_graded_message)
 
@@ -541,6 +541,10 @@ def make_sim_grader(base):
             kwargs.setdefault("build", build_lab_sim)
             kwargs.setdefault("build_harness", build_harness_sim)
             kwargs.setdefault("run", run_harness_sim)
+            if kwargs.get("harness_build") is None:  # mk/sim.mk's own folder, whatever HARNESS_BUILD says in the
+                # environment (a GPU's shared folder: the objects have the same names, and a GPU's link would take
+                # the simulator's; gradescope.py's prebuild does the same)
+                kwargs["harness_build"] = sim_harness_build(kwargs.get("kit", KIT))
             if kwargs.get("build_dir", "build/grade") == "build/grade":
                 kwargs["build_dir"] = "build/grade-sim"
             super().__init__(config, submission, **kwargs)
