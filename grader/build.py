@@ -13,6 +13,7 @@ folder and then, in three steps:
      the compile is (link_student).
 Both return a BuildResult whose message, on failure, is the compiler's output cut to its first errors.
 """
+import functools
 import os
 import re
 import shlex
@@ -308,6 +309,14 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     return result
 
 
+@functools.lru_cache(maxsize=1)
+def gpu_listed() -> bool:
+    """Whether nvidia-smi lists a GPU here, as mk/cuda.mk's HAVE_GPU asks (once a process: every lab's link)."""
+    if not shutil.which("nvidia-smi"):
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+
+
 # The make variables of mk/*.mk a caller may set in the environment (the tests' shared HARNESS_BUILD, another
 # compiler): link_student passes them to the sandboxed make as settings.
 LINK_ENVIRONMENT = ("HARNESS_BUILD", "SIM_BUILD", "CHECKER_BUILD", "NVCC", "CC", "CXX", "OPT_FLAGS", "EXTRA_NVCCFLAGS",
@@ -332,9 +341,7 @@ def link_student(kit, pattern, command: list, copy: Path, folder: Path, *, timeo
     if makefile == "lab.mk":
         arch = [w for k, w in enumerate(command) if w.startswith("-arch=") or w.startswith("-gencode")
                 or (k and command[k - 1] == "-gencode")]
-        gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0 if shutil.which(
-            "nvidia-smi") else False
-        settings += [f"ARCH_FLAGS={' '.join(arch)}", f"HAVE_GPU={'yes' if gpu else ''}"] if arch else []
+        settings += [f"ARCH_FLAGS={' '.join(arch)}", f"HAVE_GPU={'yes' if gpu_listed() else ''}"] if arch else []
     argv = make_argv(kit, pattern, *settings, harness_build=harness_build, makefile=makefile)
     if as_nobody and not bwrap:
         os.chown(folder, NOBODY, NOBODY)

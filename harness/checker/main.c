@@ -61,6 +61,30 @@ void *ppl_input(ppl_link *l, uint64_t n, uint32_t elem_bytes)
     return room;
 }
 
+void ppl_dataset_error(const char *message)
+{
+    fprintf(stderr, "%s\n", message);
+    ppl_results_start("check", "error");
+    ppl_results_str("message", message);
+    ppl_results_end();
+}
+
+int ppl_read_dataset(const char *path, ppl_dtype dtype, ppl_dataset *in)
+{
+    char err[512];
+    int bad = ppl_dataset_read(path, in, err, sizeof err) != 0;
+    if (!bad && in->dtype != dtype) {
+        snprintf(err, sizeof err, "%s must hold %s elements, not %s", path, ppl_dtype_name(dtype),
+                 ppl_dtype_name(in->dtype));
+        bad = 1;
+    }
+    if (bad) {
+        ppl_dataset_error(err);
+        ppl_dataset_free(in);
+    }
+    return bad ? -1 : 0;
+}
+
 const void *ppl_output(const ppl_link *l) { return l->area[1]; }
 
 static uint32_t loaded_elem_bytes = 4; /* of the input loaded last: ppl_want_input's words */

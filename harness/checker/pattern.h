@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "dataset.h"
 #include "link.h"
 
 typedef struct {
@@ -60,6 +61,14 @@ void ppl_want_input(ppl_run_request *rq, uint64_t n);
 
 /* The run sends back `words` 32-bit words of output (the output and its guard, as the pattern lays them out). */
 void ppl_want_output(ppl_run_request *rq, uint64_t words);
+
+/* A --dataset case's file the case cannot use: message on stderr and as the case's "error" check line (the
+ * pattern's check then returns -1: a bad dataset, exit status 2). */
+void ppl_dataset_error(const char *message);
+
+/* Reads the dataset at path into *in, which must hold elements of dtype; 0, or -1 after ppl_dataset_error (*in
+ * then empty). */
+int ppl_read_dataset(const char *path, ppl_dtype dtype, ppl_dataset *in);
 
 /* The secret seed (--seed-fd or --seed), for keys drawn by the shared helpers. */
 void ppl_set_key_seed(uint64_t seed);

@@ -216,21 +216,9 @@ static int run_generated_cases(const options *o, ppl_link *l)
 static int run_dataset_case(const options *o, ppl_link *l)
 {
     ppl_dataset in = {PPL_I32, 0, NULL};
-    char err[512];
     ppl_results_begin_case(o->common.dataset);
-    int bad = ppl_dataset_read(o->common.dataset, &in, err, sizeof err) != 0;
-    if (!bad && in.dtype != PPL_I32) {
-        snprintf(err, sizeof err, "%s must hold int32 elements, not %s", o->common.dataset, ppl_dtype_name(in.dtype));
-        bad = 1;
-    }
-    if (bad) {
-        fprintf(stderr, "%s\n", err);
-        ppl_results_start("check", "error");
-        ppl_results_str("message", err);
-        ppl_results_end();
-        ppl_dataset_free(&in);
+    if (ppl_read_dataset(o->common.dataset, PPL_I32, &in) != 0)
         return -1;
-    }
     plan_input(o, in.count, "dataset");
     ppl_plan_write();
     const int failures = check_input(o, l, (const int *)in.data, in.count, "dataset");

@@ -238,20 +238,14 @@ static int run_dataset_case(const options *o, ppl_link *l)
     if (ppl_dataset_read(o->common.dataset, &in, err, sizeof err) != 0 ||
         ppl_dataset_read(o->common.expected, &want, err, sizeof err) != 0) {
         ppl_dataset_free(&in);
-        fprintf(stderr, "%s\n", err);
-        ppl_results_start("check", "error");
-        ppl_results_str("message", err);
-        ppl_results_end();
+        ppl_dataset_error(err);
         return -1;
     }
     if (in.dtype != PPL_F32 || want.dtype != PPL_F64 || want.count != 1) {
         snprintf(err, sizeof err, "%s must hold float32 elements and %s one float64 (they hold %llu %s and %llu %s)",
                  o->common.dataset, o->common.expected, (unsigned long long)in.count, ppl_dtype_name(in.dtype),
                  (unsigned long long)want.count, ppl_dtype_name(want.dtype));
-        fprintf(stderr, "%s\n", err);
-        ppl_results_start("check", "error");
-        ppl_results_str("message", err);
-        ppl_results_end();
+        ppl_dataset_error(err);
         ppl_dataset_free(&in);
         ppl_dataset_free(&want);
         return -1;

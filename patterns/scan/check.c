@@ -268,10 +268,7 @@ static int run_dataset_case(const options *o, ppl_link *l)
         free(h_ref);
     }
     if (bad) {
-        fprintf(stderr, "%s\n", err);
-        ppl_results_start("check", "error");
-        ppl_results_str("message", err);
-        ppl_results_end();
+        ppl_dataset_error(err);
         ppl_dataset_free(&in);
         ppl_dataset_free(&want);
         return -1;
