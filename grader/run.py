@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import runs_ahead
 from grader.process import Process, run_process
 from grader.seed import SeedPipe, split_seed
 
@@ -271,6 +272,18 @@ def run_seconds(path, arrivals: list, start: float) -> dict:
     return seconds
 
 
+def checker_env(env=None, threads: int | None = None) -> dict:
+    """The environment of a lab program (the kit's checker, whose loops over large inputs are OpenMP's): env, else
+    this process's, with the team sized to the cores this grading has (threads, else runs_ahead.share(): a class
+    run's worker has its share, not the machine) and its idle threads asleep instead of spinning
+    (OMP_WAIT_POLICY=passive), so that lab programs side by side do not take each other's cores;
+    harness/checker/parallel.h says what that cost. A caller's own OMP_NUM_THREADS or OMP_WAIT_POLICY stands."""
+    out = dict(os.environ if env is None else env)
+    out.setdefault("OMP_NUM_THREADS", str(max(1, threads or runs_ahead.share())))
+    out.setdefault("OMP_WAIT_POLICY", "passive")
+    return out
+
+
 def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str = "the lab's file") -> Outcome:
     """Runs `program args --result-fd W --quiet` and returns its Outcome; the result lines that arrive on W are
     kept in workdir/result.jsonl, and the output in workdir/output.log.
@@ -291,7 +304,7 @@ def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str
         with SeedPipe(seed) as pipe:
             argv = [str(program), *args, *pipe.argv, "--result-fd", str(result_write), "--quiet"]
             proc = run_process(argv, timeout=timeout, cwd=cwd, log_path=workdir / "output.log",
-                               pass_fds=[result_write, *pipe.fds])
+                               pass_fds=[result_write, *pipe.fds], env=checker_env())
     finally:
         os.close(result_write)  # the program and its children are gone: the drain sees the end of the pipe
         drain.join(timeout=30)
@@ -363,7 +376,8 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
             argv = [str(program), "--runs-fd", str(runs_read), "--result-fd", str(result_write), "--quiet",
                     *more_argv, *pipe.argv]
             proc = run_process(argv, timeout=total, cwd=cwd, log_path=workdir / "output.log",
-                               pass_fds=[result_write, runs_read, *pass_fds, *pipe.fds], env=env, cancel=cancel)
+                               pass_fds=[result_write, runs_read, *pass_fds, *pipe.fds], env=checker_env(env),
+                               cancel=cancel)
     finally:
         os.close(result_write)
         os.close(runs_read)

@@ -1,5 +1,6 @@
 /* reference.c - CPU references and error bounds (see reference.h). */
 #include "reference.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ static double chunked_sum(const float *x, size_t n, int abs_values)
         }
         return total;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
     for (long long c = 0; c < (long long)chunks; c++) {
         size_t begin = (size_t)c * CHUNK, end = begin + CHUNK < n ? begin + CHUNK : n;
         double s = 0.0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
@@ -96,7 +97,7 @@ static int parse_options(int argc, char **argv, options *o)
 
 static void fill_input(int *h_in, size_t n, uint64_t seed)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
     for (long long i = 0; i < (long long)n; i++)
         h_in[i] = (int)(ppl_random_bits(seed, (uint64_t)i) % (2 * VALUE_RANGE + 1)) - VALUE_RANGE;
 }

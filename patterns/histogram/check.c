@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
@@ -131,7 +132,7 @@ static unsigned char byte_of(int kind, uint64_t seed, unsigned char hot, uint64_
 static void fill_input(unsigned char *h_in, size_t n, int kind, uint64_t seed)
 {
     const unsigned char hot = (unsigned char)ppl_random_bits(seed, UINT64_MAX);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
     for (long long i = 0; i < (long long)n; i++)
         h_in[i] = byte_of(kind, seed, hot, (uint64_t)i);
 }
@@ -140,7 +141,7 @@ static void fill_input(unsigned char *h_in, size_t n, int kind, uint64_t seed)
 static void histogram_cpu(const unsigned char *in, size_t n, uint32_t bins[BINS])
 {
     memset(bins, 0, BINS * sizeof *bins);
-#pragma omp parallel
+#pragma omp parallel if ((long long)n >= PPL_PARALLEL_MIN)
     {
         uint32_t mine[BINS] = {0};
 #pragma omp for schedule(static)

@@ -219,11 +219,13 @@ static int run_generated_cases(const options *o, ppl_link *l)
         float *h_in = (float *)ppl_input(l, n, 4); /* made where the device program reads it */
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
         fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
+        ppl_trace("filled", n);
         const double expected = ppl_sum_f64(h_in, n);
         const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
         ppl_load(l, h_in, n, 4);
         failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, expected, tolerance,
                                 data_names[o->data], o->common.seed);
+        ppl_trace("checked", n);
     }
     return failures;
 }
