@@ -43,6 +43,11 @@ uint64_t ppl_backend_findings(void) { return sim_findings_count(); }
 /* The runtime's cudaStreamWaitEvent where it has one; without it the simulator runs its streams in one order, which
    the wait cannot change. */
 #pragma weak cudaStreamWaitEvent
+cudaError_t ppl_backend_copy_in(void *dst, const void *src, size_t bytes)
+{
+    return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
 cudaError_t ppl_backend_stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags)
 {
     return &cudaStreamWaitEvent ? cudaStreamWaitEvent(stream, event, flags) : cudaSuccess;

@@ -676,6 +676,7 @@ int ppl_link_stop(ppl_link *l)
     if (l->to_device >= 0)
         close(l->to_device);
     l->to_device = -1;
+    free_areas(l); /* while the device program ends: the pages of a 2 GiB input take about 0.15 s to free */
     int status = 0;
     if (l->device > 0) {
         reap(l);
@@ -685,7 +686,6 @@ int ppl_link_stop(ppl_link *l)
         close(l->from_device);
     l->from_device = -1;
     end_runner(l, RUNNER_GRACE_S);
-    free_areas(l);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 

@@ -334,7 +334,9 @@ static int run_many(const ppl_checker_pattern *pattern, int argc, char **argv, p
             worst = status < 0 ? PPL_EXIT_CUDA : status;
     }
     (void)argc;
+    ppl_trace("stop", 0);
     ppl_link_stop(&link);
+    ppl_trace("stopped", 0);
     ppl_run_lists_free(&lists);
     return worst;
 }
@@ -377,7 +379,9 @@ int main(int argc, char **argv)
     if (o->schedule)
         begin_case(&link, -1, o->schedule);
     const int failures = pattern->check(&link, &dev, o);
+    ppl_trace("stop", 0);
     ppl_link_stop(&link);
+    ppl_trace("stopped", 0);
     if (failures < 0)
         return PPL_EXIT_USAGE;
     return failures ? PPL_EXIT_FAIL : PPL_EXIT_PASS;

@@ -7,7 +7,9 @@
  */
 #include "backend.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -95,4 +97,71 @@ uint64_t ppl_backend_findings(void) { return 0; }
 cudaError_t ppl_backend_stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags)
 {
     return cudaStreamWaitEvent(stream, event, flags);
+}
+
+enum { STAGE_SLOTS = 4, STAGE_THREADS = 8 };
+static const size_t STAGE_BYTES = (size_t)32 << 20; /* each staging buffer: 32 MiB, 128 MiB pinned in all */
+
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t bytes;
+} stage_part;
+
+static void *copy_part(void *arg)
+{
+    const stage_part *p = (const stage_part *)arg;
+    memcpy(p->dst, p->src, p->bytes);
+    return NULL;
+}
+
+/* memcpy of bytes by STAGE_THREADS threads (the calling thread's share where one cannot start). */
+static void copy_parallel(char *dst, const char *src, size_t bytes)
+{
+    pthread_t threads[STAGE_THREADS];
+    stage_part parts[STAGE_THREADS];
+    int started[STAGE_THREADS] = {0};
+    for (int t = 0; t < STAGE_THREADS; t++) {
+        const size_t begin = bytes * t / STAGE_THREADS, end = bytes * (t + 1) / STAGE_THREADS;
+        parts[t] = (stage_part){dst + begin, src + begin, end - begin};
+        started[t] = t > 0 && pthread_create(&threads[t], NULL, copy_part, &parts[t]) == 0;
+        if (t > 0 && !started[t])
+            copy_part(&parts[t]);
+    }
+    copy_part(&parts[0]);
+    for (int t = 1; t < STAGE_THREADS; t++)
+        if (started[t])
+            pthread_join(threads[t], NULL);
+}
+
+cudaError_t ppl_backend_copy_in(void *dst, const void *src, size_t bytes)
+{
+    static char *pinned[STAGE_SLOTS];
+    static cudaEvent_t copied[STAGE_SLOTS];
+    static cudaStream_t stream;
+    static int ready = -1; /* 1: the staging buffers are there; 0: they could not be made (pageable copies) */
+    if (ready < 0) {
+        ready = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess;
+        for (int k = 0; ready && k < STAGE_SLOTS; k++)
+            ready = cudaHostAlloc((void **)&pinned[k], STAGE_BYTES, cudaHostAllocDefault) == cudaSuccess &&
+                    cudaEventCreateWithFlags(&copied[k], cudaEventDisableTiming) == cudaSuccess;
+        cudaGetLastError();
+    }
+    if (!ready || bytes < 2 * STAGE_BYTES)
+        return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+    cudaError_t err = cudaSuccess;
+    for (size_t offset = 0, k = 0; offset < bytes; offset += STAGE_BYTES, k = (k + 1) % STAGE_SLOTS) {
+        const size_t len = bytes - offset < STAGE_BYTES ? bytes - offset : STAGE_BYTES;
+        err = cudaEventSynchronize(copied[k]); /* this buffer's last copy to the device is done */
+        if (err != cudaSuccess)
+            break;
+        copy_parallel(pinned[k], (const char *)src + offset, len);
+        err = cudaMemcpyAsync((char *)dst + offset, pinned[k], len, cudaMemcpyHostToDevice, stream);
+        if (err == cudaSuccess)
+            err = cudaEventRecord(copied[k], stream);
+        if (err != cudaSuccess)
+            break;
+    }
+    const cudaError_t synced = cudaStreamSynchronize(stream);
+    return err != cudaSuccess ? err : synced;
 }

@@ -4,6 +4,7 @@
  * and the input as the call left it, and times it against cub::DeviceSelect::If (and, for `make bench`, a copy). The
  * checker (patterns/compact/check.c) judges.
  */
+#include "backend.h"
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
@@ -73,7 +74,7 @@ void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes)
 {
     (void)elem_bytes;
     reserve(n);
-    CUDA_CHECK(cudaMemcpy(b.d_pristine, input, n * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(ppl_backend_copy_in(b.d_pristine, input, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(b.d_in, b.d_pristine, n * sizeof(int), cudaMemcpyDeviceToDevice));
     b.n = n;
 }

@@ -4,6 +4,7 @@
  * the input as the call left it, and times it against cub::DeviceHistogram::HistogramEven (and, for `make bench`, a
  * copy). The checker (patterns/histogram/check.c) judges.
  */
+#include "backend.h"
 #include "baseline.h"
 #include "bench.h"
 #include "check_i32.h"
@@ -70,7 +71,7 @@ void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes)
     b.n = n;
     b.words = (size_t)ppl_input_words(n, 1);
     CUDA_CHECK(cudaMemset(b.d_pristine + (b.words - 1) * 4, 0, 4)); /* the last word's padding */
-    CUDA_CHECK(cudaMemcpy(b.d_pristine, input, n, cudaMemcpyHostToDevice));
+    CUDA_CHECK(ppl_backend_copy_in(b.d_pristine, input, n));
 }
 
 /* Restores the input, zeroes the bins and poisons the guard after them. */

@@ -4,6 +4,7 @@
  * and, for `make bench`, CUB and a device-to-device copy. It judges nothing: the checker (patterns/reduce/check.c)
  * does.
  */
+#include "backend.h"
 #include "bench.h"
 #include "device.h"
 #include "reduce.h"
@@ -65,7 +66,7 @@ void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes)
 {
     (void)elem_bytes;
     reserve(n);
-    CUDA_CHECK(cudaMemcpy(b.d_pristine, input, n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(ppl_backend_copy_in(b.d_pristine, input, n * sizeof(float)));
     b.n = n;
 }
 

@@ -4,6 +4,7 @@
  * left it, and times the exclusive scan against CUB's (and, for `make bench`, a copy). The checker
  * (patterns/scan/check.c) judges.
  */
+#include "backend.h"
 #include "bench.h"
 #include "check_i32.h"
 #include "checksum.h"
@@ -61,7 +62,7 @@ void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes)
 {
     (void)elem_bytes;
     reserve(n);
-    CUDA_CHECK(cudaMemcpy(b.d_pristine, input, n * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(ppl_backend_copy_in(b.d_pristine, input, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(b.d_in, b.d_pristine, n * sizeof(int), cudaMemcpyDeviceToDevice));
     b.n = n;
 }
