@@ -7,12 +7,12 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader import late
+from grader.score import late
 from grader.patterns import PATTERNS, parse_size, select_labs
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
-# Arguments the grader adds itself (grader/run.py turns --seed into --seed-fd); a group's runs must not set them.
+# Arguments the grader adds itself (grader/run/run.py turns --seed into --seed-fd); a group's runs must not set them.
 GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected", "--seed-fd", "--result-fd", "--in-process",
                "--host-memory-mib")
 # What a lab's benchmark compares against: the kit's baseline kernel (speedup = baseline_ms / student_ms) or CUB
@@ -100,7 +100,7 @@ class GpuThresholds:
 class Sanitizers:
     """The lab's program run under compute-sanitizer (grader/sanitize/): each tool once per run, on small inputs.
     A finding in the student's file fails the row (0 of its points), takes hazard_cost of every correctness group's
-    points (grader/score.py's apply_hazards) and, like a failed group, stops performance."""
+    points (grader/score/score.py's apply_hazards) and, like a failed group, stops performance."""
 
     points: float
     tools: tuple  # names from SANITIZER_TOOLS, in the order they run
@@ -120,7 +120,7 @@ class Lab:
     args: tuple = ()  # harness arguments added to every correctness run of this lab (not to the benchmark)
     bonus: bool = False  # a bonus lab: its points add to the total, its maximum does not
     sanitizers: Sanitizers | None = None  # the compute-sanitizer row, from its suite (or the lab's own table)
-    due: object = None  # the lab's own due date (an aware datetime; grader/late.py), over [late]'s
+    due: object = None  # the lab's own due date (an aware datetime; grader/score/late.py), over [late]'s
     lms_name: str = ""  # the assignment's name in the course's grade systems (canvas.csv, gradescope.csv's column)
 
     @property
@@ -148,7 +148,7 @@ class Limits:
     run_floor_seconds: float | None = None  # see run_limit
     run_reference_factor: float | None = None
     lab_file_kib: int = 256  # the largest lab file graded (or compared for similarity); see lab_file_bytes
-    simulator_check: bool = True  # a GPU grading also grades each lab on the simulator (grader/sim_check.py)
+    simulator_check: bool = True  # a GPU grading also grades each lab on the simulator (grader/sim/sim_check.py)
     simulator_check_seconds: float = 900.0  # the simulator's share of a lab's grading: its runs past it not graded
 
     @property
@@ -198,7 +198,7 @@ class Config:
     path: Path
     calibration: dict
     labs: tuple
-    late: object = None  # grader.late.Policy of [late], None without one (nothing is late)
+    late: object = None  # grader.score.late.Policy of [late], None without one (nothing is late)
     course: Path | None = None  # the course's labs.toml laid over this one (course_file), None without one
     limits: Limits = Limits()  # [limits]: the host memory of a run
     gradescope: tuple = ()  # [gradescope]'s settings as (key, value): output_format, visibility
@@ -473,7 +473,7 @@ def parse_config(data: dict, path: Path) -> Config:
 
 
 def _due(raw: dict, where: str):
-    """A lab's own due date (grader/late.py), or None."""
+    """A lab's own due date (grader/score/late.py), or None."""
     try:
         return late.parse_due(raw["due"], f"{where}.due") if "due" in raw else None
     except late.LateError as e:

@@ -3,19 +3,19 @@ file, runs the test groups of grader/labs.toml, and reports points as a table an
 
     python3 -m grader [--submission labs|solutions|DIR] [--lab 03] [--results PATH]
 
-Each lab's compiled file first goes through the static checks (grader/static_check.py): a file that uses what it
+Each lab's compiled file first goes through the static checks (grader/compile/static_check.py): a file that uses what it
 may not (a library, a host copy, files, processes, code before main) scores 0 on every test of its lab, and none runs.
 
 Exit status: 0 full marks (on every lab but the bonus labs), 1 points lost, 2 the grader or the kit is broken (bad
 labs.toml, the harness does not build, nm or objdump is missing for the static checks), 77 no CUDA device here
 (the run-time tests are reported as not run; compile errors and static check findings are still reported).
 
---simulator (`make grade SIM=1`) grades correctness without a GPU, on the kit's CPU simulator (grader/simulator.py):
+--simulator (`make grade SIM=1`) grades correctness without a GPU, on the kit's CPU simulator (grader/sim/simulator.py):
 groups of large sizes, performance and compute-sanitizer score 0 as "needs GPU"; exit status 0 when every test it
 ran got full marks.
 
 On a GPU, each lab is also graded on the simulator, beside the GPU's runs, and a lab's correctness is what both allow
-(grader/sim_check.py: one verdict); --no-simulator-check (or labs.toml's [limits] simulator_check = false) grades on
+(grader/sim/sim_check.py: one verdict); --no-simulator-check (or labs.toml's [limits] simulator_check = false) grades on
 the GPU alone, for debugging, and results.json says so (extra_data.simulator_check).
 """
 import argparse
@@ -29,20 +29,20 @@ import threading
 import time
 from pathlib import Path
 
-from grader import build as build_mod
-from grader import gpuinfo
-from grader.no_gpu import shown
-from grader import report_html
-from grader import sim_check as sim_check_mod
-from grader import static_check
+from grader.compile import build as build_mod
+from grader.run import gpuinfo
+from grader.run.no_gpu import shown
+from grader.report import report_html
+from grader.sim import sim_check as sim_check_mod
+from grader.compile import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
-from grader.report import Report, format_table, gradescope_results, write_results
-from grader.process import left_by_us
-from grader.text import printable
-from grader.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
+from grader.report.report import Report, format_table, gradescope_results, write_results
+from grader.run.process import left_by_us
+from grader.report.text import printable
+from grader.run.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
 from grader.sanitize.score import score_sanitizers
-from grader.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
+from grader.score.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
                           not_run, note_writes_past_the_end, score_group, score_performance, score_static_check,
                           student_path_mapper, student_paths)
 
@@ -63,17 +63,17 @@ class Grader:
         through one lab program and one runner (run.run_harness_runs); None (the default when `run` is replaced):
         one `run` per argument list
     check(object, pattern) -> static_check.Verdict   (raises static_check.ToolError when it cannot check at all)
-    sim_check: "auto" (the simulator's check of every lab, grader/sim_check.py, when the grading builds and runs on
+    sim_check: "auto" (the simulator's check of every lab, grader/sim/sim_check.py, when the grading builds and runs on
         a GPU as the kit does: build and run not replaced; labs.toml's [limits] simulator_check can turn it off),
         True (always, also with replaced hooks), False (never: --no-simulator-check); sim_hooks: the simulator's
-        side's build, build_harness and run (a dict; default grader/simulator.py's); sim_verdicts: the simulator's
+        side's build, build_harness and run (a dict; default grader/sim/simulator.py's); sim_verdicts: the simulator's
         verdicts made ahead (lab name -> sim_check.Verdict: sim_check.check_ahead), used in place of a check now
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
     """
 
     sanitize = staticmethod(run_sanitizers)
-    gpu_lock = None  # a grader.gpu_lock.GpuLock where graders share the GPU (a class run): runs shared, benchmarks alone
+    gpu_lock = None  # a grader.run.gpu_lock.GpuLock where graders share the GPU (a class run): runs shared, benchmarks alone
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
@@ -105,7 +105,7 @@ class Grader:
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
 
     def sim_check_plan(self) -> tuple:
-        """(whether this grading runs the simulator's check, why) for results.json (grader/sim_check.py)."""
+        """(whether this grading runs the simulator's check, why) for results.json (grader/sim/sim_check.py)."""
         if getattr(self, "simulator", False):
             return False, "graded on the simulator itself (--simulator)"
         if self.sim_check is False:
@@ -431,7 +431,7 @@ class Grader:
                    for r in results if r.name != STATIC_CHECKS)
 
     def _gpu(self, how: str):
-        """The class's GPU lock, taken shared or exclusive (grader/gpu_lock.py); nothing where there is none."""
+        """The class's GPU lock, taken shared or exclusive (grader/run/gpu_lock.py); nothing where there is none."""
         return getattr(self.gpu_lock, how)() if self.gpu_lock is not None else contextlib.nullcontext()
 
     def _run_time_tests(self, lab, built, checked) -> list:
@@ -637,7 +637,7 @@ class Grader:
         if skipped:
             return skipped
         runs = [self._args([*args, *lab.args, "--seed", str(self.seed)]) for args in spec.runs]
-        copy = Path(program).parent / lab.source  # grader/build.py builds from a copy beside the program
+        copy = Path(program).parent / lab.source  # grader/compile/build.py builds from a copy beside the program
         with self.stage(lab.name, SANITIZERS):
             outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
                                     workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
@@ -666,7 +666,7 @@ class Grader:
             with self.stage(lab.name, "GPU queries"):
                 after = self.gpu_snapshot()
         result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
-        if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/gpuinfo.py)
+        if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/run/gpuinfo.py)
             result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())
             for warning in env["warnings"]:
                 result.detail = "\n".join(part for part in (result.detail, f"warning: {warning}") if part)
@@ -721,9 +721,9 @@ def parse_args(argv):
                         "built in build/grade-sim unless --build-dir)")
     p.add_argument("--no-simulator-check", action="store_true",
                    help="on a GPU, grade on the GPU alone: without the simulator's check of each lab beside it "
-                        "(grader/sim_check.py), for debugging; results.json records it")
+                        "(grader/sim/sim_check.py), for debugging; results.json records it")
     p.add_argument("--gpu", default="H100",
-                   help="with --simulator: the GPU of the performance estimate (grader/estimate.py, grader/gpus.toml: "
+                   help="with --simulator: the GPU of the performance estimate (grader/sim/estimate.py, grader/gpus.toml: "
                         "H100, H200, A100, T4; default %(default)s); an estimate, never points")
     return p.parse_args(argv)
 
@@ -747,7 +747,7 @@ def main(argv=None, **hooks) -> int:
     log = None if quiet else (lambda message: print(printable(message), file=sys.stderr, flush=True))
     grader_class = Grader
     if args.simulator:
-        from grader import simulator
+        from grader.sim import simulator
         grader_class = simulator.make_sim_grader(Grader)
         hooks.setdefault("estimate_gpu", args.gpu)
         if args.build_dir == "build/grade":

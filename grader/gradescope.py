@@ -8,7 +8,7 @@ runs the grader (python3 -m grader) on it and always leaves a valid results.json
 (run from the kit's root, /autograder/source on Gradescope)
 
 What students upload, any of (archives, .zip or .tar plain or compressed, are unpacked first: safely, by
-grader/unpack.py, the class grader's own routine, with its caps on bytes and entries, one level deep):
+grader/intake/unpack.py, the class grader's own routine, with its caps on bytes and entries, one level deep):
   - their labs/ folder, or their whole copy of the kit: labs/03-sequential/reduce.cu, ...
   - lab folders at the top: 03-sequential/reduce.cu
   - loose files named after their lab: 03-sequential.cu, 03.cu, lab03.cu, 03-sequential-reduce.cu
@@ -93,8 +93,8 @@ def valid_results(data) -> bool:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """data written to path atomically, every string of it without control characters (grader/text.py)."""
-    from grader.text import printable_json
+    """data written to path atomically, every string of it without control characters (grader/report/text.py)."""
+    from grader.report.text import printable_json
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(printable_json(data), indent=2) + "\n", encoding="utf-8")
@@ -107,10 +107,10 @@ def nvcc_missing() -> bool:
 
 
 def run_grader(argv, timeout) -> tuple:
-    """(exit status or None on timeout, output) of grade.py, run by grader.run.run_process: in its own session,
+    """(exit status or None on timeout, output) of grade.py, run by grader.run.run.run_process: in its own session,
     killed with its process group at the timeout, its output kept at both ends (64 KiB each), never waited on
     longer than that."""
-    from grader.run import run_process
+    from grader.run.run import run_process
     proc = run_process(argv, timeout=timeout, cwd=SOURCE)
     return proc.returncode, proc.output
 
@@ -121,7 +121,7 @@ def on_simulator() -> bool:
     asked = os.environ.get(SIMULATOR_VARIABLE, "").strip()
     if asked in ("0", "1"):
         return asked == "1"
-    from grader.no_gpu import nvidia_smi
+    from grader.run.no_gpu import nvidia_smi
     return not nvidia_smi()[0]
 
 
@@ -131,8 +131,8 @@ def _extra(test: dict) -> dict:
 
 def simulator_banner(data: dict) -> list:
     """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU,
-    counting only the tests a student sees now (grader/report.py's shown_now: the others would tell on themselves)."""
-    from grader.report import shown_now
+    counting only the tests a student sees now (grader/report/report.py's shown_now: the others would tell on themselves)."""
+    from grader.report.report import shown_now
     tests = [t for t in data.get("tests") or [] if shown_now(t) and _extra(t).get("test") != "late penalty"]
     extra = [_extra(t) for t in tests]
     now = sum(float(t.get("score") or 0) for t, x in zip(tests, extra) if not x.get("bonus"))
@@ -156,12 +156,13 @@ def simulator_banner(data: dict) -> list:
 
 
 def late_work(data: dict, config, labs, root: Path) -> dict:
-    """data with labs.toml's late-work rule applied (grader/late.py) from root/submission_metadata.json; a note
+    """data with labs.toml's late-work rule applied (grader/score/late.py) from root/submission_metadata.json; a note
     instead when the rule is set but the metadata cannot be read (nothing is taken off then)."""
     if config.late is None:
         return data
     try:
-        from grader import late, metadata
+        from grader.score import late
+        from grader.intake import metadata
     except ImportError as e:  # PyYAML missing: setup.sh installs python3-yaml
         data["output"] = f"Late work: not applied ({e}; setup.sh installs it). {STAFF}\n\n{data.get('output', '')}"
         return data
@@ -179,7 +180,7 @@ def finish(data: dict, config, labs, root: Path, head=()) -> dict:
     work's lines, head: lines for its top, then the grader's) told only from the tests shown now, the output format
     of labs.toml."""
     from grader.config import gradescope_settings
-    from grader.report import set_output_format, set_visibility
+    from grader.report.report import set_output_format, set_visibility
     chosen = gradescope_settings(config)
     data = set_visibility(data, labs, chosen["visibility"])
     data = late_work(data, config, labs, root)
@@ -196,8 +197,8 @@ def withhold(data: dict) -> dict:
     """data with its whole output and leaderboard saying nothing of the tests a student does not see yet: the total
     line counts the tests shown now, and the lines about a lab with a test not shown now (its hang, its warnings)
     and its leaderboard entry are left out until the grades are. Returns data, changed in place."""
-    from grader.report import latest, shown_now, total_line
-    from grader.score import hang_note
+    from grader.report.report import latest, shown_now, total_line
+    from grader.score.score import hang_note
     tests = data.get("tests") or []
     if all(shown_now(t) for t in tests):
         return data
@@ -248,7 +249,7 @@ def grade_once(argv, results: Path, limit) -> tuple:
     """(exit status or None on timeout, output, results.json's data or None) of one grader run."""
     results.unlink(missing_ok=True)
     status, output = run_grader(argv, limit)
-    from grader.text import printable
+    from grader.report.text import printable
     output = printable(output)
     print(output, flush=True)
     try:
@@ -261,7 +262,7 @@ def grade_once(argv, results: Path, limit) -> tuple:
 def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
     """Grades root/submission and returns the results to write. allow_weaker: grade where a sandbox layer is
     missing (the module's docstring)."""
-    from grader.report import pending, retotal
+    from grader.report.report import pending, retotal
     try:
         config = load_kit_config()
         labs = config.select(lab_filter or None)
@@ -271,7 +272,7 @@ def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     submission = work / "submission"
     submission.mkdir(parents=True)
-    from grader.collect import collect
+    from grader.intake.collect import collect
     notes = collect(root / "submission", labs, submission, work / "unpacked")
     print("\n".join(notes), flush=True)
     from grader.classroom.roundtrip import recorded  # the course GPU's results, where make gradescope CLASS= put them
@@ -282,7 +283,7 @@ def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
         return fallback_results("The autograder has no CUDA toolkit (nvcc), so nothing was compiled. " + STAFF
                                 + " (Course staff: setup.sh installs it from NVIDIA's package repository; see its "
                                   "output when the image was built.)", labs, notes)
-    from grader.build_sandbox import weaker_sandbox
+    from grader.compile.build_sandbox import weaker_sandbox
     weaker = weaker_sandbox()
     if weaker and not allow_weaker:
         return fallback_results("The autograder would run your code with a sandbox layer missing, so it graded "
@@ -328,9 +329,9 @@ def grade(root: Path, lab_filter: str, allow_weaker: bool = False) -> dict:
 def prebuild(lab_filter: str) -> int:
     """Compiles once what every submission shares, so that each compiles only its own file: the simulator's library
     and its harness objects (for a runner without a GPU), and, with SM, the harness for that GPU."""
-    from grader.build import build_harness
-    from grader.simulator import build_harness_sim
-    from grader.sim_target import sim_harness_build
+    from grader.compile.build import build_harness
+    from grader.sim.simulator import build_harness_sim
+    from grader.sim.sim_target import sim_harness_build
     patterns = sorted({lab.pattern for lab in graded_labs(lab_filter)})
     status = 0
     for pattern in patterns:
@@ -368,7 +369,7 @@ def main(argv=None) -> int:
     if args.prebuild:
         return prebuild(args.lab)
     if args.collect:
-        from grader.collect import collect
+        from grader.intake.collect import collect
         submission, dest = args.collect
         print("\n".join(collect(submission, graded_labs(args.lab), dest, dest / ".unpacked")))
         shutil.rmtree(dest / ".unpacked", ignore_errors=True)

@@ -44,7 +44,7 @@ class Pattern:
     sim_run: tuple  # make sim's default run: the edge sizes, exact data where there is a choice
     bench_case: tuple  # the case the benchmark times (with --n or --bench): make profile, the estimate
     bench_words: str  # that case, for people
-    counts_run: tuple  # the simulator's counting run (grader/simulator.py, counts per kernel)
+    counts_run: tuple  # the simulator's counting run (grader/sim/simulator.py, counts per kernel)
     yardstick: str  # the benchmark's flag for the library yardstick beside the reference (tools/student/bench.py)
     yardstick_words: str
     headers: tuple = ()  # what the pattern's lab files may include of its own (include/NAME.h)

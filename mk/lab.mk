@@ -19,7 +19,7 @@
 #   make help       this list
 #
 # Without a GPU, run, check, sanitize and profile say what they would have done and give the simulator commands that
-# come nearest (grader/no_gpu.py); the tools exit 77, "cannot run here", which make reports as "Error 77" before
+# come nearest (grader/run/no_gpu.py); the tools exit 77, "cannot run here", which make reports as "Error 77" before
 # exiting 2 itself (make has no way to pass a recipe's status on).
 
 BUILD ?= build
@@ -60,7 +60,7 @@ harness: $(DEVICE) $(RUNNER_OBJS) $(CLIENT_LIB) $(CHECKER)
 # without a process of its own (no dirname, no $(...)): a grading starts it for every run.
 LAUNCHER_ARGS ?=
 $(PROGRAM): $(RUNNER) $(DEVICE) $(CHECKER)
-	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\n# module.fatbin beside it (the grader writes it: grader/build.py) is the only device code the runner may run.\ncase "$$0" in */*) here="$${0%%/*}" ;; *) here=. ;; esac\ncase "$$here" in /*) ;; *) here="$$PWD/$$here" ;; esac\nif [ -f "$$here/module.fatbin" ]; then set -- --module "$$here/module.fatbin" "$$@"; fi\nexec "%s" --pattern %s --runner "$$here/%s" --device "%s" %s "$$@"\n' \
+	printf '#!/bin/sh\n# %s: runs this lab through the kit'"'"'s checker (ppl_checker --help for the options).\n# module.fatbin beside it (the grader writes it: grader/compile/build.py) is the only device code the runner may run.\ncase "$$0" in */*) here="$${0%%/*}" ;; *) here=. ;; esac\ncase "$$here" in /*) ;; *) here="$$PWD/$$here" ;; esac\nif [ -f "$$here/module.fatbin" ]; then set -- --module "$$here/module.fatbin" "$$@"; fi\nexec "%s" --pattern %s --runner "$$here/%s" --device "%s" %s "$$@"\n' \
 	    "$(notdir $@)" "$(abspath $(CHECKER))" "$(PATTERN)" "$(notdir $(RUNNER))" "$(abspath $(DEVICE))" \
 	    '$(LAUNCHER_ARGS)' > $@
 	chmod +x $@
@@ -73,7 +73,7 @@ $(RUNNER): $(BUILD)/student.o $(RUNNER_OBJS) $(CLIENT_LIB)
 $(BUILD)/student.o: $(LAB_SRC) $(wildcard $(HARNESS)/include/*.h $(PATTERNS_DIR)/$(PATTERN)/include/*.h) | $(BUILD)
 	$(NVCC) $(STUDENT_NVCCFLAGS) -c -o $@ $<
 
-# The command that compiles the student's file, without -c, -o and the file (grader/build.py runs it sandboxed).
+# The command that compiles the student's file, without -c, -o and the file (grader/compile/build.py runs it sandboxed).
 student-flags:
 	@echo $(NVCC) $(STUDENT_NVCCFLAGS)
 
@@ -123,11 +123,11 @@ run:
 	@$(KIT)/tools/setup.sh grade
 	@$(MAKE) --no-print-directory $(PROGRAM)
 	@echo ./$(PROGRAM); ./$(PROGRAM) || { status=$$?; if [ $$status -eq 77 ]; then \
-	    PYTHONPATH=$(KIT) $(PYTHON) -m grader.no_gpu run --lab $(notdir $(CURDIR)) --here; fi; exit $$status; }
+	    PYTHONPATH=$(KIT) $(PYTHON) -m grader.run.no_gpu run --lab $(notdir $(CURDIR)) --here; fi; exit $$status; }
 
 # The kit's tools, for this folder's file. PPL_LAB_FOLDER tells them the command was typed here, so the commands
 # they suggest are this folder's (make sim, not make sim LAB=NN); --no-print-directory keeps make's "Entering
-# directory" lines out of the output the tools read from make (grader/build.py: make student-flags).
+# directory" lines out of the output the tools read from make (grader/compile/build.py: make student-flags).
 check sanitize profile grade sim:
 	PPL_LAB_FOLDER=$(CURDIR) $(MAKE) --no-print-directory -C $(KIT) $@ LAB=$(notdir $(CURDIR)) \
 	    SUBMISSION=$(abspath $(CURDIR)/..)

@@ -23,7 +23,7 @@
 # grades on it. sim/README.md describes the simulator and its environment variables.
 
 BUILD ?= build/sim
-# mk/cuda.mk's SM, without its -arch=native: the simulator has no GPU to ask (grader/sim_target.py: DEFAULT_SM)
+# mk/cuda.mk's SM, without its -arch=native: the simulator has no GPU to ask (grader/sim/sim_target.py: DEFAULT_SM)
 SIM_SM := $(or $(SM),75)
 HARNESS_BUILD ?= $(KIT)/build/sim/harness/sm$(SIM_SM)
 SIM_BUILD ?= $(KIT)/build/sim/lib
@@ -46,11 +46,11 @@ LAB_LDLIBS := -lm
 # with the simulator (build/sim/lib/libpplsim-device.a: the runtime and the core, with harness/device/runner_link.c
 # and sim/backend_sim.c) instead of CUDA's runtime; the runner is a GPU build's, whose client runtime forwards its
 # calls to whichever device program the checker starts beside it. The simulator's sizes are small
-# (grader/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may each take 512 MiB of host
+# (grader/sim/simulator.py SIM_MAX_N: 8 MiB of floats), so the runner and the device may each take 512 MiB of host
 # memory (the checker's --host-memory-mib, RLIMIT_DATA; a GPU build keeps the default 8 GiB): the reference
 # solutions of labs 05, 06 and 07 pass at 2^21 elements with 256 MiB.
 LAUNCHER_ARGS := --host-memory-mib 512
-# `harness` is everything of the kit's a lab program needs, the simulator included: grader/build.py builds it before
+# `harness` is everything of the kit's a lab program needs, the simulator included: grader/compile/build.py builds it before
 # any student's file, so that a failure there is reported as the kit's, not as a student's link error.
 
 # One build of the simulator's libraries at a time (flock): labs built at once (the test suite, a class's workers)

@@ -1,13 +1,13 @@
 """The class report's charts (grader/classroom/class_report.py): per lab, the distribution of the students' points
 and a histogram of their speedups with the grader's thresholds drawn in. matplotlib SVG, in the style of the
-single-submission report's chart (grader/charts.py: its colours, rc settings, plain() for any text that came from a
+single-submission report's chart (grader/report/charts.py: its colours, rc settings, plain() for any text that came from a
 program, and the same no-date, fixed-salt output).
 """
 import io
 import math
 import statistics
 
-from grader import charts
+from grader.report import charts
 
 SCORES = charts.REFERENCE_COLOURS[2]  # the students' points: the reference bars' blue
 SPEEDUPS = charts.YOURS  # the students' speedups: the colour of "yours" in the student's own chart

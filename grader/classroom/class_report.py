@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from grader import charts
-from grader import late
+from grader.report import charts
+from grader.score import late
 from grader.classroom import class_charts, overrides
-from grader.report_html import STYLE, esc
+from grader.report.report_html import STYLE, esc
 
 PAGE = "report.html"
 NOT_GRADES = ("not graded", "error", "kit error")  # rows whose points are not a grade: left out of the charts
@@ -85,7 +85,7 @@ class Student:
     results: dict | None = None
 
     def numbers(self, lab: str) -> dict:
-        """extra_data.labs[lab]: the lab's points, each test's status, the speedup and times (grader/report.py)."""
+        """extra_data.labs[lab]: the lab's points, each test's status, the speedup and times (grader/report/report.py)."""
         labs = ((self.results or {}).get("extra_data") or {}).get("labs") or {}
         value = labs.get(lab)
         return value if isinstance(value, dict) else {}
@@ -246,7 +246,7 @@ def cuda_version(value) -> str:
 
 
 def environment_section(students: list, options: dict, calibration: dict) -> str:
-    """The GPU graded on and what the benchmarks recorded around them (grader/gpuinfo.py)."""
+    """The GPU graded on and what the benchmarks recorded around them (grader/run/gpuinfo.py)."""
     devices = collections.Counter()
     seen = collections.defaultdict(set)
     clocks, warnings, runs, off_gpu = [], collections.Counter(), 0, 0

@@ -14,10 +14,10 @@ What it writes under OUT:
                                    speedup and time measured; the overrides laid over (grader/classroom/closing.py)
   report.html                      the class report (class_report.py); similarity.html and .csv (similarity.py);
                                    canvas.csv and gradescope.csv (lms.py)
-  students/STUDENT/results.json    Gradescope's results.json (grader/report.py), as make grade writes it, with late
+  students/STUDENT/results.json    Gradescope's results.json (grader/report/report.py), as make grade writes it, with late
                                    work and overrides applied
   students/STUDENT/feedback.txt    which file was graded for each lab, then the table make grade prints
-  students/STUDENT/report.html     the student's own page (grader/report_html.py)
+  students/STUDENT/report.html     the student's own page (grader/report/report_html.py)
   students/STUDENT/submission/     the files graded, shaped like labs/
   students/STUDENT/record.json     the row and the key it was graded under (what makes a rerun skip the student)
   students/STUDENT/measurements.json  every test as graded, with its benchmark's result line: what rescore scores
@@ -28,7 +28,7 @@ grader's own files. Cells of the gradebook that a spreadsheet would take for a f
 return first) start with ' instead.
 
 How: the uploads are unpacked (grader/classroom/intake.py: safe, size-capped) and each student's labs are built and
-statically checked (and, on a GPU machine, checked on the simulator: grader/sim_check.py) in a pool of CPU
+statically checked (and, on a GPU machine, checked on the simulator: grader/sim/sim_check.py) in a pool of CPU
 processes (--jobs, default one per CPU, each with its share of the cores for the simulator's runs); the run-time
 tests then run one student at a time on each GPU, a worker process per GPU pinned with CUDA_VISIBLE_DEVICES
 (--gpus, default every GPU `nvidia-smi -L` lists). Progress (n/N done, who is on which GPU, ETA) goes to stderr.
@@ -56,7 +56,7 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import build as build_mod
+from grader.compile import build as build_mod
 from grader.classroom import closing, intake, lms
 from grader.classroom import rescore as rescore_mod
 from grader.classroom.overrides import OverrideError
@@ -64,7 +64,7 @@ from grader.classroom.pool import build_harnesses, grade_class, graders_per_gpu,
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
 from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
-from grader.build_sandbox import ALLOW_WEAKER, weaker_sandbox
+from grader.compile.build_sandbox import ALLOW_WEAKER, weaker_sandbox
 from grader.config import ConfigError, DEFAULT_PATH
 from grader.grade import DEFAULT_TIMEOUT
 
@@ -127,7 +127,7 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
 
 
 def refused_sandbox(args, what: str) -> bool:
-    """Whether the class is not graded for a missing sandbox layer (grader/build_sandbox.py: weaker_sandbox), which
+    """Whether the class is not graded for a missing sandbox layer (grader/compile/build_sandbox.py: weaker_sandbox), which
     says so on stderr: which layer, how to install it, and the option that grades with fewer layers anyway."""
     why = weaker_sandbox()
     if not why:
@@ -175,7 +175,7 @@ def _common(p, slurm_run: bool = False):
                         "groups of small sizes and the hazard checks; performance and larger sizes are not graded")
     p.add_argument("--no-simulator-check", action="store_true",
                    help="on a GPU, grade on the GPU alone, without the simulator's check of each lab beside it "
-                        "(python3 -m grader --no-simulator-check; grader/sim_check.py), for debugging")
+                        "(python3 -m grader --no-simulator-check; grader/sim/sim_check.py), for debugging")
     p.add_argument("--keep-builds", action="store_true", help="keep the built programs (default: removed once a "
                                                               "student is graded; logs and results stay)")
     p.add_argument("--strip-prefix", default="", help="remove this from the start of each upload's name to get "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader.classroom.records import (EXIT_NO_DEVICE, EXIT_OK, EXIT_UNGRADED, GRADEBOOK, NOT_SCORED, Options,
                                       UNGRADED)
-from grader.text import printable
+from grader.report.text import printable
 
 
 # ---- the gradebook ----
@@ -19,7 +19,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet rea
 def text_cell(value) -> str:
     """A gradebook cell holding text (names, ids, notes, upload names: what students and exports chose), kept a
     text in a spreadsheet: one that starts like a formula gets a leading ' (OWASP's CSV injection advice). A cell is
-    one line, without escape sequences or control characters (grader/text.py)."""
+    one line, without escape sequences or control characters (grader/report/text.py)."""
     text = printable(value, keep="")
     return "'" + text if text.startswith(FORMULA_START) else text
 

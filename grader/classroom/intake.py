@@ -7,7 +7,7 @@ lab's one file out of it, by the rules the Gradescope autograder uses for a sing
 of the kit, one top-level folder inside an archive), loose files named after their lab (03-sequential.cu), nested
 archives one level deep.
 
-Unpacking is safe (grader/unpack.py, which the Gradescope autograder uses too): only regular files are written (no
+Unpacking is safe (grader/intake/unpack.py, which the Gradescope autograder uses too): only regular files are written (no
 links, devices or folders named by the archive), no member may leave the folder it is unpacked into (absolute
 paths, `..`), and sizes and entries are capped (Limits) by the bytes actually read, not by what an archive's
 headers claim. An upload that cannot be read at all raises IntakeError, whose message is the reason the gradebook
@@ -25,12 +25,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.collect import collect as collect_files
-from grader.metadata import MetadataError, read_export
-from grader.unpack import Budget, Limits, UnpackError, archive_suffix, copy_capped
-from grader.unpack import extract as unpack_archive
+from grader.intake.collect import collect as collect_files
+from grader.intake.metadata import MetadataError, read_export
+from grader.intake.unpack import Budget, Limits, UnpackError, archive_suffix, copy_capped
+from grader.intake.unpack import extract as unpack_archive
 
-SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}  # as grader.collect.walk skips them
+SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}  # as grader.intake.collect.walk skips them
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_ID = 64  # characters of a student id (a folder name)
 
@@ -116,7 +116,7 @@ def unique_ids(uploads: list, ids: list) -> list:
 
 def read_gradescope_metadata(path, notes=None) -> dict:
     """{submission folder: {"name", "sid", "email"}} from Gradescope's submission_metadata.yml, read by
-    grader/metadata.py (PyYAML): names with quotes and letters outside ASCII as written, a group submission's people
+    grader/intake/metadata.py (PyYAML): names with quotes and letters outside ASCII as written, a group submission's people
     joined with "; ". {} when there is no such file; when it cannot be read, {} and a line in notes saying why."""
     if not Path(path).is_file():
         return {}
@@ -173,7 +173,7 @@ def _is_export(folder: Path) -> bool:
     return len(inside) >= 2 and not any(looks_like_lab.match(p.name) or p.suffix == ".cu" for p in inside)
 
 
-# ---- unpacking an upload (grader/unpack.py does it safely) ----
+# ---- unpacking an upload (grader/intake/unpack.py does it safely) ----
 
 def _wanted(rel: Path, nested: bool) -> bool:
     """Only a lab's file can be graded: .cu files, and archives that may hold them (not inside a nested one)."""
@@ -182,7 +182,7 @@ def _wanted(rel: Path, nested: bool) -> bool:
 
 def extract(archive, dest, limits: Limits, budget: Budget, label: str = "", nested: bool = False,
             keep=None) -> list:
-    """Unpacks the .cu files and archives of archive into dest (grader/unpack.py: safe, capped); those of
+    """Unpacks the .cu files and archives of archive into dest (grader/intake/unpack.py: safe, capped); those of
     keep(relative path) when given; no archives when nested (an archive inside an upload's archive). Returns notes
     on what was left out; IntakeError when the archive cannot be read or passes a limit."""
     return unpack_archive(archive, dest, limits, budget, keep or (lambda rel: _wanted(rel, nested)), label)
@@ -247,7 +247,7 @@ def stage(entry: Entry, dest: Path, limits: Limits = Limits()) -> list:
 # ---- picking each lab's file ----
 
 def collect(staged: Path, labs, dest: Path, scratch: Path, limits: Limits = Limits()) -> list:
-    """grader.collect.collect: copies each lab's file from staged into dest/LAB/SOURCE and says what went
+    """grader.intake.collect.collect: copies each lab's file from staged into dest/LAB/SOURCE and says what went
     where (the same choice of files as a Gradescope submission)."""
     return collect_files(staged, labs, dest, scratch, limits)
 

@@ -31,7 +31,7 @@ def code_version(kit) -> str:
 
 
 def save(folder, report, got, labs, kit) -> None:
-    """Writes folder/measurements.json: the report as graded (grader.report.Report), the intake's findings (got:
+    """Writes folder/measurements.json: the report as graded (grader.report.report.Report), the intake's findings (got:
     intake.Intake), each lab's signature and the kit's code_version."""
     data = {"report": {k: getattr(report, k) for k in REPORT_FIELDS},
             "results": [vars(r) for r in report.results],

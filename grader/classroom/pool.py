@@ -18,8 +18,8 @@ from grader.classroom.gradebook import points_cell, write_gradebook
 from grader.classroom.overrides import OverrideError
 from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
                                       context_key, hooks_of, recorded_row)
-from grader import runs_ahead
-from grader.run import run_harness
+from grader.run import runs_ahead
+from grader.run.run import run_harness
 from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
 
 
@@ -262,9 +262,9 @@ def build_harnesses(options: Options, log) -> str:
                                                 harness_build=options.harness_build)
         if not built.ok:
             return built.message
-    # the objects of the simulator's check (grader/sim_check.py), once, where it runs: a class on a GPU
+    # the objects of the simulator's check (grader/sim/sim_check.py), once, where it runs: a class on a GPU
     if options.simulator_check and options.mode == "gpu" and hooks_of(options).run is run_harness:
-        from grader.simulator import build_harness_sim
+        from grader.sim.simulator import build_harness_sim
         for pattern in dict.fromkeys(lab.pattern for lab in labs_of(options)):
             built = build_harness_sim(Path(options.kit), pattern, timeout=options.build_timeout)
             if not built.ok:  # the kit's problem, never a student's points: each lab is graded on the GPU alone

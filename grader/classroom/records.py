@@ -8,13 +8,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build as build_mod
-from grader import static_check
+from grader.compile import build as build_mod
+from grader.compile import static_check
 from grader.classroom import intake
 from grader.config import DEFAULT_PATH
 from grader.patterns import KIT
-from grader.report import lab_numbers
-from grader.run import run_harness
+from grader.report.report import lab_numbers
+from grader.run.run import run_harness
 
 
 CLASS_FILE, GRADEBOOK, RECORD = "class.json", "gradebook.csv", "record.json"
@@ -62,8 +62,8 @@ class Options:
     limits: intake.Limits = intake.Limits()
     hooks: Hooks = Hooks()
     kit: str = str(KIT)
-    simulator: bool = False  # grade on the kit's CPU simulator (grader/simulator.py): correctness, no GPU (SIM=1)
-    simulator_check: bool = True  # on a GPU, each lab is also graded on the simulator (grader/sim_check.py)
+    simulator: bool = False  # grade on the kit's CPU simulator (grader/sim/simulator.py): correctness, no GPU (SIM=1)
+    simulator_check: bool = True  # on a GPU, each lab is also graded on the simulator (grader/sim/sim_check.py)
     mode: str = "gpu"  # gpu, no-gpu, static or simulator: part of each student's key (a no-GPU grading is redone on
     # a GPU)
     gpu_models: str = ""  # the GPU models graded on: their thresholds differ, so they are part of the key too
@@ -72,7 +72,7 @@ class Options:
     overrides: str = ""  # the course staff's overrides file (grader/classroom/overrides.py), "" for none
     canvas_roster: str = ""  # Canvas's gradebook export, to match canvas.csv's students (grader/classroom/lms.py)
     similarity: bool = True  # compare the graded files (grader/classroom/similarity.py) once the class is graded
-    graders_per_gpu: int = 1  # students graded side by side on each GPU, benchmarks alone (grader/gpu_lock.py)
+    graders_per_gpu: int = 1  # students graded side by side on each GPU, benchmarks alone (grader/run/gpu_lock.py)
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
@@ -116,7 +116,7 @@ def hooks_of(options: Options) -> Hooks:
     hooks = options.hooks
     if not options.simulator:
         return hooks
-    from grader import simulator
+    from grader.sim import simulator
     swap = {build_mod.build_lab: simulator.build_lab_sim, build_mod.build_harness: simulator.build_harness_sim,
             run_harness: simulator.run_harness_sim}
     return dataclasses.replace(hooks, build=swap.get(hooks.build, hooks.build),

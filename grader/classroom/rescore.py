@@ -6,7 +6,7 @@ Each student's grading leaves OUT/students/STUDENT/measurements.json (save): eve
 and the tests each lab ran (their signature). Rescoring lays labs.toml's points over them: a correctness group that
 passed earns its points now, one with a hazard keeps (1 - hazard_cost) of them, any other status earns none; the
 sanitizers row its points when it passed; performance is scored again from the recorded benchmark by
-grader/score.py's score_performance (thresholds, steps, margin: [scoring]) when every correctness group got full
+grader/score/score.py's score_performance (thresholds, steps, margin: [scoring]) when every correctness group got full
 marks. Late work is applied again by labs.toml's [late], and the class's overrides as after a grading. A lab whose
 tests changed (a group added, removed or given other runs, another benchmark size or sanitizer runs) cannot be
 scored from what was measured: its students are named and left as they were; grade them again (FORCE=1).
@@ -24,9 +24,9 @@ from grader.classroom.records import (EXIT_BROKEN, RECORD, STUDENTS, context_key
                                       recorded_row, row_of, student_key)
 from grader.classroom.student import config_of, labs_of, write_outputs
 from grader.config import SANITIZERS, ConfigError
-from grader.report import Report
-from grader.run import Outcome
-from grader.score import HAZARD, STATIC_CHECKS, TestResult, score_performance
+from grader.report.report import Report
+from grader.run.run import Outcome
+from grader.score.score import HAZARD, STATIC_CHECKS, TestResult, score_performance
 
 RESCORED = ("pass", "partial", "slow")  # performance statuses with a benchmark result to score again
 
@@ -79,7 +79,7 @@ def rescore_test(r: TestResult, lab) -> None:
 
 
 def _lost(cost: float) -> str:
-    """grader/score.py's apply_hazards's words for the share a hazard takes."""
+    """grader/score/score.py's apply_hazards's words for the share a hazard takes."""
     return f"which takes {f'{100 * min(cost, 1.0):g}%' if cost < 1 else 'all'} of the points"
 
 

@@ -86,8 +86,8 @@ def recorded(source, root, submission, labs, config) -> dict | None:
     another submission, other files). course/ is protected first, whatever the answer."""
     from grader.classroom.intake import files_hash
     from grader.config import gradescope_settings
-    from grader.metadata import RUNNER_FILE
-    from grader.report import set_output_format, set_visibility
+    from grader.intake.metadata import RUNNER_FILE
+    from grader.report.report import set_output_format, set_visibility
     protect(Path(source) / "course")
     try:
         number = str(json.loads((Path(root) / RUNNER_FILE).read_text(encoding="utf-8")).get("id", ""))

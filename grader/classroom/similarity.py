@@ -40,7 +40,7 @@ from pathlib import Path
 from grader.classroom import intake
 from grader.classroom.records import list_students
 from grader.config import ConfigError, DEFAULT_PATH, Limits, load_config
-from grader.report_html import CSP, STYLE, esc
+from grader.report.report_html import CSP, STYLE, esc
 
 KIT = Path(__file__).resolve().parents[2]
 THRESHOLD = 0.5  # a pair is reported where another file holds more than this share of a file's own code

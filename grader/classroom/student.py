@@ -10,21 +10,25 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import late, report_html, runs_ahead, sim_check, static_check
-from grader.build import BuildResult
+from grader.score import late
+from grader.report import report_html
+from grader.run import runs_ahead
+from grader.sim import sim_check
+from grader.compile import static_check
+from grader.compile.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.measurements import save as save_measurements
 from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
                                       hooks_of, identity, raw_hash, row_of, student_key, write_json)
 from grader.config import load_config
 from grader.gradescope import fallback_results
-from grader.metadata import MetadataError, read_export
+from grader.intake.metadata import MetadataError, read_export
 from grader.grade import Grader
-from grader.gpu_lock import GpuLock
-from grader.report import format_table, write_results
-from grader.run import NO_DEVICE_MESSAGE, Outcome, run_harness
-from grader.score import FORBIDDEN, score_static_check
-from grader.text import printable
+from grader.run.gpu_lock import GpuLock
+from grader.report.report import format_table, write_results
+from grader.run.run import NO_DEVICE_MESSAGE, Outcome, run_harness
+from grader.score.score import FORBIDDEN, score_static_check
+from grader.report.text import printable
 
 
 # ---- one student, in a worker process ----
@@ -56,7 +60,7 @@ def raise_interrupt(signum, frame):
 
 def worker_init(gpu, cores=None, background=False):
     """A worker process: pinned to one GPU (the harness it runs inherits this), given its share of the machine's
-    cores for the simulator's runs (cores: grader/runs_ahead.py's set_share), at a lower CPU priority with background
+    cores for the simulator's runs (cores: grader/run/runs_ahead.py's set_share), at a lower CPU priority with background
     (a build worker that prepares students ahead of the GPU turns, whose own CPU work is the class's critical path:
     runs_ahead.background), and deaf to Ctrl-C and SIGTERM while idle (the task it runs hears them: see
     _interruptible), for a worker that died idle would break its pool and the parent's shutdown."""
@@ -133,7 +137,7 @@ def prepare(options: Options, entry: intake.Entry, context: str, sim_ahead: bool
 
 
 def simulator_checks(options: Options) -> bool:
-    """Whether a GPU grading of the class also checks the labs on the simulator (grader/sim_check.py): where the
+    """Whether a GPU grading of the class also checks the labs on the simulator (grader/sim/sim_check.py): where the
     class runs the kit's own programs on a GPU (the builds are the CPU side's, so the Grader cannot tell that by its
     build hook)."""
     return bool(options.simulator_check and options.mode == "gpu" and not options.static_only
@@ -182,9 +186,9 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
         run = _static_only_run if options.static_only else hooks_of(options).run
         grader_class = Grader
         if options.simulator:
-            from grader.simulator import make_sim_grader
+            from grader.sim.simulator import make_sim_grader
             grader_class = make_sim_grader(Grader)
-        # the simulator's check (grader/sim_check.py): made on the CPU side already (prepare's sim_ahead), else
+        # the simulator's check (grader/sim/sim_check.py): made on the CPU side already (prepare's sim_ahead), else
         # beside this GPU work
         checking = simulator_checks(options)
         ahead = {"sim_verdicts": prepared.sim_verdicts} if checking and prepared.sim_verdicts is not None else {}
@@ -238,7 +242,7 @@ def header(entry: intake.Entry) -> str:
 
 
 def submission_of(entry: intake.Entry):
-    """The entry's grader.metadata.Submission (when, by whom, due dates), read once per process from the export's
+    """The entry's grader.intake.metadata.Submission (when, by whom, due dates), read once per process from the export's
     submission_metadata.yml; None when the export has none for it (nothing is late then)."""
     if not entry.metadata:
         return None
@@ -254,7 +258,7 @@ _submissions = {}
 
 
 def late_work(options, entry, folder, row) -> list:
-    """labs.toml's late-work rule (grader/late.py) applied to a graded student as Gradescope applies it: their
+    """labs.toml's late-work rule (grader/score/late.py) applied to a graded student as Gradescope applies it: their
     results.json gets the penalty rows, the row its points and a note per late lab; returns the feedback's lines
     ("Late work: ..."), none without a rule."""
     policy = config_of(options).late

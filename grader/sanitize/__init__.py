@@ -47,7 +47,7 @@ the sandbox (--runner-ro).
 
 Exit status of the command: 0 no findings in the student's file; 1 findings; 2 bad usage or the file does not build;
 3 compute-sanitizer is not installed; 77 no CUDA device here (also when compute-sanitizer is missing and nvidia-smi
-lists no GPU): it says what it would have done and which simulator commands come nearest (grader/no_gpu.py: the
+lists no GPU): it says what it would have done and which simulator commands come nearest (grader/run/no_gpu.py: the
 simulator checks every run for the same hazards). Through make, 77 reads "Error 77" and make itself exits 2.
 
 The package: parse.py reads the tool's text (OutputParser), runs.py runs the tools (run_sanitizers), findings.py

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from grader.config import SANITIZER_TOOLS, ConfigError, load_config
 from grader.patterns import KIT
-from grader.run import EXIT_NO_DEVICE
+from grader.run.run import EXIT_NO_DEVICE
 from grader.sanitize.findings import describe, explain, read_source
 from grader.sanitize.runs import (DEFAULT_TIMEOUT, NOT_INSTALLED, Outcome, UNTRUSTED, find_sanitizer,
                                   run_sanitizers)
@@ -72,9 +72,9 @@ def parse_args(argv):
 
 def main(argv=None, *, kit=KIT, out=None, sanitizer=None, gpu_lister=None) -> int:
     """`make sanitize`: builds each chosen lab as the grader does, runs its sanitizers and prints the findings.
-    sanitizer (the tool's path) and gpu_lister (grader.no_gpu.nvidia_smi) are hooks for tests."""
-    from grader import build as build_mod  # here: the grader's build is not needed to read or score outputs
-    from grader import no_gpu
+    sanitizer (the tool's path) and gpu_lister (grader.run.no_gpu.nvidia_smi) are hooks for tests."""
+    from grader.compile import build as build_mod  # here: the grader's build is not needed to read or score outputs
+    from grader.run import no_gpu
     gpu_lister = gpu_lister or no_gpu.nvidia_smi
     out = out or sys.stdout
     args = parse_args(argv)

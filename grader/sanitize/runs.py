@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.patterns import KIT
-from grader.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, LineReader, run_process
+from grader.run.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, LineReader, run_process
 from grader.sanitize.findings import classify, read_source
 from grader.sanitize.parse import MAX_LINE, OutputParser, Parsed
 
@@ -135,7 +135,7 @@ def _tail(text: str, lines: int = 8) -> str:
 
 
 class LogReader(LineReader):
-    """Reads the tool's log from a pipe as it comes (grader/run.py's LineReader), line by line into an OutputParser,
+    """Reads the tool's log from a pipe as it comes (grader/run/run.py's LineReader), line by line into an OutputParser,
     keeping the first and last LOG_KEEP characters for people; of a line without end, what is kept is read and the
     rest read as lines of its own."""
 

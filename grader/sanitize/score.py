@@ -1,16 +1,16 @@
 """The grade's "sanitizers" row: FAIL with every finding in the student's file (file:line, explained), a kit bug
 reported as such and costing nothing, and an unreadable or incomplete log, or a lab that did not run to its end under
 the tool, failing the row rather than excusing it. A failed row's data["hazards"] (one line each) is what
-grader/score.py's apply_hazards holds against the lab's correctness points; "pass" only when every tool ran every
+grader/score/score.py's apply_hazards holds against the lab's correctness points; "pass" only when every tool ran every
 argument list to its end."""
 import shlex
 from dataclasses import dataclass
 
 from grader.patterns import KIT
-from grader.run import EXIT_CUDA, EXIT_FAIL, NO_DEVICE_MESSAGE
+from grader.run.run import EXIT_CUDA, EXIT_FAIL, NO_DEVICE_MESSAGE
 from grader.sanitize.findings import NAME, describe, explain, finding_data, read_source
 from grader.sanitize.runs import NOT_INSTALLED, Outcome, UNTRUSTED
-from grader.score import TestResult
+from grader.score.score import TestResult
 
 # ---- the grade's row ----
 

@@ -34,7 +34,7 @@ SOURCES = {"01-global-strided": "reduce.cu", "02-shared-strided": "reduce.cu", "
 LABS = list(SOURCES)
 BONUS = ["08-single-pass"]
 PERFORMANCE = "performance"
-STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/static_check.py
+STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/compile/static_check.py
 SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness groups: grader/sanitize/
 GRADE_TIMEOUT = 1800  # seconds for one whole grading run
 # What the harness says when a blank lab computes a wrong answer: a wrong sum (reductions), a wrong element
@@ -320,7 +320,7 @@ class ScheduleOnGPU(unittest.TestCase):
     before each list of --runs-fd changes nothing on a GPU."""
 
     def test_a_gpu_refuses_a_schedule(self):
-        from grader.build import build_harness, build_lab
+        from grader.compile.build import build_harness, build_lab
         self.assertTrue(build_harness(KIT, "reduce").ok)
         with tempfile.TemporaryDirectory() as tmp:
             built = build_lab(KIT, "reduce", KIT / "solutions" / "03-sequential" / "reduce.cu", Path(tmp) / "b")

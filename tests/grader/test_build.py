@@ -1,4 +1,4 @@
-"""grader/build.py, grader/source_check.py and grader/build_sandbox.py: the source text's refusals (each with its line
+"""grader/compile/build.py, grader/compile/source_check.py and grader/compile/build_sandbox.py: the source text's refusals (each with its line
 and what to do, and no compile), the bubblewrap command line and the limits, then with the real nvcc and mk/lab.mk:
 compile errors are reported, trimmed, and cost only their lab; the layers that contained the compile are reported;
 what the sandbox and the limits stop if the text check were bypassed (#include "/dev/zero", a kit file by its
@@ -21,16 +21,16 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build as build_mod
-from grader.build import Limits, build_harness, build_lab, compile_student, native_arch, student_command, \
+from grader.compile import build as build_mod
+from grader.compile.build import Limits, build_harness, build_lab, compile_student, native_arch, student_command, \
     trim_compiler_output
-from grader.build_sandbox import bwrap_argv, bwrap_usable, limited, toolkit_root
+from grader.compile.build_sandbox import bwrap_argv, bwrap_usable, limited, toolkit_root
 from grader.config import load_config
 from grader.grade import main
 from grader.patterns import PATTERNS
-from grader.process import run_process
-from grader.run import run_harness
-from grader.source_check import PUBLIC_HEADERS, check_source
+from grader.run.process import run_process
+from grader.run.run import run_harness
+from grader.compile.source_check import PUBLIC_HEADERS, check_source
 from tests.grader.fakes import KIT, write_file
 from tools.author.make_skeletons import lab_files
 
@@ -93,7 +93,7 @@ class Trim(unittest.TestCase):
 
 
 class SourceText(unittest.TestCase):
-    """grader/source_check.py on made-up texts and the kit's own lab files (no compiler needed)."""
+    """grader/compile/source_check.py on made-up texts and the kit's own lab files (no compiler needed)."""
 
     def test_refusals_name_the_line_and_what_to_do(self):
         for name, (text, line, says) in REFUSED.items():
@@ -134,8 +134,8 @@ class Sandbox(unittest.TestCase):
     """The bubblewrap command line and the limits (no compiler needed)."""
 
     def test_the_bwrap_command_line(self):
-        with mock.patch("grader.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"), \
-                mock.patch("grader.build_sandbox.bwrap_can_size", return_value=True):
+        with mock.patch("grader.compile.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"), \
+                mock.patch("grader.compile.build_sandbox.bwrap_can_size", return_value=True):
             argv = bwrap_argv(toolkit="/opt/cuda-13.0", read_only=["/kit/harness/include", "/b/lab"],
                               writable=["/b/lab/out"], workdir="/b/lab/out", tmp_size=1 << 30)
         text = " ".join(argv)
@@ -161,8 +161,8 @@ class Sandbox(unittest.TestCase):
             return mock.Mock(returncode=0, output="", timed_out=False)
 
         folder = Path("/b/lab")
-        with mock.patch("grader.build.run_process", run), \
-                mock.patch("grader.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"):
+        with mock.patch("grader.compile.build.run_process", run), \
+                mock.patch("grader.compile.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"):
             build_mod.link_student(KIT, "reduce", ["/opt/cuda/bin/nvcc", "-O3", "-arch=sm_90", "-I/x"],
                                    folder / "reduce.cu", folder, timeout=60, limits=Limits(), bwrap=True)
         argv = seen["argv"]
@@ -286,7 +286,7 @@ class RealBuild(unittest.TestCase):
         self.assertTrue(off.ok, off.message)
         self.assertEqual((off.layers, off.missing), (["source", *(["uid"] if build_mod.as_nobody_here() else []),
                                                       "limits"], ["bwrap: turned off"]))
-        with mock.patch("grader.build.bwrap_usable", return_value="bwrap is not installed"):
+        with mock.patch("grader.compile.build.bwrap_usable", return_value="bwrap is not installed"):
             required = build_lab(KIT, "reduce", source, self.dir / "required", sandbox="require")
         self.assertFalse(required.ok)
         self.assertEqual(required.message, "the build's sandbox cannot run here (a kit problem): bwrap is not installed")

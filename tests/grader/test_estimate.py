@@ -1,4 +1,4 @@
-"""grader/estimate.py: the performance estimate from simulator counts (a roofline model of grader/gpus.toml's GPUs).
+"""grader/sim/estimate.py: the performance estimate from simulator counts (a roofline model of grader/gpus.toml's GPUs).
 
 The model's pieces on made-up counts (the ceilings, the extrapolation to the benchmark's size, the specification
 file's checks), then the real thing: the five reference reductions on the simulator, estimated on the H100 and the
@@ -17,9 +17,9 @@ import unittest
 from dataclasses import replace
 from pathlib import Path
 
-from grader import estimate as est
+from grader.sim import estimate as est
 from grader import grade
-from grader.build import make_argv
+from grader.compile.build import make_argv
 from grader.config import load_config
 from grader.patterns import KIT
 

@@ -1,11 +1,11 @@
-"""grader/gpu_lock.py: students of a class share a GPU for their correctness runs, a benchmark has it alone, and a
+"""grader/run/gpu_lock.py: students of a class share a GPU for their correctness runs, a benchmark has it alone, and a
 waiting benchmark goes before runs that come after it."""
 import tempfile
 import threading
 import time
 import unittest
 
-from grader.gpu_lock import GpuLock
+from grader.run.gpu_lock import GpuLock
 
 
 class Lock(unittest.TestCase):

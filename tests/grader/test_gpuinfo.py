@@ -1,16 +1,16 @@
-"""grader/gpuinfo.py: nvidia-smi's output parsed (recorded samples), the GPU the harness ran on found among several,
+"""grader/run/gpuinfo.py: nvidia-smi's output parsed (recorded samples), the GPU the harness ran on found among several,
 the other processes on it, the warnings; and the grader keeping it all in results.json and warning in the report."""
 import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
-from grader import gpuinfo
-from grader.build import BuildResult
+from grader.run import gpuinfo
+from grader.compile.build import BuildResult
 from grader.config import load_config
 from grader.grade import Grader
-from grader.report import format_table, gradescope_results
-from grader.static_check import Verdict
+from grader.report.report import format_table, gradescope_results
+from grader.compile.static_check import Verdict
 from tests.grader.fakes import SMALL_TOML, fake_program, make_submission, write_file
 
 # `nvidia-smi --query-gpu=pci.bus_id,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,

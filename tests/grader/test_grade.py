@@ -1,4 +1,4 @@
-"""grader/grade.py and grader/report.py: whole grading runs over fake harness programs (the build and the static
+"""grader/grade.py and grader/report/report.py: whole grading runs over fake harness programs (the build and the static
 checks are hooks; tests/grader/test_static_check.py runs the real ones)."""
 import contextlib
 import io
@@ -8,15 +8,15 @@ import time
 import unittest
 from pathlib import Path
 
-from grader.build import BuildResult, build_lab
+from grader.compile.build import BuildResult, build_lab
 from grader.config import load_config
 from grader.grade import DEFAULT_TIMEOUT, Grader, main
 from grader.patterns import PATTERNS
-from grader.report import format_table, gradescope_results
-from grader.run import run_harness
+from grader.report.report import format_table, gradescope_results
+from grader.run.run import run_harness
 from grader.sanitize.runs import Outcome as SanitizeOutcome
-from grader.score import STATIC_CHECKS
-from grader.static_check import Finding, Verdict
+from grader.score.score import STATIC_CHECKS
+from grader.compile.static_check import Finding, Verdict
 from tests.grader.fakes import PASS, SMALL_TOML, fake_program, make_submission, write_file
 
 REAL_LABS = [lab.name for lab in load_config().labs]  # every lab of grader/labs.toml
@@ -455,7 +455,7 @@ class GpuLeftovers(unittest.TestCase):
     def test_descendants_and_orphans_are_ours_a_living_strangers_child_is_not(self):
         import os
         import subprocess
-        from grader.process import left_by_us
+        from grader.run.process import left_by_us
         child = subprocess.Popen(["sleep", "30"])
         # a grandchild whose parent (a shell) is alive stands for another grading's runner; an orphan (the shell
         # gone, parent pid 1 or a subreaper) for a process left behind
@@ -484,7 +484,7 @@ runs = [["--data", "integer", "--n", "33"]]
 
     def grade_one(self, status: str):
         import threading
-        from grader.run import Outcome as RunOutcome
+        from grader.run.run import Outcome as RunOutcome
         config = load_config(write_file(self.dir, "labs.toml", self.TOML))
         events, lock = [], threading.Lock()
 
@@ -524,7 +524,7 @@ class BuildsAhead(GradingRun):
 
     def test_the_next_lab_builds_while_this_one_runs(self):
         import threading
-        from grader.run import Outcome as RunOutcome
+        from grader.run.run import Outcome as RunOutcome
         config = self.small_config()
         events, lock = [], threading.Lock()
         program = self.fake(PASS)
@@ -558,7 +558,7 @@ class BuildsAhead(GradingRun):
             self.assertIn("build", report.stage_seconds[lab])
 
     def test_a_checker_that_cannot_run_stops_every_lab_after_it(self):
-        from grader.static_check import ToolError
+        from grader.compile.static_check import ToolError
         config = self.small_config()
         program = self.fake(PASS)
         self.verdicts["02-second"] = ToolError("nm is missing")
@@ -632,7 +632,7 @@ run_seconds = {small = 0.4, exact = 2.5}
 """)
 
     def limits(self, device="NVIDIA H200", status="pass", **kw):
-        from grader.run import Outcome as RunOutcome
+        from grader.run.run import Outcome as RunOutcome
         config = load_config(write_file(self.dir, "labs.toml", self.TOML))
         seen = {}
 
@@ -678,7 +678,7 @@ run_seconds = {small = 0.4, exact = 2.5}
 
 
 class SharedGpu(GradingRun):
-    """In a class run whose students share a GPU (grader/gpu_lock.py), a lab's correctness runs and sanitizers hold
+    """In a class run whose students share a GPU (grader/run/gpu_lock.py), a lab's correctness runs and sanitizers hold
     the GPU shared and its benchmark holds it alone."""
 
     def test_runs_shared_benchmark_alone(self):
@@ -715,7 +715,7 @@ class SharedGpu(GradingRun):
     def test_a_failure_a_neighbour_could_cause_is_graded_again_alone(self):
         """Out of GPU memory while other students' runs shared the GPU (one may take its memory on purpose): the
         lab's run-time tests run again with the GPU alone, and that verdict counts; a wrong sum is not rerun."""
-        from grader.run import Outcome as RunOutcome
+        from grader.run.run import Outcome as RunOutcome
         config = self.small_config()
         for first, expected_runs in (("cuda-error", 2), ("fail", 1)):
             events, tries = [], []
@@ -750,7 +750,7 @@ class SharedGpu(GradingRun):
                 self.assertEqual(got["small"], "FAIL")
 
     def test_which_rows_a_neighbour_may_have_failed(self):
-        from grader.score import TestResult
+        from grader.score.score import TestResult
         race = TestResult("01-first", "sanitizers", 0, 0, "FAIL", "racecheck: a race at reduce.cu:31",
                           data={"hazards": ["a race"]})
         stopped = TestResult("01-first", "sanitizers", 0, 0, "FAIL", "not run to the end: out of memory",

@@ -5,10 +5,10 @@ import io
 import json
 import unittest
 
-from grader.build import BuildResult
+from grader.compile.build import BuildResult
 from grader.config import load_config
 from grader.grade import main
-from grader.objfile import ToolError
+from grader.compile.objfile import ToolError
 from tests.grader.fakes import PASS, SMALL_TOML, make_submission, write_file
 from tests.grader.test_grade import BONUS_TOML, GradingRun, harness_ok
 

@@ -1,4 +1,4 @@
-"""grader/gradescope.py and grader/report.py, Gradescope's side, without compiling anything: a simulator's results
+"""grader/gradescope.py and grader/report/report.py, Gradescope's side, without compiling anything: a simulator's results
 made pending (not failed), visibility per row from labs.toml, the output format (markdown and HTML that show a
 student's text as written), the anonymous leaderboard of measured speedups, and late work from the runner's
 submission_metadata.json, all in the results.json Gradescope reads."""
@@ -14,8 +14,8 @@ from unittest import mock
 
 from grader import gradescope
 from grader.config import DEFAULT_PATH, parse_config
-from grader.report import NEEDS_GPU, NOT_GRADED, Report, gradescope_results, pending, render, student_view
-from grader.score import HAZARD, TestResult, hang_note
+from grader.report.report import NEEDS_GPU, NOT_GRADED, Report, gradescope_results, pending, render, student_view
+from grader.score.score import HAZARD, TestResult, hang_note
 from tests.grader.fakes import kit_labs_text
 
 LATE = """
@@ -250,8 +250,8 @@ class HiddenGroups(unittest.TestCase):
         """A class's results.json (make grade-class) carries one penalty row per lab, made before any visibility:
         when it comes back to Gradescope (make gradescope CLASS=), that row waits with the rows it costs."""
         import datetime as dt
-        from grader import late
-        from grader.report import set_visibility
+        from grader.score import late
+        from grader.report.report import set_visibility
         cfg = config(LATE, hidden)
         due = dt.datetime(2026, 12, 1, 23, 59, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
         item = late.Lateness("03-sequential", due + dt.timedelta(hours=10), due, 1, 0.1, source="labs.toml")

@@ -1,5 +1,5 @@
 """Hazards cost points, and the sanitizers row says what happened (issue 11), without a GPU or a compiler:
-grader/score.py's apply_hazards and student_paths, grader/simulator.py's score_hazards on constructed reports, and
+grader/score/score.py's apply_hazards and student_paths, grader/sim/simulator.py's score_hazards on constructed reports, and
 labs.toml's hazard_cost."""
 import json
 import tempfile
@@ -7,9 +7,9 @@ import tomllib
 import unittest
 from pathlib import Path
 
-from grader import sim_report, simulator
+from grader.sim import sim_report, simulator
 from grader.config import ConfigError, load_config, parse_config
-from grader.score import (HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, note_writes_past_the_end,
+from grader.score.score import (HAZARD, TestResult, apply_hazards, hazard_places, hazards_of, note_writes_past_the_end,
                           student_path_mapper, student_paths)
 from tests.grader.fakes import KIT
 from tests.grader.fakes import kit_labs_text

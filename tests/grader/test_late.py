@@ -1,13 +1,13 @@
-"""grader/late.py: labs.toml's [late] rule checked; late days counted from created_at against the due date that
+"""grader/score/late.py: labs.toml's [late] rule checked; late days counted from created_at against the due date that
 applies (a lab's own, [late]'s, the Gradescope assignment's, moved by a student's extension); the penalty shown and
 taken off results.json's score the same way for every path."""
 import datetime as dt
 import tomllib
 import unittest
 
-from grader import late
+from grader.score import late
 from grader.config import DEFAULT_PATH, ConfigError, parse_config
-from grader.metadata import Person, Submission
+from grader.intake.metadata import Person, Submission
 from tests.grader.fakes import kit_labs_text
 
 EST = dt.timezone(dt.timedelta(hours=-5))
@@ -27,7 +27,7 @@ def at(**delta) -> dt.datetime:
 
 
 def results() -> dict:
-    """A results.json of two labs as grader/report.py writes it."""
+    """A results.json of two labs as grader/report/report.py writes it."""
     tests = [{"name": "03-sequential: datasets", "score": 10, "max_score": 10, "extra_data": {"lab": "03-sequential"}},
              {"name": "03-sequential: performance", "score": 30, "max_score": 50,
               "extra_data": {"lab": "03-sequential"}},

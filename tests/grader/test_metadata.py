@@ -1,4 +1,4 @@
-"""grader/metadata.py: Gradescope's submission metadata, the export's YAML and the runner's JSON, read with PyYAML:
+"""grader/intake/metadata.py: Gradescope's submission metadata, the export's YAML and the runner's JSON, read with PyYAML:
 names with quotes and letters outside ASCII come out as written, created_at and the due dates as aware datetimes,
 extensions per student, and a clear error for a file that is not metadata."""
 import datetime as dt
@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import metadata
+from grader.intake import metadata
 
 UTC = dt.timezone.utc
 EST = dt.timezone(dt.timedelta(hours=-5))

@@ -1,10 +1,10 @@
-"""grader/report.py: results.json's extra_data.labs, the numbers of each lab that the class report, the gradebook
+"""grader/report/report.py: results.json's extra_data.labs, the numbers of each lab that the class report, the gradebook
 and scripts read (lab_numbers)."""
 import math
 import unittest
 
-from grader.report import Report, gradescope_results, lab_numbers
-from grader.score import TestResult
+from grader.report.report import Report, gradescope_results, lab_numbers
+from grader.score.score import TestResult
 
 
 class LabNumbers(unittest.TestCase):
@@ -44,10 +44,10 @@ class LabNumbers(unittest.TestCase):
 
 class SimulatorResults(unittest.TestCase):
     def test_what_needs_a_gpu_is_pending_not_failed(self):
-        """results.json of make grade SIM=1 (grader/report.py) marks what the simulator leaves to a GPU as Gradescope's
-        no-GPU path does (grader/report.py pending): no status, 0 of 0, its points kept; marking it again (the
+        """results.json of make grade SIM=1 (grader/report/report.py) marks what the simulator leaves to a GPU as Gradescope's
+        no-GPU path does (grader/report/report.py pending): no status, 0 of 0, its points kept; marking it again (the
         autograder reads this file) changes nothing."""
-        from grader.report import pending
+        from grader.report.report import pending
         report = Report("labs", 1, simulator=True)
         report.results = [TestResult("03", "small sizes", 10, 10, "pass"),
                           TestResult("03", "large sizes", 10, 0, "needs GPU", "too large for the simulator"),

@@ -10,14 +10,14 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import report_html
-from grader.report import Report
-from grader.score import no_device
+from grader.report import report_html
+from grader.report.report import Report
+from grader.score.score import no_device
 from tests.grader.test_report_html import HOSTILE, graded_report, labs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT = 120
-YOURS_RGB = (0xd9, 0x5f, 0x02)  # grader/charts.py's YOURS: the student's diamonds
+YOURS_RGB = (0xd9, 0x5f, 0x02)  # grader/report/charts.py's YOURS: the student's diamonds
 REFERENCE_RGB = (0x8f, 0xb3, 0xd9)  # REFERENCE_COLOURS[0]: the reference bars
 
 

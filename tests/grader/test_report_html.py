@@ -1,4 +1,4 @@
-"""grader/report_html.py (build/grade/report.html) and grader/charts.py: the page's table and chart for a graded run,
+"""grader/report/report_html.py (build/grade/report.html) and grader/report/charts.py: the page's table and chart for a graded run,
 for a run without a GPU and on the simulator; the student's output stays text however hostile; grade.py writes the
 page beside results.json. tests/grader/test_report_browser.py renders the same pages in headless Chromium."""
 import contextlib
@@ -10,11 +10,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from unittest import mock
 
-from grader import charts, report_html
+from grader.report import charts, report_html
 from grader.config import load_config
 from grader.grade import main
-from grader.report import Report
-from grader.score import TestResult, no_device
+from grader.report.report import Report
+from grader.score.score import TestResult, no_device
 from tests.grader.fakes import PASS, SMALL_TOML, write_file
 from tests.grader.test_grade import GradingRun, harness_ok
 

@@ -1,4 +1,4 @@
-"""grader/run.py: one harness run's verdict, from fake harness programs that pass, fail, hang, crash, find no GPU or
+"""grader/run/run.py: one harness run's verdict, from fake harness programs that pass, fail, hang, crash, find no GPU or
 stop before planning their cases."""
 import resource
 import sys
@@ -7,8 +7,8 @@ import time
 import unittest
 from pathlib import Path
 
-from grader.process import OUTPUT_KEEP, Process, run_process
-from grader.run import interpret, run_harness, split_plan
+from grader.run.process import OUTPUT_KEEP, Process, run_process
+from grader.run.run import interpret, run_harness, split_plan
 from tests.grader.fakes import fake_program, process_gone
 
 ARGS = ["--data", "integer", "--n", "1,33,1025"]
@@ -336,7 +336,7 @@ class RunSeconds(unittest.TestCase):
     def test_from_the_arrival_of_each_run_end(self):
         import json as json_mod
         import tempfile
-        from grader.run import run_seconds
+        from grader.run.run import run_seconds
         lines = [{"case": "a", "run": 0, "kind": "check"}, {"case": "run", "run": 0, "kind": "run-end"},
                  {"case": "b", "run": 1, "kind": "check"}, {"case": "run", "run": 1, "kind": "run-end"}]
         data = b"".join(json_mod.dumps(ln).encode() + b"\n" for ln in lines)

@@ -1,4 +1,4 @@
-"""grader/runs_ahead.py: a lab's simulator runs started ahead, side by side, taken one at a time in the grading's order,
+"""grader/run/runs_ahead.py: a lab's simulator runs started ahead, side by side, taken one at a time in the grading's order,
 with fake runs (tests/sim/test_ordering.py grades a bug both ways on the simulator itself)."""
 import concurrent.futures
 import functools
@@ -10,8 +10,8 @@ import unittest.mock
 from pathlib import Path
 from types import SimpleNamespace
 
-from grader import runs_ahead
-from grader.runs_ahead import RunsAhead
+from grader.run import runs_ahead
+from grader.run.runs_ahead import RunsAhead
 
 
 def fake_run(log, slow=(), fails=()):
@@ -195,8 +195,8 @@ class RunsAheadTest(unittest.TestCase):
 
     def test_a_class_worker_has_its_share(self):
         """A class run's build worker (grader/classroom/student.py's worker_init) runs as many at once as its share
-        of the cores, and its simulator check half of that (grader/sim_check.py)."""
-        from grader import sim_check
+        of the cores, and its simulator check half of that (grader/sim/sim_check.py)."""
+        from grader.sim import sim_check
         from grader.classroom.student import worker_init
         self.addCleanup(setattr, runs_ahead, "_SHARE", runs_ahead._SHARE)
         with unittest.mock.patch("signal.signal"):

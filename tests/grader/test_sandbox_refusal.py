@@ -10,8 +10,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build_sandbox, gradescope
-from grader.build import BuildResult
+from grader.compile import build_sandbox
+from grader import gradescope
+from grader.compile.build import BuildResult
 from grader.classroom import cli
 from grader.config import load_config
 from grader.grade import Grader
@@ -27,11 +28,11 @@ class Refusals(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir)
 
     def test_the_message_names_the_layer_and_how_to_install_it(self):
-        with mock.patch("grader.build_sandbox.bwrap_usable", return_value=MISSING):
+        with mock.patch("grader.compile.build_sandbox.bwrap_usable", return_value=MISSING):
             why = build_sandbox.weaker_sandbox("/usr/local/cuda/bin/nvcc")
         self.assertIn(MISSING, why)
         self.assertIn("sudo apt-get install bubblewrap", why)
-        with mock.patch("grader.build_sandbox.bwrap_usable", return_value=""):
+        with mock.patch("grader.compile.build_sandbox.bwrap_usable", return_value=""):
             self.assertEqual(build_sandbox.weaker_sandbox("/usr/local/cuda/bin/nvcc"), "")
 
     def test_grade_class_refuses_unless_told(self):
@@ -48,7 +49,7 @@ class Refusals(unittest.TestCase):
     def test_gradescope_grades_nothing_unless_told(self):
         root = self.dir / "ag"
         make_submission(root / "submission" / "labs", ["03-sequential"])
-        with mock.patch("grader.build_sandbox.weaker_sandbox", return_value="no bubblewrap; install it"), \
+        with mock.patch("grader.compile.build_sandbox.weaker_sandbox", return_value="no bubblewrap; install it"), \
                 mock.patch("grader.gradescope.nvcc_missing", return_value=False), \
                 mock.patch("grader.gradescope.grade_once") as graded, contextlib.redirect_stdout(io.StringIO()):
             data = gradescope.grade(root, "03")
@@ -91,7 +92,7 @@ class Refusals(unittest.TestCase):
         report = grader.grade(config.select("03"))
         self.assertTrue(any(n.startswith("Sandbox: the compile of 03-sequential ran without bwrap: " + MISSING)
                             for n in report.notes), report.notes)
-        from grader.report import format_table, gradescope_results
+        from grader.report.report import format_table, gradescope_results
         self.assertIn("ran without bwrap", format_table(report))
         self.assertEqual(gradescope_results(report)["extra_data"]["build_sandbox"]["03-sequential"]["layers"],
                          ["source", "limits"])

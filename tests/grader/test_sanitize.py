@@ -19,7 +19,7 @@ from unittest import mock
 from grader.config import ConfigError, Sanitizers, load_config
 from grader.grade import Grader
 from grader.patterns import parse_sizes
-from grader.report import format_table, gradescope_results
+from grader.report.report import format_table, gradescope_results
 from grader.sanitize import cli, runs
 from grader.sanitize.cli import with_sizes
 from grader.sanitize.runs import find_sanitizer, run_sanitizers
@@ -397,12 +397,12 @@ class InTheSandbox(unittest.TestCase):
 
 
 def sanitize_build_result(program):
-    from grader.build import BuildResult
+    from grader.compile.build import BuildResult
     return BuildResult(True, program=program, object=program.parent / "student.o" if program else None)
 
 
 def static_verdict():
-    from grader.static_check import Verdict
+    from grader.compile.static_check import Verdict
     return Verdict()
 
 
@@ -486,7 +486,7 @@ class MakeSanitize(unittest.TestCase):
 
     def test_no_tool_and_no_gpu(self):
         """Without compute-sanitizer and without a GPU, the GPU is what is missing first: exit 77 and the
-        simulator's commands (grader/no_gpu.py), the missing tool named too."""
+        simulator's commands (grader/run/no_gpu.py), the missing tool named too."""
         out = io.StringIO()
         with mock.patch.dict(os.environ, {"COMPUTE_SANITIZER": "/nonexistent/compute-sanitizer"}):
             status = cli.main(["--lab", "04"], out=out, gpu_lister=lambda: (False, "nvidia-smi: not found"))

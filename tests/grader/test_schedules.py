@@ -1,10 +1,10 @@
-"""grader/schedules.py: the adversarial schedules a simulated case runs under (seeds from the case, a failure naming
+"""grader/sim/schedules.py: the adversarial schedules a simulated case runs under (seeds from the case, a failure naming
 the schedule that replays it), without running the simulator (tests/sim/test_ordering.py does)."""
 import unittest
 from pathlib import Path
 from types import SimpleNamespace
 
-from grader import schedules
+from grader.sim import schedules
 
 
 class Schedules(unittest.TestCase):

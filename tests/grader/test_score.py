@@ -1,4 +1,4 @@
-"""grader/score.py: groups are all or nothing; performance is linear between lower and full without a [scoring]
+"""grader/score/score.py: groups are all or nothing; performance is linear between lower and full without a [scoring]
 table, and in whole steps of a speedup credited with a margin for timing noise with one (labs.toml's rule), which
 gives the same points on regrades where the linear rule does not; the static checks' row has no points but can fail."""
 import random
@@ -7,10 +7,10 @@ import unittest
 from dataclasses import replace
 
 from grader.config import ConfigError, GpuThresholds, Group, Performance, Scoring, load_config
-from grader.run import Outcome
-from grader.score import (credit_margin, not_run, perf_fraction, perf_points, perf_steps, score_group,
+from grader.run.run import Outcome
+from grader.score.score import (credit_margin, not_run, perf_fraction, perf_points, perf_steps, score_group,
                           score_performance, score_static_check, speedup_spread, step_thresholds)
-from grader.static_check import Finding, Verdict
+from grader.compile.static_check import Finding, Verdict
 from tests.grader.fakes import SMALL_TOML, write_file
 
 GROUP = Group(name="exact integer data", points=15.0, runs=(), datasets=None, timeout=None)

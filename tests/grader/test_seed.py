@@ -1,4 +1,4 @@
-"""grader/seed.py: the data seed's one channel to a lab program (a pipe read through --seed-fd), and every grader path
+"""grader/run/seed.py: the data seed's one channel to a lab program (a pipe read through --seed-fd), and every grader path
 that starts a lab program using it: the seed is in no argv the program or its children could read."""
 import json
 import os
@@ -7,8 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.run import run_harness, run_harness_runs
-from grader.seed import SEED_FD, SeedPipe, split_seed
+from grader.run.run import run_harness, run_harness_runs
+from grader.run.seed import SEED_FD, SeedPipe, split_seed
 
 SEED = "918273645546372819"
 

@@ -1,4 +1,4 @@
-"""One verdict (grader/sim_check.py): a GPU grading also grades each lab on the simulator, and a lab's correctness
+"""One verdict (grader/sim/sim_check.py): a GPU grading also grades each lab on the simulator, and a lab's correctness
 is what both platforms allow. The GPU's runs and the simulator's are fake harness programs here (the GPU side cannot
 run without a GPU; tests/sim runs the real simulator): a group that passes on the GPU and fails on the simulator
 scores 0 with the simulator's words, a group the simulator cannot run keeps the GPU's points and says so, the
@@ -11,13 +11,13 @@ import time
 import unittest
 from pathlib import Path
 
-from grader import sim_check
-from grader.build import BuildResult
+from grader.sim import sim_check
+from grader.compile.build import BuildResult
 from grader.config import SANITIZERS, load_config
 from grader.grade import Grader, main
-from grader.report import format_table, gradescope_results
-from grader.run import Outcome, run_harness
-from grader.score import HAZARD, TestResult, hung_labs
+from grader.report.report import format_table, gradescope_results
+from grader.run.run import Outcome, run_harness
+from grader.score.score import HAZARD, TestResult, hung_labs
 from tests.grader.fakes import PASS, SMALL_TOML, write_file
 from tests.grader.test_grade import GradingRun, rows
 
@@ -274,7 +274,7 @@ class TurnedOff(SimCheckRun):
         hang = TestResult("01-first", "exact", 20, 0, "TIMEOUT", "a kernel ran 30000000 warp instructions")
         lab = load_config(write_file(self.dir, "labs.toml", SMALL_TOML)).labs[0]
         gpu = [TestResult("01-first", "exact", 20, 20, "pass", "ok")]
-        from grader.report import Report
+        from grader.report.report import Report
         report = Report("sub", 1, results=sim_check.combine(lab, gpu, sim_check.Verdict("ran", [hang])))
         self.assertEqual(hung_labs(report), ["01-first"])
 

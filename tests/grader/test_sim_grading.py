@@ -1,7 +1,7 @@
-"""Simulator grading (grade.py --simulator, grader/simulator.py) over fake harness programs: what it tells a student
+"""Simulator grading (grade.py --simulator, grader/sim/simulator.py) over fake harness programs: what it tells a student
 without a GPU. A failed run's reproduction line is the simulator's command (make sim ... ARGS='...'), never the GPU's
 lab program; a hung run fails the grading (exit status 1), bonus lab or not, and says so; a grading of bonus labs
-alone says that its maximum of 0 is not a mistake. Also grader/no_gpu.py's message, the text every GPU-only command
+alone says that its maximum of 0 is not a mistake. Also grader/run/no_gpu.py's message, the text every GPU-only command
 prints without a GPU. tests/sim runs the real simulator."""
 import contextlib
 import io
@@ -13,11 +13,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import no_gpu, simulator
+from grader.run import no_gpu
+from grader.sim import simulator
 from grader.grade import main
-from grader.report import Report, format_table
-from grader.run import run_harness
-from grader.score import TestResult, reproduce_line
+from grader.report.report import Report, format_table
+from grader.run.run import run_harness
+from grader.score.score import TestResult, reproduce_line
 from tests.grader.fakes import PASS, SMALL_TOML, make_submission, write_file
 from tests.grader.test_grade import BONUS_TOML, GradingRun, harness_ok
 
@@ -156,7 +157,7 @@ class HangsAndTotals(unittest.TestCase):
 
 
 class NoGpuMessage(unittest.TestCase):
-    """grader/no_gpu.py: what run, check, sanitize and profile say without a GPU, and nvidia-smi's reason."""
+    """grader/run/no_gpu.py: what run, check, sanitize and profile say without a GPU, and nvidia-smi's reason."""
 
     def test_reasons(self):
         def runner(code, out):
@@ -207,7 +208,7 @@ class NoGpuMessage(unittest.TestCase):
             self.assertEqual(no_gpu.shown(Path.cwd() / "build" / "x"), "build/x")
 
     def test_command_line(self):
-        proc = subprocess.run([os.environ.get("PYTHON", "python3"), "-m", "grader.no_gpu", "run",
+        proc = subprocess.run([os.environ.get("PYTHON", "python3"), "-m", "grader.run.no_gpu", "run",
                                "--lab", "01-global-strided", "--here"], cwd=KIT, capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("make run builds your kernel", proc.stdout)

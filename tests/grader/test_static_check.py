@@ -1,4 +1,4 @@
-"""grader/static_check.py and its allow-list (grader/lab_calls.toml): the tables and rules on made-up symbol lists,
+"""grader/compile/static_check.py and its allow-list (grader/lab_calls.toml): the tables and rules on made-up symbol lists,
 then on real objects: every reference solution and every blank skeleton, compiled by nvcc through mk/lab.mk, passes;
 each known-wrong submission of tools/instructor/variants/ that the static checks must catch is caught with the right message, as
 are made-up files (device-side CUB, a __managed__ variable, a C function replacing the C library's, system calls,
@@ -23,13 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
 
-from grader import static_check
-from grader.build import build_harness, make_argv
+from grader.compile import static_check
+from grader.compile.build import build_harness, make_argv
 from grader.config import load_config
 from grader.grade import main
-from grader.process import run_process
-from grader.objfile import Symbol, ToolError, read_symbols
-from grader.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api, listed_name,
+from grader.run.process import run_process
+from grader.compile.objfile import Symbol, ToolError, read_symbols
+from grader.compile.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api, listed_name,
                                  load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
 from tests.grader.static_check_attacks import ATTACKS, attack_source
@@ -382,7 +382,7 @@ class Rules(unittest.TestCase):
             verdict = static_check.check_object(write_file(tmp, "student.o", "not an object"), "reduce")
             self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
             self.assertIn("the kit could not read your object file: ", verdict.findings[0].message)
-            with mock.patch("grader.static_check.read_symbols", side_effect=UnicodeDecodeError(
+            with mock.patch("grader.compile.static_check.read_symbols", side_effect=UnicodeDecodeError(
                     "utf-8", b"\xff", 0, 1, "invalid start byte")):  # in this process: the sandboxed program's part
                 verdict = static_check.inspect_object(write_file(tmp, "student.o", "not an object"), "reduce")
         self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
@@ -393,7 +393,7 @@ class Rules(unittest.TestCase):
         bubblewrap where it works and under the compile's resource limits, never in the grader's process."""
         if not (shutil.which("nm") and shutil.which("objdump")):
             self.skipTest("binutils (nm, objdump) is not installed here")
-        from grader import build_sandbox
+        from grader.compile import build_sandbox
         seen = []
         real = build_sandbox.limited
 
@@ -408,7 +408,7 @@ class Rules(unittest.TestCase):
             verdict = static_check.check_object(obj, "reduce")
             self.assertEqual([f.key for f in verdict.findings], ["unreadable"])  # nm's failure, from the sandbox
             self.assertEqual(len(seen), 1)
-            self.assertIn("grader.static_check", seen[0])
+            self.assertIn("grader.compile.static_check", seen[0])
             bwrap = not build_sandbox.plan("auto", build_sandbox.tools_toolkit())
             self.assertEqual(seen[0][0] == build_sandbox.bwrap_program(), bwrap, seen[0])
             if bwrap:
@@ -424,22 +424,22 @@ class Rules(unittest.TestCase):
         object's failure, with the limit named; one that never started is the kit's."""
         if not (shutil.which("nm") and shutil.which("objdump")):
             self.skipTest("binutils (nm, objdump) is not installed here")
-        from grader import build_sandbox
+        from grader.compile import build_sandbox
         with tempfile.TemporaryDirectory() as tmp, mock.patch.object(static_check, "run_kit_python") as run:
             run.side_effect = lambda *a, writable, **k: (
                 (Path(writable[0]) / static_check.STARTED_FILE).write_text(""),
-                __import__("grader.process", fromlist=["Process"]).Process(-9, "", 1.0))[1]
+                __import__("grader.run.process", fromlist=["Process"]).Process(-9, "", 1.0))[1]
             verdict = static_check.check_object(write_file(tmp, "student.o", "x"), "reduce",
                                                 limits=build_sandbox.Limits(cpu_seconds=1))
             self.assertEqual([f.key for f in verdict.findings], ["unreadable"])
             self.assertIn("killed by signal 9 (a limit: 1 s of CPU time", verdict.findings[0].message)
             run.side_effect = lambda *a, writable, **k: (
                 (Path(writable[0]) / static_check.STARTED_FILE).write_text(""),
-                __import__("grader.process", fromlist=["Process"]).Process(None, "", 4.0))[1]
+                __import__("grader.run.process", fromlist=["Process"]).Process(None, "", 4.0))[1]
             verdict = static_check.check_object(write_file(tmp, "student.o", "x"), "reduce", timeout=4)
             self.assertEqual([f.key for f in verdict.findings], ["unreadable"])  # a hang: the object's, not ours
             self.assertIn("did not finish: they ran longer than 4 s", verdict.findings[0].message)
-            run.side_effect = lambda *a, **k: __import__("grader.process", fromlist=["Process"]).Process(
+            run.side_effect = lambda *a, **k: __import__("grader.run.process", fromlist=["Process"]).Process(
                 1, "ModuleNotFoundError: No module named 'grader'", 0.1)
             with self.assertRaises(ToolError) as caught:  # it never started: the kit's problem
                 static_check.check_object(write_file(tmp, "student.o", "x"), "reduce")
@@ -448,7 +448,7 @@ class Rules(unittest.TestCase):
     def test_a_broken_allow_list_is_still_a_kit_error(self):
         if not (shutil.which("nm") and shutil.which("objdump")):
             self.skipTest("binutils (nm, objdump) is not installed here")
-        with tempfile.TemporaryDirectory() as tmp, mock.patch("grader.static_check.allowed_for",
+        with tempfile.TemporaryDirectory() as tmp, mock.patch("grader.compile.static_check.allowed_for",
                                                               side_effect=ValueError("malformed")):
             with self.assertRaises(ToolError):
                 static_check.check_object(write_file(tmp, "student.o", "x"), "reduce")

@@ -11,12 +11,12 @@ from unittest import mock
 
 from grader import grade
 from grader.config import ConfigError, load_config
-from grader.objfile import read_symbols
-from grader.report import Report, format_table, gradescope_results
+from grader.compile.objfile import read_symbols
+from grader.report.report import Report, format_table, gradescope_results
 from grader.classroom.gradebook import text_cell
-from grader.report_html import esc
-from grader.score import TestResult
-from grader.text import decode, encode, printable, printable_json
+from grader.report.report_html import esc
+from grader.score.score import TestResult
+from grader.report.text import decode, encode, printable, printable_json
 from tests.grader.fakes import make_submission
 
 KIT = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ class ResultsFile(unittest.TestCase):
     def test_written_atomically(self):
         report = Report("labs", 1)
         path = self.dir / "out" / "results.json"
-        with mock.patch("grader.report.os.replace", wraps=grade.os.replace) as replaced:
+        with mock.patch("grader.report.report.os.replace", wraps=grade.os.replace) as replaced:
             grade.write_results(report, path)
         replaced.assert_called_once()
         self.assertEqual(json.loads(path.read_text())["score"], 0)

@@ -22,10 +22,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import simulator
+from grader.sim import simulator
 from grader.config import load_config
 from grader.grade import Grader
-from grader.score import HAZARD
+from grader.score.score import HAZARD
 from tools.instructor.variants.wrong import mutations, submission
 from tests.timing import slow
 

@@ -4,7 +4,7 @@
   '\\#include' to cc -E, which make 4.3 passed on with its backslash, so it said yes everywhere); both builds of the
   simulator's fatbinary reader (sim/Makefile, tests/sim/runtime/Makefile) follow it, and mk/sim.mk always asks nvcc
   for plain PTX, which a simulator built without libzstd reads;
-- grader/build.py's kit_failure names the package a failed kit build lacks and the command that installs it;
+- grader/compile/build.py's kit_failure names the package a failed kit build lacks and the command that installs it;
 - when the simulator's library does not build (a compiler that reports zstd.h missing for sim/fatbin.c), make grade
   SIM=1 reports a kit error naming libzstd-dev, not "reduce.cu does not compile" on the student's row, and make sim
   says the same instead of advising SM=80.
@@ -21,7 +21,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.build import kit_failure, missing_package
+from grader.compile.build import kit_failure, missing_package
 from grader.patterns import KIT
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None

@@ -16,7 +16,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import no_gpu
+from grader.run import no_gpu
 
 KIT = Path(__file__).resolve().parents[2]
 LAB = KIT / "solutions" / "01-global-strided"

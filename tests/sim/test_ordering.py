@@ -20,9 +20,9 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import simulator
+from grader.sim import simulator
 from grader.patterns import KIT
-from grader.runs_ahead import RunPool
+from grader.run.runs_ahead import RunPool
 from tests.sim.test_sim import SimGrading
 from tools.instructor.variants.wrong import mutations, submission
 
@@ -108,7 +108,7 @@ class Ordering(SimGrading):
 
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class RunsAheadSameVerdict(SimGrading):
-    """A lab's runs in lab programs of many lists (grader/runs_ahead.py), one program after another or side by side,
+    """A lab's runs in lab programs of many lists (grader/run/runs_ahead.py), one program after another or side by side,
     give the verdict of the runs made one at a time, each a program of its own: a bug that fails under a schedule in the middle of a group, graded both ways, gets the same rows, and the
     same runs leave their reports (the hazard row reads them all)."""
 
@@ -141,7 +141,7 @@ class RunsAheadSameVerdict(SimGrading):
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class DirectRuns(unittest.TestCase):
     """The table's `direct` variants: one run of the lab program in order (make sim's), with the grader's instruction
-    budget (PPL_SIM_MAX_INSTRUCTIONS, grader/simulator.py), which passes: lab 07 launching n + 127 blocks, about a
+    budget (PPL_SIM_MAX_INSTRUCTIONS, grader/sim/simulator.py), which passes: lab 07 launching n + 127 blocks, about a
     million near-empty ones at n = 2^20 + 1, needs about 84 million warp instructions per launch, more than the
     budget of 30 million, and is neither a hang nor out of its budget, which grows with the threads launched
     (issue 20: it was "TIMEOUT ... it probably loops forever")."""

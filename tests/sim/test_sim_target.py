@@ -1,4 +1,4 @@
-"""The simulated GPU follows SM=NN (mk/sim.mk, grader/sim_target.py): a kernel that uses __reduce_add_sync (compute
+"""The simulated GPU follows SM=NN (mk/sim.mk, grader/sim/sim_target.py): a kernel that uses __reduce_add_sync (compute
 capability 8.0: redux.sync) does not build at the default, compute_75, and the failure says which target was built
 and how to pick another; with SM=80 it builds, runs right on the simulator, and the device reports 8.0 (the
 checker's "device:" line is the runner's cudaGetDeviceProperties); the reference solution at the default reports 7.5.
@@ -13,8 +13,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.sim_target import target_note
-from grader.simulator import build_lab_sim
+from grader.sim.sim_target import target_note
+from grader.sim.simulator import build_lab_sim
 from tools.student.sim import build_folder
 
 KIT = Path(__file__).resolve().parents[2]

@@ -38,13 +38,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build as build_mod
+from grader.compile import build as build_mod
 from grader.config import lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.patterns import select_labs as pick_labs
-from grader.process import run_process
-from grader.simulator import build_harness_sim, build_lab_sim
-from grader.sim_target import sim_env
+from grader.run.process import run_process
+from grader.sim.simulator import build_harness_sim, build_lab_sim
+from grader.sim.sim_target import sim_env
 from tools.author.sim_table import (BLOCKS, LAUNCHES, METRICS, ROWS, THREADS, markdown_report, table_rows, text_table,
                                     totals, why_text)
 from tools.student import nsight
@@ -380,7 +380,7 @@ def _build_harnesses(kit, patterns, want_gpu) -> list:
 def main(argv=None, *, kit: Path = KIT, out=None, run=run_process, gpu_probe=gpu_present,
          ncu_finder=nsight.find_ncu) -> int:
     """As from the command line; returns the exit status. Keyword arguments are hooks for tests: run
-    (grader.process.run_process: the simulated runs and ncu), gpu_probe (the GPU's name or None) and ncu_finder."""
+    (grader.run.process.run_process: the simulated runs and ncu), gpu_probe (the GPU's name or None) and ncu_finder."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)

@@ -10,7 +10,7 @@ The floor (each part the median of --repeats processes, timed from outside as th
 Then it grades the submission once, as `make grade` does (python3 -m grader, results in OUT/results.json), and reads
 the seconds of each stage from results.json's extra_data.stage_seconds (grader/grade.py, Grader.stage). The
 correctness runs and compute-sanitizer's run side by side, and the next lab builds while this one runs, so a lab's
-stages add up to more than its total; "simulator check" is the simulator's own check of the lab (grader/sim_check.py),
+stages add up to more than its total; "simulator check" is the simulator's own check of the lab (grader/sim/sim_check.py),
 beside the GPU work, and the whole grading's line says how long the grading waited for those checks at its end. The
 table goes to stdout and OUT/bench-grader.md.
 
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import build as build_mod
+from grader.compile import build as build_mod
 from grader.config import ConfigError, load_config
 from grader.patterns import KIT
 
@@ -36,7 +36,7 @@ EMPTY_KERNEL = "__global__ void empty_kernel() {}\n"
 
 def largest_input_bytes(config, labs) -> int:
     """The bytes of the largest input any correctness run of labs reads (its --n sizes times ELEMENT_BYTES)."""
-    from grader.simulator import largest_size
+    from grader.sim.simulator import largest_size
     return max([1, *(largest_size(group.runs or ()) for lab in labs for group in lab.groups)]) * ELEMENT_BYTES
 
 

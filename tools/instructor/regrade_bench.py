@@ -31,8 +31,8 @@ from pathlib import Path
 from grader.config import ConfigError, Scoring, load_config
 from grader.grade import Grader
 from grader.patterns import KIT
-from grader.report import Report
-from grader.score import perf_points
+from grader.report.report import Report
+from grader.score.score import perf_points
 from tools.instructor.variants import near
 
 NO_DEVICE, BROKEN = 77, 2

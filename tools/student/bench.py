@@ -5,7 +5,7 @@ or the whole reference ladder (`make bench` at the top, for the course staff).
     tools/student/bench.py [--lab PREFIX] [--sizes 2^20,2^24,2^26,2^28]        the reference ladder (no --submission, or
                                                                        --submission solutions)
 
-Your kernel (--lab with --submission): builds the lab's file from the submission as the grader does (grader/build.py:
+Your kernel (--lab with --submission): builds the lab's file from the submission as the grader does (grader/compile/build.py:
 the kit's harness and the one file, the compile sandboxed where bubblewrap works) and the lab's reference solution.
 At each size it runs yours and then the reference, each in one harness process that times the kernel interleaved with
 the same yardsticks: the baseline kernel (lab 01's; reductions only), CUB's device-wide primitive
@@ -21,7 +21,7 @@ cancels; no time is printed alone:
 
 Then, at the size the grader times (labs.toml's `bench`, 2^26), the other labs' reference solutions are timed too
 (not with --no-ladder), and the ladder is drawn with your kernel on it and the grader's thresholds for this GPU
-beside it (grader/charts.py, matplotlib): OUT/ladder-LAB.svg, with every result line in OUT/bench-LAB.jsonl and the
+beside it (grader/report/charts.py, matplotlib): OUT/ladder-LAB.svg, with every result line in OUT/bench-LAB.jsonl and the
 table in OUT/bench-LAB.md; OUT is build/bench/yours-labs (build/bench/yours-NAME-HASH for another submission folder).
 Without solutions/ (the student release) the reference figures come from handouts/figures/ladder.json, measured on
 the GPU it names, and the output says so.
@@ -125,7 +125,7 @@ def pct_copy(line: dict) -> float:
 @dataclass
 class Timing:
     """One harness process: a kernel (yours or the reference) of a lab timed at one size against its yardsticks.
-    line is its bench result line when it wrote one; status and message are the run's (grader/run.py's Outcome)."""
+    line is its bench result line when it wrote one; status and message are the run's (grader/run/run.py's Outcome)."""
 
     lab: str
     pattern: str
@@ -219,7 +219,7 @@ def make_args(lab, submission: Path) -> str:
 def no_device_text(lab, submission: Path, sizes: list, source: Path) -> str:
     """What `make bench` would have done on a GPU, and the simulator command nearest to it: as typed in the lab's
     folder (mk/lab.mk sets PPL_LAB_FOLDER) or at the kit's root."""
-    from grader.no_gpu import in_lab_folder
+    from grader.run.no_gpu import in_lab_folder
     sim = "make sim" if in_lab_folder() else f"make sim {make_args(lab, submission)}"
     yardsticks = PATTERNS[lab.pattern].yardstick_words
     return (f"make bench needs an NVIDIA GPU: this machine has none, so nothing was timed ({shown(source)} builds).\n"
@@ -251,16 +251,16 @@ def committed_reference(lab_name: str, size: str, path: Path = HANDOUT_LADDER) -
 
 class YoursBench:
     """Benchmarks one submission's labs beside their references. The hooks are for tests:
-    build_lab(kit, pattern, source, folder) -> grader.build.BuildResult (the student's file);
+    build_lab(kit, pattern, source, folder) -> grader.compile.build.BuildResult (the student's file);
     build_reference(lab_dir, out) -> (pattern, program) (raises on failure);
-    run(program, args, timeout=, workdir=, cwd=, source=) -> grader.run.Outcome;
-    check(object, pattern) -> grader.static_check.Verdict."""
+    run(program, args, timeout=, workdir=, cwd=, source=) -> grader.run.run.Outcome;
+    check(object, pattern) -> grader.compile.static_check.Verdict."""
 
     def __init__(self, submission: Path, out: Path, *, kit: Path = KIT, log=print, build_lab=None,
                  build_harness=None, build_reference=build, run=None, check=None):
-        from grader import build as build_mod
-        from grader import static_check
-        from grader.run import run_harness
+        from grader.compile import build as build_mod
+        from grader.compile import static_check
+        from grader.run.run import run_harness
         self.submission, self.out, self.kit, self.log = Path(submission), Path(out), Path(kit), log
         self.build_lab = build_lab or build_mod.build_lab
         self.build_harness = build_harness or build_mod.build_harness
@@ -436,7 +436,7 @@ class YoursBench:
 
     def chart(self, lab, timings, references, rung_timings, size, config, device) -> list:
         """Draws OUT/ladder-LAB.svg; the lines saying where it is, or why it is not."""
-        from grader import charts
+        from grader.report import charts
         columns = []
         for other in config.labs:
             if other.performance is None:
@@ -493,7 +493,7 @@ def bench_yours(labs, submission: Path, sizes: list, out: Path, *, rungs: bool =
 def ladder_chart(programs: dict, rows: list, out: Path) -> str:
     """build/bench/ladder.svg: every reference at the grader's size (or the largest measured), with the grader's
     thresholds for this GPU; the line saying where it is, or why it is not."""
-    from grader import charts
+    from grader.report import charts
     from grader.config import ConfigError, load_config
     try:
         config = load_config()

@@ -13,7 +13,7 @@ timeout, so a kernel that hangs cannot hang the check.
 
 Exit status: 0 every case passed; 1 a case failed, hung or crashed; 2 the file does not compile (or bad usage);
 77 no CUDA device here: the build is still checked, and it says what it would have done and which simulator
-commands come nearest (grader/no_gpu.py: make sim, make grade SIM=1). Through make, 77 reads "Error 77" and make
+commands come nearest (grader/run/no_gpu.py: make sim, make grade SIM=1). Through make, 77 reads "Error 77" and make
 itself exits 2.
 """
 import argparse
@@ -24,14 +24,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build as build_mod
-from grader import no_gpu
-from grader import static_check
+from grader.compile import build as build_mod
+from grader.run import no_gpu
+from grader.compile import static_check
 from grader.config import ConfigError, load_config
-from grader.no_gpu import shown
+from grader.run.no_gpu import shown
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size
 from grader.patterns import select_labs as pick_labs
-from grader.run import run_harness
+from grader.run.run import run_harness
 
 EXIT_PASS, EXIT_FAIL, EXIT_BUILD, EXIT_NO_DEVICE = 0, 1, 2, 77
 DEFAULT_TIMEOUT = 60.0
@@ -47,7 +47,7 @@ THRESHOLD_WORDS = {0: "about half kept", 900: "about 1 in 20 kept", -1001: "all 
 # ---- what each case tried, and its verdict in words ----
 
 def case_fields(rerun) -> dict:
-    """The options of a case's rerun arguments (the harness writes them with each case: grader.run.plan_reruns), as
+    """The options of a case's rerun arguments (the harness writes them with each case: grader.run.run.plan_reruns), as
     {"n": 1025, "data": "integer"}, {"n": 4097, "algorithms": "brent-kung", "kinds": "exclusive"} or
     {"n": 33, "thresholds": "900"}; {} without them."""
     fields, args = {}, list(rerun or [])
@@ -152,7 +152,7 @@ OUTCOME_VERDICTS = {"timeout": "TIMEOUT", "crash": "CRASH", "cuda-error": "ERROR
 
 
 def case_results(outcome) -> list:
-    """The CaseResults of one harness run (a grader.run.Outcome), one per planned case, in plan order. The case a
+    """The CaseResults of one harness run (a grader.run.run.Outcome), one per planned case, in plan order. The case a
     run hung or crashed in gets the run's message; the cases after it were never run."""
     by_case = {}
     for line in outcome.lines:
@@ -318,8 +318,8 @@ def parse_args(argv):
 def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, build_harness=build_mod.build_harness,
          run=run_harness, static=static_check.check_object) -> int:
     """Runs the check as from the command line and returns its exit status. build, build_harness, run and static
-    are hooks for tests (grader.build.build_lab, grader.build.build_harness, grader.run.run_harness,
-    grader.static_check.check_object)."""
+    are hooks for tests (grader.compile.build.build_lab, grader.compile.build.build_harness, grader.run.run.run_harness,
+    grader.compile.static_check.check_object)."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)

@@ -24,7 +24,7 @@ against lab 06's); a lab that starts its pattern (01, 06, 07) is compared with i
 ncu is looked for in $NCU, on PATH, in /usr/local/cuda/bin and in /opt/nvidia/nsight-compute/*/. Clocks are left as
 the card runs them (--clock-control none). Exit status: 0 profiled; 1 the lab hangs or profiling failed; 2 the lab
 does not compile, ncu is missing or cannot read the GPU's counters, or bad usage; 77 no CUDA device here (it says
-what it would have done and which simulator commands come nearest, grader/no_gpu.py; through make, 77 reads "Error
+what it would have done and which simulator commands come nearest, grader/run/no_gpu.py; through make, 77 reads "Error
 77" and make itself exits 2).
 """
 import argparse
@@ -39,13 +39,13 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build as build_mod
-from grader import no_gpu
-from grader.no_gpu import shown
+from grader.compile import build as build_mod
+from grader.run import no_gpu
+from grader.run.no_gpu import shown
 from grader.config import ConfigError, lab_of, load_config
 from grader.patterns import KIT, PATTERNS, lab_dirs, parse_size, select_labs
-from grader.process import run_process
-from grader.run import run_harness
+from grader.run.process import run_process
+from grader.run.run import run_harness
 
 EXIT_OK, EXIT_FAIL, EXIT_TOOL, EXIT_NO_DEVICE = 0, 1, 2, 77
 DEFAULT_N = "2^24"
@@ -427,8 +427,8 @@ def parse_args(argv):
 def main(argv=None, *, kit: Path = KIT, out=None, build=build_mod.build_lab, build_harness=build_mod.build_harness,
          run_check=run_harness, run=run_process, ncu_finder=find_ncu) -> int:
     """Runs the profile as from the command line and returns its exit status. The keyword arguments are hooks for
-    tests: build and build_harness (grader.build), run_check (grader.run.run_harness, the plain run before
-    profiling), run (grader.process.run_process, for ncu) and ncu_finder (find_ncu)."""
+    tests: build and build_harness (grader.compile.build), run_check (grader.run.run.run_harness, the plain run before
+    profiling), run (grader.run.process.run_process, for ncu) and ncu_finder (find_ncu)."""
     out = out or sys.stdout
     args = parse_args(argv)
     kit = Path(kit)

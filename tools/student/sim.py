@@ -10,9 +10,9 @@ simulator instead of cudart), runs it on small and edge sizes (those of `make ch
 harness arguments instead, such as a grading run's to reproduce it), and prints the harness's lines and then the
 simulator's counts per kernel and source line (warp instructions, SIMT efficiency, divergent branches, bank
 conflicts, global memory sectors) and its findings (hazards). sim/README.md explains the counts. --schedule runs the
-blocks and warps in another order a GPU may choose (interleave:SEED, reverse, random:SEED: grader/schedules.py),
+blocks and warps in another order a GPU may choose (interleave:SEED, reverse, random:SEED: grader/sim/schedules.py),
 as the grader does after an in-order pass; a grading failure under one names it, and this replays it. When every case
-passed, it ends with the performance estimate of grader/estimate.py: the lab's time on a named GPU (--gpu, one of
+passed, it ends with the performance estimate of grader/sim/estimate.py: the lab's time on a named GPU (--gpu, one of
 grader/gpus.toml's; H100 unless told) at the benchmark's size and its speedup over the baseline, from a roofline
 model of the simulator's counts: an estimate, a few seconds more, never a measurement and never points.
 
@@ -22,14 +22,14 @@ program. make rebuilds by timestamps; a stamp of the file's content beside the p
 file changed but its time did not move forward (a copy that kept an older time).
 
 The simulator's findings (hazards that did not stop a kernel: races, barriers not every thread reaches, ...) are
-printed once, at the end with their counts, kernels by the names the student wrote (grader/sim_report.py's
+printed once, at the end with their counts, kernels by the names the student wrote (grader/sim/sim_report.py's
 demangle), and a closing line sums up those in the student's code: make grade takes points for them.
 
 Exit status: the program's (0 every case passed, 1 a case failed, 2 the simulator cannot run a kernel, 3 a kernel
 fault such as an out-of-bounds access, with the simulator's diagnostic above); 1 when every case passed but the
 simulator found a hazard in the student's code; 2 when the lab does not build, or the kit's own parts (harness,
 checker, simulator) do not: those are built first, and their failure names what this machine lacks and the
-command that installs it (grader/build.py kit_failure), never the student's file.
+command that installs it (grader/compile/build.py kit_failure), never the student's file.
 """
 import argparse
 import hashlib
@@ -45,14 +45,14 @@ from pathlib import Path
 
 
 from grader.config import ConfigError, load_config
-from grader.no_gpu import shown
+from grader.run.no_gpu import shown
 from grader.patterns import KIT, PATTERNS, parse_sizes
-from grader.estimate import DEFAULT_GPU, estimate_for, local_runner
-from grader.schedules import schedule_env
-from grader.score import hazard_places
-from grader.sim_report import demangle, read_report
-from grader.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules
-from grader.sim_target import may_need_later_gpu, sim_env, sim_sm, target_note
+from grader.sim.estimate import DEFAULT_GPU, estimate_for, local_runner
+from grader.sim.schedules import schedule_env
+from grader.score.score import hazard_places
+from grader.sim.sim_report import demangle, read_report
+from grader.sim.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules
+from grader.sim.sim_target import may_need_later_gpu, sim_env, sim_sm, target_note
 
 EXIT_BUILD = 2
 DEFAULT_TIMEOUT = 300.0
@@ -201,7 +201,7 @@ class StderrRelay:
 def hazard_summary(report_path: Path, source: Path) -> tuple:
     """(number of distinct findings in the student's code, the closing line saying them) from the report the run
     wrote (PPL_SIM_REPORT); (0, "") when there is none, or none is the student's. Whose a finding is: the grader's
-    rule (grader/simulator.py finding_owner), so make sim and make grade agree."""
+    rule (grader/sim/simulator.py finding_owner), so make sim and make grade agree."""
     try:
         report = read_report(Path(report_path).read_bytes())
     except OSError:

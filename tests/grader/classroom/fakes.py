@@ -11,8 +11,8 @@ import os
 import signal
 from pathlib import Path
 
-from grader.build import BuildResult
-from grader.static_check import Finding, ToolError, Verdict
+from grader.compile.build import BuildResult
+from grader.compile.static_check import Finding, ToolError, Verdict
 from tests.grader.fakes import PASS, fake_program
 
 BODIES = {
@@ -63,7 +63,7 @@ def harness_broken(kit, pattern, timeout=None, harness_build=None):
 
 def no_device_run(program, args, *, timeout, workdir, cwd=None, source="the lab's file"):
     """A run on a machine without a GPU: the harness exits 77 (made by the real run hook, from a fake program)."""
-    from grader.run import run_harness
+    from grader.run.run import run_harness
     from tests.grader.fakes import fake_program as make
     program = make(Path(workdir).parent.parent, "sys.exit(77)", name="nodevice_lab")
     return run_harness(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source)

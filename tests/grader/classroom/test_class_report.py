@@ -1,5 +1,5 @@
 """grader/classroom/class_report.py: the class's report.html from results.json files as grade-class writes them
-(grader/report.py, with extra_data.labs), its numbers (pass rates, reasons, environment), what a student could
+(grader/report/report.py, with extra_data.labs), its numbers (pass rates, reasons, environment), what a student could
 put in it kept text, and in Debian's headless Chromium (skipped without it): no console message (its one script
 allowed by hash, a script of a student's never), a chart per lab painted, and the table sorted by its script."""
 import base64
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from grader.classroom import class_charts, class_report
 from grader.config import load_config
-from grader.report import Report, write_results
-from grader.score import TestResult, no_device
+from grader.report.report import Report, write_results
+from grader.score.score import TestResult, no_device
 from tests.grader.test_report_browser import CHROMIUM, chromium, console_lines, has_colour
 
 HOSTILE = "<script>alert(1)</script>"

@@ -126,7 +126,7 @@ class WholeClass(ClassRun):
         self.assertEqual((self.folder("alice") / "submission" / "01-first" / "reduce.cu").read_text(), "GPU LOG")
 
     def test_students_share_a_gpu(self):
-        """GRADERS_PER_GPU=2: two workers on the one GPU, under its lock (grader/gpu_lock.py); the same rows."""
+        """GRADERS_PER_GPU=2: two workers on the one GPU, under its lock (grader/run/gpu_lock.py); the same rows."""
         for name in ("ann", "ben", "cal"):
             self.student(name, {"01-first": "ok", "02-second": "ok"})
         status, progress, book = self.grade(gpu_ids=("0",), graders_per_gpu=2)
@@ -422,7 +422,7 @@ class HostileUploads(ClassRun):
         self.assertTrue(book["alice-2"]["notes"].startswith("uploads alice, alice.zip would share the id alice: this "
                                                             "one (alice.zip) is alice-2"), book["alice-2"]["notes"])
         self.assertIn("this one (Zoë) is Zoe-2", book["Zoe-2"]["notes"])
-        # a byte that is not UTF-8 is shown as its escape (grader/text.py), never written as it came
+        # a byte that is not UTF-8 is shown as its escape (grader/report/text.py), never written as it came
         self.assertEqual((book["rf"]["upload"], book["caf_"]["upload"]), ("'-rf", "caf\\xe9"))
         for reserved in ("_slurm", "gradebook.csv", "class.json", "students", "student", "x" * intake.MAX_ID):
             self.assertIn(reserved, book)
@@ -464,7 +464,7 @@ class HostileUploads(ClassRun):
         self.assertEqual(rows["submission_2"][1:4], ["'+1+1", "2", "'@SUM(A1)"])
         self.assertEqual(rows["submission_3"][1:4], ["'@SUM(A1)", "'=1", "'=cmd|' /C calc'!A0"])
         self.assertEqual((rows["x"][0], rows["x"][10]), ("x", "'+x.zip"))  # the upload column
-        for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": " x", "\rx": "x",  # controls stripped first (grader/text.py)
+        for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": " x", "\rx": "x",  # controls stripped first (grader/report/text.py)
                             "a=1": "a=1", "": "", " =1": " =1"}.items():
             self.assertEqual(gradebook.text_cell(k), expected)
 
@@ -506,9 +506,9 @@ class SimulatorCheckAhead(ClassRun):
 
     def test_prepare_checks_and_finish_lays_the_verdicts_over(self):
         from unittest import mock
-        from grader import sim_check
+        from grader.sim import sim_check
         from grader.classroom import student
-        from grader.score import TestResult
+        from grader.score.score import TestResult
         self.student("ann", {"01-first": "ok", "02-second": "NO BUILD"})
         options = self.options(mode="gpu")
         labs = student.labs_of(options)
@@ -536,7 +536,7 @@ class SimulatorCheckAhead(ClassRun):
 
     def test_without_gpus_the_check_stays_beside_the_gpu_work(self):
         from unittest import mock
-        from grader import sim_check
+        from grader.sim import sim_check
         from grader.classroom import student
         self.student("ann", {"01-first": "ok"})
         options = self.options(mode="gpu")

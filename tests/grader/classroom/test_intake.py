@@ -1,4 +1,4 @@
-"""grader/classroom/intake.py and grader/unpack.py: the students of an export and their ids, safe unpacking (hostile
+"""grader/classroom/intake.py and grader/intake/unpack.py: the students of an export and their ids, safe unpacking (hostile
 archives: traversal, links, bombs, lying or huge headers), each lab's file picked out of an upload."""
 import functools
 import gzip
@@ -9,7 +9,7 @@ import unittest
 import zipfile
 from pathlib import Path
 
-from grader import unpack
+from grader.intake import unpack
 from grader.classroom import intake
 from grader.config import load_config
 from tests.grader.fakes import SMALL_TOML, write_file

@@ -115,7 +115,7 @@ class Regrades(ClassRun):
 
 
 class LateWork(ClassRun):
-    """labs.toml's [late] rule (grader/late.py) applied by grade-class as on Gradescope, from the export's
+    """labs.toml's [late] rule (grader/score/late.py) applied by grade-class as on Gradescope, from the export's
     submission_metadata.yml (created_at)."""
 
     def test_a_late_upload_loses_points(self):

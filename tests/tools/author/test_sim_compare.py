@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.process import Process, run_process
+from grader.run.process import Process, run_process
 from tests.tools.student import samples
 from grader.patterns import KIT
 from tools.author import sim_compare as sc

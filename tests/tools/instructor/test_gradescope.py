@@ -2,7 +2,7 @@
 (AUTOGRADER_ROOT), grades a submission and always leaves a valid results.json: without a GPU (on the kit's
 simulator: the reference solution gets its correctness points at once and performance is pending), with a compile
 error, without nvcc, when the grader crashes, when Python is missing. And the student's files are found in every
-shape the README allows, archives unpacked by grader/unpack.py within its caps (a nested zip bomb stops at the
+shape the README allows, archives unpacked by grader/intake/unpack.py within its caps (a nested zip bomb stops at the
 upload's 200 MiB)."""
 import io
 import os
@@ -18,8 +18,8 @@ from pathlib import Path
 from tests.tools.instructor.support import (KIT, SM, GradescopeFormat, have_gpu, have_nvcc, leaks_in, run,
                                             shared_harness_build, solution_secrets)
 from grader import gradescope as autograde
-from grader.collect import collect
-from grader.simulator import SIM_MAX_N, largest_size
+from grader.intake.collect import collect
+from grader.sim.simulator import SIM_MAX_N, largest_size
 from tests.grader.classroom.test_intake import disk_bytes, nested_bomb
 from tools.author.make_skeletons import blank_out
 
@@ -129,7 +129,7 @@ class Collect(unittest.TestCase):
         self.assertEqual(got, {"03-sequential/reduce.cu": "x" * 2000, "05-coarsened/reduce.cu": "one level down"})
         sub = self.root / "submission"
         dest = self.root / "dest2"
-        from grader.unpack import Limits
+        from grader.intake.unpack import Limits
         notes = collect(sub, autograde.graded_labs("03"), dest, self.root / "scratch2",
                                   Limits(max_file_bytes=1000))
         self.assertIn("ignored 03-sequential.cu: larger than", "\n".join(notes))

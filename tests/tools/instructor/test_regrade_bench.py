@@ -14,7 +14,7 @@ import types
 import unittest
 from pathlib import Path
 
-from grader.build import BuildResult
+from grader.compile.build import BuildResult
 from grader.config import load_config
 from grader.grade import Grader
 from grader.patterns import PATTERNS

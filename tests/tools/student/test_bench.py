@@ -10,10 +10,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.build import BuildResult
+from grader.compile.build import BuildResult
 from grader.config import load_config
-from grader.run import Outcome
-from grader.static_check import Finding, Verdict
+from grader.run.run import Outcome
+from grader.compile.static_check import Finding, Verdict
 from grader.patterns import KIT
 from tools.student import bench
 

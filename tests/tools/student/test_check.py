@@ -7,9 +7,9 @@ import time
 import unittest
 from pathlib import Path
 
-from grader import static_check
-from grader.build import BuildResult
-from grader.run import Outcome, plan_reruns
+from grader.compile import static_check
+from grader.compile.build import BuildResult
+from grader.run.run import Outcome, plan_reruns
 from tests.grader.fakes import fake_program, make_submission
 from grader.patterns import KIT
 from tools.student import check
@@ -230,7 +230,7 @@ class Runs(unittest.TestCase):
         status, text = self.main("03", "sys.exit(77)", plan=False)
         self.assertEqual(status, check.EXIT_NO_DEVICE, text)
         self.assertIn("reduce.cu builds", text)
-        # what it would have done, and the simulator's commands for this lab and submission (grader/no_gpu.py)
+        # what it would have done, and the simulator's commands for this lab and submission (grader/run/no_gpu.py)
         self.assertIn("make check runs your kernel on small and edge sizes, on a GPU; there is none here (", text)
         self.assertRegex(text, r"\n  make sim LAB=03 SUBMISSION=\S+sub\n")
         self.assertRegex(text, r"\n  make grade SIM=1 LAB=03 SUBMISSION=\S+sub\n")

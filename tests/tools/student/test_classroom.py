@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from grader.config import load_config
-from grader.report import gradescope_results
-from grader.score import TestResult
+from grader.report.report import gradescope_results
+from grader.score.score import TestResult
 from tests.grader.test_gradescope import sim_report
 from tools.student import classroom
 
@@ -112,7 +112,7 @@ class Repository(unittest.TestCase):
         """A kernel the simulator cannot run ("not graded", pending on Gradescope) scores 0 of its points here: a
         lab made unsimulatable on purpose took its points out of the maximum (a red-team helper: 40 / 40 for one lab
         done of five)."""
-        from grader.simulator import NOT_GRADED
+        from grader.sim.simulator import NOT_GRADED
         report = sim_report()
         report.results[1] = TestResult("03-sequential", "datasets", 10, 0, NOT_GRADED, "cannot simulate")
         result = classroom.reporter_result(gradescope_results(report))

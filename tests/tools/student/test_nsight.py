@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader.build import BuildResult
+from grader.compile.build import BuildResult
 from tests.grader.fakes import fake_program, make_submission
 from tests.tools.student import samples
 from grader.patterns import KIT
@@ -232,7 +232,7 @@ class Main(unittest.TestCase):
         self.assertEqual(status, profile.EXIT_NO_DEVICE, text)
         self.assertIn("make profile measures your kernel with Nsight Compute beside the previous stage's "
                       "reference, on a GPU; there is none", " ".join(text.split()))
-        self.assertIn("\n  make sim LAB=03", text)  # the simulator's counts come nearest (grader/no_gpu.py)
+        self.assertIn("\n  make sim LAB=03", text)  # the simulator's counts come nearest (grader/run/no_gpu.py)
         self.assertEqual(self.ncu_calls(), [])
 
     def test_ncu_missing(self):

@@ -6,7 +6,7 @@
 # libseccomp-dev (the checker program, build/harness/checker/ppl_checker, links libseccomp for the runner's seccomp
 # filter), bubblewrap (the checker starts each runner, the program holding the student's code, under it:
 # namespaces, a read-only view, no network; without it the sandbox has fewer layers and says so in the results) and
-# PyYAML (grader/metadata.py reads the submission's metadata, for late work).
+# PyYAML (grader/intake/metadata.py reads the submission's metadata, for late work).
 #
 # And the CUDA toolkit's compiler, which the labs need on every runner: on a runner with an NVIDIA GPU they are
 # built and run on it; on Gradescope's default runners, which have none, they are built for the kit's simulator

@@ -137,7 +137,7 @@ def gather(repo: Path, kit: Path) -> list:
     """Each lab's one file of repo/labs, gathered into kit/labs as the Gradescope autograder gathers a submission
     (grader/gradescope.py's collect: regular .cu files only, links skipped); the lines saying what went where."""
     from grader.config import load_config
-    from grader.collect import collect
+    from grader.intake.collect import collect
     labs = load_config(kit / "grader" / "labs.toml").labs
     scratch = kit / "build" / "classroom-unpacked"
     try:
@@ -162,7 +162,7 @@ def on_the_simulator(test: dict) -> bool:
     the simulator leaves to a GPU (NEEDS_GPU), so that the maximum is the same for every student. A test whose kernel
     the simulator could not run ("not graded", pending on Gradescope) counts, for 0 points: a lab made unsimulatable
     on purpose must not take its points out of the maximum (a red-team helper's 40 / 40 for one lab of five)."""
-    from grader.simulator import NEEDS_GPU
+    from grader.sim.simulator import NEEDS_GPU
     extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
     return not (extra.get("test") == "performance" or extra.get("status") == NEEDS_GPU)
 

@@ -9,11 +9,11 @@ Gradescope run: they all grade through grade.py's Grader); simulator_check_secon
 lab (its runs past it are "could not tell"), so that a lab's grading takes at most that much longer than on the GPU.
 
 How it runs. Once a lab has built and passed its static checks on the GPU side, SimCheck grades the same file on the
-simulator in a thread of its own (CheckGrader: grader/simulator.py's SimGrader, with its adversarial schedules, built
+simulator in a thread of its own (CheckGrader: grader/sim/simulator.py's SimGrader, with its adversarial schedules, built
 by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
 correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
 side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and under its three
-adversarial schedules, grader/schedules.py) started ahead in one pool as wide (grader/runs_ahead.py, as in make
+adversarial schedules, grader/sim/schedules.py) started ahead in one pool as wide (grader/run/runs_ahead.py, as in make
 grade SIM=1: the verdict of the runs one at a time). The
 simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
 simulator's rows over the GPU's:
@@ -47,10 +47,10 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import runs_ahead
+from grader.run import runs_ahead
 from grader.config import SANITIZERS
-from grader.run import Outcome
-from grader.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
+from grader.run.run import Outcome
+from grader.score.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
                           student_paths)
 
 FOLDER = "sim"  # BUILD_DIR/sim/LAB: the simulator's build and runs of a lab, apart from BUILD_DIR/LAB (the GPU's)
@@ -63,7 +63,7 @@ COULD_NOT_TELL = ("needs GPU", "not graded", "not run", "ERROR", "NO BUILD", FOR
 
 
 def workers(cpus: int | None = None) -> int:
-    """How many labs the simulator checks at once, and how many of their runs go at once (grader/runs_ahead.py):
+    """How many labs the simulator checks at once, and how many of their runs go at once (grader/run/runs_ahead.py):
     half the machine's cores (the GPU runs' host side keeps the rest), at least one."""
     return max(1, (cpus if cpus is not None else os.cpu_count() or 2) // 2)
 
@@ -239,10 +239,10 @@ def _sanitizers(gpu: TestResult, sim: TestResult | None, whole: str = "") -> Tes
 
 
 def check_grader_class(base):
-    """The simulator's Grader for the check (a subclass of grader/simulator.py's SimGrader over base): no
+    """The simulator's Grader for the check (a subclass of grader/sim/simulator.py's SimGrader over base): no
     performance estimate (performance is the GPU's), a wall-clock timeout marked as such, and a deadline for the
     lab's runs."""
-    from grader.simulator import NEEDS_GPU, TIMEOUT, make_sim_grader
+    from grader.sim.simulator import NEEDS_GPU, TIMEOUT, make_sim_grader
 
     class CheckGrader(make_sim_grader(base)):
         def __init__(self, config, submission, *, deadline: float, stop=None, **kwargs):
@@ -328,12 +328,12 @@ class SimCheck:
     simulator's harness objects, submit(lab) grades a lab on the simulator in a thread, verdict(lab) waits for its
     Verdict.
 
-    hooks: build, build_harness, run for the simulator's side (default grader/simulator.py's build_lab_sim,
+    hooks: build, build_harness, run for the simulator's side (default grader/sim/simulator.py's build_lab_sim,
     build_harness_sim, run_harness_sim)."""
 
     def __init__(self, grader, grader_class, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS,
                  max_workers: int | None = None):
-        from grader import simulator
+        from grader.sim import simulator
         hooks = dict(hooks or {})
         self.build = hooks.get("build", simulator.build_lab_sim)
         self.build_harness = hooks.get("build_harness", simulator.build_harness_sim)

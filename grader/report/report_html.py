@@ -1,7 +1,7 @@
 """report.html, the grading run's page for people, written beside results.json (grader/grade.py calls write()).
 
 It holds the lab table (each lab's tests, points, status and what went wrong, as the terminal table has them) and a
-chart (grader/charts.py, an inline matplotlib SVG) of the student's speedups against the grader's thresholds and the
+chart (grader/report/charts.py, an inline matplotlib SVG) of the student's speedups against the grader's thresholds and the
 reference ladder: the reference solutions' speedups labs.toml records for the GPU graded on (for every calibrated
 GPU model when that one is not calibrated, or when nothing was timed). Without a GPU, or on the simulator, the chart
 says that performance was not measured and shows the thresholds and references alone.
@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from grader import charts
-from grader.report import Report, _points, _total
-from grader.text import printable
+from grader.report import charts
+from grader.report.report import Report, _points, _total
+from grader.report.text import printable
 
 PAGE_NAME = "report.html"
 STATUS_CLASS = {"pass": "pass", "partial": "partial", "slow": "partial", "not run": "skip", "needs GPU": "skip"}
@@ -47,7 +47,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def esc(text) -> str:
-    """Text for the page: without control characters (grader/text.py), escaped, quotes included."""
+    """Text for the page: without control characters (grader/report/text.py), escaped, quotes included."""
     return html.escape(printable(text), quote=True)
 
 

@@ -1,8 +1,8 @@
 """A lab's simulator runs started ahead, side by side, for a grading that takes their outcomes one at a time in its
-own order (grader/simulator.py's SimGrader: make grade SIM=1, and the simulator's check of a GPU grading).
+own order (grader/sim/simulator.py's SimGrader: make grade SIM=1, and the simulator's check of a GPU grading).
 
 The simulator is CPU-bound and a lab's correctness groups are many small runs (lab 03: 25 dataset cases, each run
-in order and under three adversarial schedules, grader/schedules.py), which a grading makes one after the other,
+in order and under three adversarial schedules, grader/sim/schedules.py), which a grading makes one after the other,
 stopping at the first that does not pass. RunsAhead starts every run the grading may make (each case in order and
 under its schedules, every group the simulator can take) at once, in a pool of threads (RunPool) that keeps as
 many going as it may; the grading then asks for each run as before and gets its outcome as soon as that run has
@@ -12,17 +12,17 @@ ended. So the verdict is the one the runs made one at a time would give:
   else is run there and then, as without RunsAhead);
 - what the grading never takes (the runs after a failure or a hang, a schedule of a case that failed in order) is
   stopped, and its folder removed, so that nothing is scored from a run the grading did not make (the hazard row
-  reads every run's report: grader/simulator.py's grade_sanitizers).
+  reads every run's report: grader/sim/simulator.py's grade_sanitizers).
 
 How many run at once (ahead_jobs): in make grade SIM=1, one per core, every lab's runs in one pool (shared_pool);
-in a GPU grading's simulator check (grader/sim_check.py), half the cores, the other half being the GPU runs' host
+in a GPU grading's simulator check (grader/sim/sim_check.py), half the cores, the other half being the GPU runs' host
 side, and at a lower CPU priority (background()); in a class run's build worker, its share of the cores
 (set_share), halved for a simulator check. Where that is one, the lab programs run one after another.
 
 Runs in one program (start_lists). Starting a run costs more than a small case's simulation: the checker, two
 bubblewraps, the runner and the device program, about 25 ms, of which the simulation is 2 ms, and a lent 16-core
 GPU machine started such runs only 1.7 times faster 16 at a time than one at a time. So SimGrader starts a lab's
-cases as four lab programs of many argument lists each (grader/simulator.py's run_lists_sim: the checker's
+cases as four lab programs of many argument lists each (grader/sim/simulator.py's run_lists_sim: the checker's
 --runs-fd), and a list's outcome is taken only where every list before it in its program passed: a list then ran
 on a device and a runner nothing had gone wrong in, its report and its schedule's launch numbers started afresh
 (docs/DESIGN.md, --runs-fd). What the grading asks for after a failure is run there and then, one at a time. A
@@ -72,7 +72,7 @@ BACKGROUND_NICE = 10  # what background() adds to a thread's nice value
 
 def background() -> None:
     """Lowers the calling thread's CPU priority by BACKGROUND_NICE (Linux keeps a nice value per thread, and the
-    processes a thread starts inherit it): a GPU grading's simulator check (grader/sim_check.py) is CPU work beside
+    processes a thread starts inherit it): a GPU grading's simulator check (grader/sim/sim_check.py) is CPU work beside
     the GPU side's, whose own CPU work (the checker's inputs and checks, OpenMP's threads, nvcc, compute-sanitizer) is
     on the grading's critical path. On a lent 16-core H200 machine, lab 03's 2^29-element correctness run took 1.4 s
     alone and 4.3 s beside the simulator's check at the same priority. Where it cannot be changed, nothing happens."""
@@ -166,7 +166,7 @@ class _Lists:
 
 class RunsAhead:
     """The runs of one lab's grading started ahead (the module docstring says how and why) in pool. run: the
-    grading's run function (grader/simulator.py's run_harness_sim, perhaps with a cancel bound: it is kept and also
+    grading's run function (grader/sim/simulator.py's run_harness_sim, perhaps with a cancel bound: it is kept and also
     stopped when a run is not taken)."""
 
     def __init__(self, run, pool):
@@ -203,7 +203,7 @@ class RunsAhead:
     def start_lists(self, run_lists, program, calls, *, folder, save, group=0, after=None, **kwargs):
         """Starts the runs calls ((args, workdir, env, timeout, program_args) each: the grading's call, and the
         argument list the program gets for it) in one lab program: run_lists(program, [program_args...], timeouts=,
-        workdir=folder, cancel=, on_ready=, **kwargs) -> an Outcome per list (grader/simulator.py's run_lists_sim;
+        workdir=folder, cancel=, on_ready=, **kwargs) -> an Outcome per list (grader/sim/simulator.py's run_lists_sim;
         on_ready(k, outcome): list k passed and is over, before the program ends). take() hands out a list's
         outcome, as soon as it is known, only where every list before it in that program passed, so that a list
         runs on a process that nothing has gone wrong in, as a run alone would (a crash, a sticky CUDA error or a

@@ -55,9 +55,9 @@ def failed_under(outcome, spec: str) -> None:
 
 def run_schedules(run, lab: str, tag: str, program, args, *, timeout: float, workdir, case_args=None, **kwargs):
     """Runs one case (the program's arguments args) under each of its adversarial schedules, in KINDS's order (run:
-    grader.simulator's run, each in workdir/SCHEDULE), up to the first that does not pass; returns that outcome
+    grader.sim.simulator's run, each in workdir/SCHEDULE), up to the first that does not pass; returns that outcome
     (failed_under applied), or None when all passed. The seeds come from lab, tag and case_args (default args).
-    Where there is more than one core the runs were started ahead, side by side (grader/runs_ahead.py): run then
+    Where there is more than one core the runs were started ahead, side by side (grader/run/runs_ahead.py): run then
     hands back their outcomes."""
     for spec in case_schedules(lab, tag, args if case_args is None else case_args):
         outcome = run(program, args, timeout=timeout, workdir=workdir / spec.replace(":", "-"),

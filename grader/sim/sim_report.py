@@ -1,6 +1,6 @@
 """The simulator's report, as the grader reads it: the report channel's JSON lines (sim/runtime.c: counts, findings,
 kernel faults, what it cannot simulate) gathered into a SimReport, and what a report says in words (a run's
-diagnostic, the counts table of the performance row). grader/simulator.py runs the programs and passes the channel
+diagnostic, the counts table of the performance row). grader/sim/simulator.py runs the programs and passes the channel
 (run_with_report); this module only reads and words what came back, whatever the student's code wrote there: every
 field is checked for its type, a line too long or not a report counts as garbage, and at most MAX_KEPT distinct
 findings and errors are kept.
@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.run import LineReader
+from grader.run.run import LineReader
 
 REPORT_MARK = b'{"ppl_sim_report": '  # how every report line starts (sim/runtime.c)
 MAX_REPORT_LINE = 16 << 20  # bytes of one report line read; a longer line is dropped, counted as garbage
@@ -204,7 +204,7 @@ def load_report(path) -> SimReport | None:
 
 
 class ReportReader(LineReader):
-    """Reads the report channel as it fills (grader/run.py's LineReader), a line at a time into a SimReport (memory
+    """Reads the report channel as it fills (grader/run/run.py's LineReader), a line at a time into a SimReport (memory
     bounded whatever arrives): a line too long to read counts as garbage, and the rest of it is dropped."""
 
     skip_overlong = True
@@ -225,7 +225,7 @@ class RunsReportReader(ReportReader):
     starts its report afresh at each list and names the list on each line ("run": N, sim/runtime.c's rt_begin_run),
     so each list gets a SimReport of its own (reports: run -> SimReport, the dict given or a new one; a line that
     names none, or is garbage, goes to the list of the line before). on_limit(run), when given, is called once, at
-    the first kernel fault "limit" (a kernel that would hang: grader/simulator.py's run_lists_sim stops the program
+    the first kernel fault "limit" (a kernel that would hang: grader/sim/simulator.py's run_lists_sim stops the program
     there); on_run(run), after each line, with the list it went to."""
 
     RUN = re.compile(rb'"run": (\d{1,9}), ')

@@ -1,14 +1,14 @@
 """Building a lab program from the kit's trusted harness plus only the student's one file, with mk/lab.mk (or, with
-makefile="sim.mk", mk/sim.mk: the same program for the kit's CPU simulator, grader/simulator.py).
+makefile="sim.mk", mk/sim.mk: the same program for the kit's CPU simulator, grader/sim/simulator.py).
 
 build_harness() compiles the harness objects once per pattern. build_lab() copies the student's file into a fresh
 folder and then, in three steps:
-  1. checks the source text for what the preprocessor would do on the student's behalf (grader/source_check.py:
+  1. checks the source text for what the preprocessor would do on the student's behalf (grader/compile/source_check.py:
      includes of anything but the kit's public headers and system headers, #line); a refused file is not compiled;
   2. compiles it to student.o itself, with the command `make student-flags` prints (the kit's own nvcc flags),
      under resource limits and, where bubblewrap works, inside a sandbox that shows nvcc the toolkit, the system's
      compilers and headers and the kit's harness/include and the pattern's include/ alone
-     (grader/build_sandbox.py); an object over MAX_OBJECT_BYTES is refused before anything reads it;
+     (grader/compile/build_sandbox.py); an object over MAX_OBJECT_BYTES is refused before anything reads it;
   3. links the runner and the lab's launcher through make, which finds student.o made and only links, contained as
      the compile is (link_student).
 Both return a BuildResult whose message, on failure, is the compiler's output cut to its first errors.
@@ -22,11 +22,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build_sandbox import (LAYERS, NOBODY, Limits, as_nobody_here, bwrap_usable, contain, run_kit_python,
+from grader.compile.build_sandbox import (LAYERS, NOBODY, Limits, as_nobody_here, bwrap_usable, contain, run_kit_python,
                                   toolkit_root)
-from grader.process import run_process
-from grader.sim_target import may_need_later_gpu, target_note
-from grader.source_check import check_source
+from grader.run.process import run_process
+from grader.sim.sim_target import may_need_later_gpu, target_note
+from grader.compile.source_check import check_source
 
 MAX_ERROR_LINES = 30
 DEFAULT_BUILD_TIMEOUT = 300.0
@@ -363,13 +363,13 @@ def write_module(student_object: Path, path: Path, *, sandbox: str = "auto", lim
     beside the lab program, which passes it to the checker (--module, mk/lab.mk's launcher): the device program
     lets the runner register that device code and no other, so the code the static checks read is the code that
     runs (a fatbinary stored as data, or pieced together at run time, is refused: harness/device/runner_link.c).
-    The object is read by `python3 -m grader.objfile fatbin` in the build's sandbox (build_sandbox.run_kit_python),
+    The object is read by `python3 -m grader.compile.objfile fatbin` in the build's sandbox (build_sandbox.run_kit_python),
     into a folder of its own. Returns "" or why it could not be read (the student's object's failure)."""
     out = path.parent / "module-out"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
     try:
-        proc = run_kit_python("grader.objfile", ["fatbin", student_object, out / path.name],
+        proc = run_kit_python("grader.compile.objfile", ["fatbin", student_object, out / path.name],
                               read_only=[student_object], writable=[out], sandbox=sandbox, limits=limits,
                               timeout=timeout, log_path=path.parent / "module.log")
     except ValueError as e:  # --require-sandbox and no bubblewrap: the build refused already

@@ -6,9 +6,9 @@ on the list of what a lab file may call ..."), and notes on anything it could no
 with findings 0 points on every test and runs none of them. ToolError means the kit's tools (nm, objdump from
 binutils) are missing or failed: a kit problem, never a pass.
 
-The checks read hostile bytes, with the grader's ELF reader (grader/objfile.py) and with nm, objdump, cuobjdump and
-zstd: check_object runs them as a program of their own (`python3 -m grader.static_check OBJECT PATTERN OUT`,
-inspect_object) in the build's sandbox (grader/build_sandbox.py: bubblewrap, the compile's resource limits), and
+The checks read hostile bytes, with the grader's ELF reader (grader/compile/objfile.py) and with nm, objdump, cuobjdump and
+zstd: check_object runs them as a program of their own (`python3 -m grader.compile.static_check OBJECT PATTERN OUT`,
+inspect_object) in the build's sandbox (grader/compile/build_sandbox.py: bubblewrap, the compile's resource limits), and
 reads back its verdict as data. A check that crashes, hangs or runs past a limit on the object is the object's
 failure (the finding "unreadable"), never the grader's.
 
@@ -48,14 +48,14 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build_sandbox import TOOL_TIMEOUT, Limits, run_kit_python
+from grader.compile.build_sandbox import TOOL_TIMEOUT, Limits, run_kit_python
 from grader.patterns import PATTERNS
-from grader.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
+from grader.compile.objfile import (Elf, ToolError, device_images, overlapping_relocations, read_elf, read_symbols,
                             require_tools, run_tool)
-from grader.text import printable
+from grader.report.text import printable
 
 MAX_NAMES = 4  # symbols named per finding; the rest are counted
-CALLS_TABLE = Path(__file__).resolve().with_name("lab_calls.toml")
+CALLS_TABLE = Path(__file__).resolve().parents[1] / "lab_calls.toml"
 
 # ---- what the student's file may define or contain ----
 
@@ -582,7 +582,7 @@ def check_object(path, pattern: str, *, sandbox: str = "auto", limits: Limits = 
                  timeout: float = TOOL_TIMEOUT) -> Verdict:
     """The static checks of one student object (built from the file of a lab of the given harness pattern), run by
     inspect_object in a program of its own, in the build's sandbox (sandbox: "auto", "require" or "off", as
-    grader.build.build_lab's; limits: its resource limits; timeout: seconds for all of it).
+    grader.compile.build.build_lab's; limits: its resource limits; timeout: seconds for all of it).
 
     ToolError (a kit problem) when nm or objdump is missing, the kit's allow-list cannot be read, the sandbox is
     required and cannot run, or the checks' program did not start. A program that started and then crashed, hung
@@ -592,7 +592,7 @@ def check_object(path, pattern: str, *, sandbox: str = "auto", limits: Limits = 
     with tempfile.TemporaryDirectory(prefix="static-check-") as tmp:
         out = Path(tmp)
         try:
-            proc = run_kit_python("grader.static_check", [path, pattern, out], read_only=[path] if path.exists()
+            proc = run_kit_python("grader.compile.static_check", [path, pattern, out], read_only=[path] if path.exists()
                                   else [], writable=[out], sandbox=sandbox, limits=limits, timeout=timeout)
         except ValueError as e:  # bubblewrap required and missing
             raise ToolError(str(e)) from None
@@ -650,11 +650,11 @@ def inspect_object(path, pattern: str) -> Verdict:
 
 
 def main(argv=None) -> int:
-    """`python3 -m grader.static_check OBJECT PATTERN OUT`: writes OUT/started once the kit is ready (the tools found,
+    """`python3 -m grader.compile.static_check OBJECT PATTERN OUT`: writes OUT/started once the kit is ready (the tools found,
     the allow-list read), then OUT/verdict.json. Exit status 0, or 1 after a kit problem's message on stderr."""
     import argparse
     import sys
-    p = argparse.ArgumentParser(prog="python3 -m grader.static_check",
+    p = argparse.ArgumentParser(prog="python3 -m grader.compile.static_check",
                                 description="The grader's static checks of one compiled lab file.")
     p.add_argument("object")
     p.add_argument("pattern")

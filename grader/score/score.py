@@ -3,7 +3,7 @@ out-of-bounds access, an uninitialized read) takes its share of every correctnes
 labs.toml's hazard_cost); performance is earned in whole steps between two speedups, the measured speedup credited
 with a margin for the noise of timing (labs.toml's [scoring]; linear without it).
 
-Every function here is pure: it turns harness Outcomes (grader/run.py) into TestResults for the report.
+Every function here is pure: it turns harness Outcomes (grader/run/run.py) into TestResults for the report.
 """
 import math
 import re
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.config import SANITIZERS
-from grader.run import NO_DEVICE_MESSAGE
+from grader.run.run import NO_DEVICE_MESSAGE
 
-# The first test of every lab: the static checks of its compiled file (grader/static_check.py). It has no points of
+# The first test of every lab: the static checks of its compiled file (grader/compile/static_check.py). It has no points of
 # its own; when it finds something, every other test of the lab scores 0 and none runs.
 STATIC_CHECKS = "static checks"
 FORBIDDEN = "FORBIDDEN"

@@ -2,7 +2,7 @@
 """What a GPU-only command says on a machine without a GPU: what it would have done, why there is no GPU here (in
 nvidia-smi's words), and the simulator commands that do the nearest thing (`make sim`, `make grade SIM=1`).
 
-    python3 -m grader.no_gpu run|check|sanitize|profile --lab 01-global-strided [--submission DIR] [--here]
+    python3 -m grader.run.no_gpu run|check|sanitize|profile --lab 01-global-strided [--submission DIR] [--here]
 
 make run (mk/lab.mk) prints it when the lab program exits 77; tools/student/check.py, tools/student/nsight.py and
 grader/sanitize/ print message() themselves. The next commands are those of the folder the command was typed in:
@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-KIT = Path(__file__).resolve().parent.parent
+KIT = Path(__file__).resolve().parents[2]
 EXIT_NO_DEVICE = 77
 HERE_VARIABLE = "PPL_LAB_FOLDER"  # set by mk/lab.mk: the command was typed in this lab's folder
 

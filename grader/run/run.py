@@ -1,4 +1,4 @@
-"""Reading one harness run's verdict from its result lines (grader/process.py runs the program).
+"""Reading one harness run's verdict from its result lines (grader/run/process.py runs the program).
 
 run_harness() runs a lab program (docs/DESIGN.md: arguments, JSON result lines, exit codes) and turns what it left
 behind into an Outcome: pass, fail, timeout, crash, cuda-error, harness-error or no-device, with a message for people.
@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import runs_ahead
-from grader.process import Process, run_process
-from grader.seed import SeedPipe, split_seed
+from grader.run import runs_ahead
+from grader.run.process import Process, run_process
+from grader.run.seed import SeedPipe, split_seed
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CUDA, EXIT_NO_DEVICE, EXIT_TIMEOUT = 0, 1, 2, 3, 77, 124
 NO_DEVICE_MESSAGE = "not run: this machine has no CUDA device; grading needs an NVIDIA GPU"
@@ -176,7 +176,7 @@ class LineReader(threading.Thread):
     bytes; with skip_overlong the rest of that line is dropped, otherwise it is read as lines of its own. It polls,
     so a writer that never closes the pipe (a runner that inherited it) cannot hold it: stop(grace) ends it grace
     seconds later whatever the writers do. compute-sanitizer's log (grader/sanitize/) and the simulator's report
-    (grader/simulator.py) are read so."""
+    (grader/sim/simulator.py) are read so."""
 
     skip_overlong = False
 
@@ -348,7 +348,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     gate(k), when given, is asked before list k is written to the program (which reads each list once it needs it)
     and may wait: False ends the lists there (the program gets no more), and the program's limit is twice the sum.
     more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's
-    report channel, grader/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result
+    report channel, grader/sim/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result
     lines (those of no list first).
     """
     workdir = Path(workdir)

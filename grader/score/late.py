@@ -13,7 +13,7 @@ labs.toml says (grader/config.py checks it with parse_policy):
     due = 2026-10-01T23:59:00-04:00   # a lab's own due date, over [late]'s
 
 A lab's due date is its own `due`, else [late]'s `due`, else the due date of the Gradescope assignment the
-submission was made to (submission metadata: grader/metadata.py). A student whom Gradescope gave an extension (their
+submission was made to (submission metadata: grader/intake/metadata.py). A student whom Gradescope gave an extension (their
 own due date in the metadata, later than the assignment's) gets it on every lab: their due dates move by the same
 time. Without a [late] table nothing is late: the penalty is the course's decision, written in labs.toml.
 
@@ -159,7 +159,7 @@ def _duration(delta: dt.timedelta) -> str:
 
 
 def lateness(policy: Policy | None, lab: str, submission) -> Lateness:
-    """How late submission (a grader.metadata.Submission: created_at, the assignment's due dates, the submitters'
+    """How late submission (a grader.intake.metadata.Submission: created_at, the assignment's due dates, the submitters'
     own) is for lab under policy (None: no [late] table, so never late)."""
     submitted = getattr(submission, "created_at", None)
     if policy is None:
@@ -190,7 +190,7 @@ def lateness(policy: Policy | None, lab: str, submission) -> Lateness:
 # ---- results.json ----
 
 def test_lab(test: dict) -> str:
-    """The lab a results.json test belongs to: its extra_data.lab (grader/report.py), else its name's prefix."""
+    """The lab a results.json test belongs to: its extra_data.lab (grader/report/report.py), else its name's prefix."""
     lab = (test.get("extra_data") or {}).get("lab") if isinstance(test.get("extra_data"), dict) else None
     if isinstance(lab, str) and lab:
         return lab
@@ -209,7 +209,7 @@ def lab_scores(results: dict) -> dict:
 
 
 def _shares(tests: list, item: Lateness, lost: float) -> list:
-    """(visibility, points lost) of a late lab, one per visibility its tests have (grader/report.py set them, or
+    """(visibility, points lost) of a late lab, one per visibility its tests have (grader/report/report.py set them, or
     "visible"), "visible" first: each visibility's Lateness.deduction of the points its tests scored, the last
     taking what rounding left, so that the shares sum to lost exactly and a row shown now tells nothing of the
     tests shown later."""
@@ -229,12 +229,12 @@ def _shares(tests: list, item: Lateness, lost: float) -> list:
 def apply(results: dict, latenesses) -> dict:
     """results (a results.json dict) with each late lab's penalty: a row "LAB: late penalty" (negative points,
     max_score 0) after the lab's last test, a row per visibility of the lab's tests (each costing the points of
-    those tests: grader/report.py's set_visibility, applied first, decides who sees what when), the score lowered by
+    those tests: grader/report/report.py's set_visibility, applied first, decides who sees what when), the score lowered by
     as much, a line per lab at the top of the output (the points lost of the tests shown now alone, when the lab has
     tests shown later), its total line made the new score's, and extra_data.late = {lab: Lateness.to_json() and
     "points_lost"}. Labs on time get their line too, when any lab has a due date, so that a student sees the due
     date that applied."""
-    from grader.report import retotal
+    from grader.report.report import retotal
     scores = lab_scores(results)
     lines, late_data, total = [], {}, 0.0
     tests = list(results.get("tests") or [])

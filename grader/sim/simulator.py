@@ -2,14 +2,14 @@
 `make grade SIM=1`.
 
 The lab programs are the same (the kit's checker, and its runner: the harness and the student's one file), built by
-mk/sim.mk so that the runner's kernels run on the CPU (grader/build.py with makefile="sim.mk"). SimGrader is the
+mk/sim.mk so that the runner's kernels run on the CPU (grader/compile/build.py with makefile="sim.mk"). SimGrader is the
 Grader with these changes:
 
 - a correctness group runs only when every size it asks for is at most SIM_MAX_N elements (the datasets, the edge
   sizes, exact data); a group of larger sizes scores 0 as "needs a GPU", saying so;
 - the performance test needs a GPU too: 0 points, and in its place the simulator's counts (warp instructions, SIMT
   efficiency, divergence, bank conflicts, memory sectors) of one small run, for the student to read, and the
-  performance estimate of grader/estimate.py (the lab's time and speedup on a named GPU from a roofline model of the
+  performance estimate of grader/sim/estimate.py (the lab's time and speedup on a named GPU from a roofline model of the
   counts, labelled an estimate: never points; data["estimate"] in results.json);
 - the sanitizers row (compute-sanitizer on a GPU) is scored from the simulator's own hazard checks of the runs
   (races on shared memory, uninitialized reads, barriers not every thread reaches);
@@ -19,10 +19,10 @@ Grader with these changes:
 - a failed run's "to reproduce" line is the simulator's command that reruns it here (make sim LAB=NN ARGS='...'),
   not the GPU's lab program, which cannot run without one;
 - a run that hangs (a TIMEOUT, bonus lab or not) makes the grading fail (exit status 1), saying so under the table;
-- a passing case runs again under three adversarial schedules (grader/schedules.py), and a lab's runs all start
+- a passing case runs again under three adversarial schedules (grader/sim/schedules.py), and a lab's runs all start
   ahead in four lab programs (run_lists_sim: every case in order, and every case under its schedule of each kind),
   side by side where there are cores to spare, the grading taking their outcomes in its own order
-  (grader/runs_ahead.py: the verdict of the runs one at a time, up to a failure; after it, runs one at a time).
+  (grader/run/runs_ahead.py: the verdict of the runs one at a time, up to a failure; after it, runs one at a time).
 
 The report channel. The lab's kernels run in the simulator's device process (sim/device_main.c), which the checker
 starts beside the runner, each in a sandbox of its own (mk/sim.mk's lab program passes --sim-device): the runner's
@@ -36,7 +36,7 @@ simulator ran in the runner); all it can do is break its socket to the device, w
 the run. The device also names each module by the build ("student": its device code lies in the student's object),
 so whose kernel a finding is in does not depend on the file names of the line table. The simulator's findings and
 errors only grow during a run: the grader keeps the union of every report line it read and the counts of the last.
-grader/sim_report.py reads the channel's lines (SimReport) and says in words what they carry.
+grader/sim/sim_report.py reads the channel's lines (SimReport) and says in words what they carry.
 
 Points earned on the simulator are those of the groups it can run; the report says that the rest needs a GPU.
 """
@@ -48,23 +48,24 @@ import threading
 import time
 from pathlib import Path
 
-from grader import build as build_mod, runs_ahead
-from grader.process import Process
-from grader.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
+from grader.compile import build as build_mod
+from grader.run import runs_ahead
+from grader.run.process import Process
+from grader.run.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
-from grader.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
-from grader.runs_ahead import RunsAhead
-from grader.schedules import case_schedules, run_schedules, schedule_env
-from grader.seed import SeedPipe, split_seed
-from grader.no_gpu import in_lab_folder
+from grader.sim.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
+from grader.run.runs_ahead import RunsAhead
+from grader.sim.schedules import case_schedules, run_schedules, schedule_env
+from grader.run.seed import SeedPipe, split_seed
+from grader.run.no_gpu import in_lab_folder
 from grader.patterns import parse_size, pattern as pattern_named
-from grader.report import NEEDS_GPU, NOT_GRADED
-from grader.score import TestResult, hung_labs, reproduce_line
-from grader.sim_target import SIM_MAX_INSTRUCTIONS, sim_env, sim_harness_build
-from grader.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle,
+from grader.report.report import NEEDS_GPU, NOT_GRADED
+from grader.score.score import TestResult, hung_labs, reproduce_line
+from grader.sim.sim_target import SIM_MAX_INSTRUCTIONS, sim_env, sim_harness_build
+from grader.sim.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle,
                                diagnostic, fault_text, finding_text, load_report, not_graded_message)
 
-KIT = Path(__file__).resolve().parent.parent
+KIT = Path(__file__).resolve().parents[2]
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
 SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simulator (the edge sizes go to 2^20+1)
 # Seconds a run may take on the simulator. It is some thousand times slower than a GPU, but the runs it takes are
@@ -73,7 +74,7 @@ SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simula
 # PPL_SIM_TIMEOUT=S overrides it.
 SIM_TIMEOUT = float(os.environ.get("PPL_SIM_TIMEOUT", "60"))
 SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h): for people
-TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score.py's STATUS_WORDS)
+TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score/score.py's STATUS_WORDS)
 REPORT_FD_MIN = 10  # the report pipe's write end is moved to a descriptor at least this (--runner-fd: >= 5)
 DRAIN_GRACE = 2.0  # seconds the channel is still read after the program ended
 
@@ -140,7 +141,7 @@ class _ListsProgress:
     channel is. A list is over once its run-end line has come and the report has moved past it (the device program
     begins the next list's report only after the checker ended this one) or the program ended. on_ready(k, Outcome)
     is called, in order, for each list that passed as soon as it is over; on the first list that did not pass (or a
-    kernel at the instruction limit) `stop` is set: no later list could be taken (grader/runs_ahead.py)."""
+    kernel at the instruction limit) `stop` is set: no later list could be taken (grader/run/runs_ahead.py)."""
 
     def __init__(self, runs, timeouts, source, reports, on_ready):
         self.runs, self.timeouts, self.source, self.reports, self.on_ready = runs, timeouts, source, reports, on_ready
@@ -287,7 +288,7 @@ def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source:
     A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
-    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/schedules.py); cancel: as
+    message. outcome.sim is the SimReport. env: more environment (a schedule: grader/sim/schedules.py); cancel: as
     run_with_report's."""
     outcome, report = run_with_report(program, args, timeout=timeout, workdir=workdir, cwd=cwd, source=source,
                                       env=env, cancel=cancel)
@@ -308,7 +309,7 @@ def judge_run(outcome, report: SimReport) -> None:
         outcome.status, outcome.message = "not-simulated", not_graded_message(limit)
     elif any(e["status"] == "limit" for e in report.faults()):
         outcome.status = "timeout"
-        outcome.instruction_limit = True  # the simulator saw the kernel loop, not the wall clock (grader/sim_check.py)
+        outcome.instruction_limit = True  # the simulator saw the kernel loop, not the wall clock (grader/sim/sim_check.py)
         outcome.message = (f"a kernel ran {os.environ.get('PPL_SIM_MAX_INSTRUCTIONS', SIM_MAX_INSTRUCTIONS)} warp "
                            f"instructions in one launch, the simulator's limit: it probably loops forever (on a GPU "
                            f"it would hang)\nthe simulator says: {diagnostic(report)}")
@@ -435,7 +436,7 @@ def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, sou
     misaligned accesses) in every run. reports: the SimReports of the lab's runs.
 
     FAIL when the student's code has a hazard: a finding, or a kernel fault of HAZARD_FAULTS, in a kernel of the
-    student's (finding_owner); data["hazards"] lists them, each with its file:line, for grader/score.py's
+    student's (finding_owner); data["hazards"] lists them, each with its file:line, for grader/score/score.py's
     apply_hazards, which takes labs.toml's hazard_cost of the lab's correctness points. One in the kit's own kernels
     (only device code found whole in the kit's harness objects is, sim/device_main.c) makes the row "not graded" (0
     points: the kit's own code is at fault, the instructors must look; the reference solutions have none), so that
@@ -553,19 +554,19 @@ def make_sim_grader(base):
             self.group_outcomes = []  # the Outcomes of the group being graded
             self.group_args = []  # and the arguments of each of its runs, in the same order
             self.estimate_gpu = estimate_gpu  # the GPU of the performance estimate (grader/gpus.toml)
-            # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/runs_ahead.py)
+            # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/run/runs_ahead.py)
             self.kit_run = getattr(self.run, "func", self.run) is run_harness_sim
             self.run_now, self.run, self.ahead = self.run, self._run_or_take, None
             self.run_pool = run_pool or runs_ahead.shared_pool()  # where runs go ahead
 
         def _run_or_take(self, program, args, **kwargs):
-            """self.run: the outcome of this run started ahead (grader/runs_ahead.py), else the run made now."""
+            """self.run: the outcome of this run started ahead (grader/run/runs_ahead.py), else the run made now."""
             taken = self.ahead.take(program, args, **kwargs) if self.ahead is not None else None
             return taken if taken is not None else self.run_now(program, args, **kwargs)
 
         def grade_groups(self, lab, program):
             """The correctness groups as the Grader grades them, one run after another, each run started ahead
-            where there is more than one core (grader/runs_ahead.py: the same verdict, in the time of the slowest
+            where there is more than one core (grader/run/runs_ahead.py: the same verdict, in the time of the slowest
             runs rather than their sum)."""
             if not self.kit_run or self.run_pool.executor is None or self._skip(lab, "", 0):
                 return super().grade_groups(lab, program)
@@ -604,7 +605,7 @@ def make_sim_grader(base):
 
         def _run(self, lab, tag, program, args, timeout):
             outcome = super()._run(lab, tag, program, args, timeout)
-            if outcome.passed and self.kit_run:  # and under three other orders (grader/schedules.py)
+            if outcome.passed and self.kit_run:  # and under three other orders (grader/sim/schedules.py)
                 failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
                                        workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
                                        source=lab.source, case_args=args)

@@ -3,8 +3,8 @@
 The grader writes a grading's seed into the argument lists it builds as `--seed S` (labs.toml's runs, the reruns it
 prints); before a program starts, split_seed takes it out and SeedPipe hands it over: a pipe holding S, whose read
 end the program gets as `--seed-fd R`. Only the lab program's checker process reads it (docs/DESIGN.md), so no argv
-and no log that the student's runner can read holds it. Every grader path that starts a lab program (grader/run.py,
-grader/simulator.py) goes through here.
+and no log that the student's runner can read holds it. Every grader path that starts a lab program (grader/run/run.py,
+grader/sim/simulator.py) goes through here.
 """
 import os
 

@@ -1,6 +1,6 @@
 """Speedup charts for people: the reference ladder with a student's kernels on it, against the grader's thresholds.
 Drawn with matplotlib as SVG; used by `make bench LAB=NN` (tools/student/bench.py) and by the grader's report.html
-(grader/report_html.py).
+(grader/report/report_html.py).
 
 One panel per yardstick, as the grader scores them: the reductions' speedup over the baseline kernel (lab 01's),
 log scale, and the scans' and compaction's fraction of CUB's speed, linear. Each lab is a column holding

@@ -1,11 +1,11 @@
 """The two reports of a grading run: a table for people and results.json in Gradescope's autograder format.
 
-A Report holds the TestResults (grader/score.py) in order, the seed and the notes about the whole run. The tests
+A Report holds the TestResults (grader/score/score.py) in order, the seed and the notes about the whole run. The tests
 of a bonus lab keep their own max_score, but only their score counts in the total: the total's maximum is that of
 the other labs.
 
 Both reports are student text as much as the kit's (a compiler's messages, the runner's printed output, symbol names
-in findings, file names): every string goes through grader/text.py's printable() on its way out, so no escape
+in findings, file names): every string goes through grader/report/text.py's printable() on its way out, so no escape
 sequence or control character of the student's reaches a terminal, results.json or Gradescope.
 """
 import html
@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.text import printable, printable_json
+from grader.report.text import printable, printable_json
 
 # Table status of what the simulator leaves to a GPU: a test it does not run (larger sizes, performance), and one it
 # could not run through (a kernel it cannot simulate: 0 points). results.json marks both pending (pending()).
@@ -39,7 +39,7 @@ class Report:
     device: str = ""
     sandbox: dict = field(default_factory=dict)  # lab -> {"layers": ..., "missing": ...}: what held its runner
     build_sandbox: dict = field(default_factory=dict)  # lab -> {"layers": [...], "missing": [...]}: its compile
-    simulator: bool = False  # graded on the kit's CPU simulator (grader/simulator.py), not a GPU
+    simulator: bool = False  # graded on the kit's CPU simulator (grader/sim/simulator.py), not a GPU
     stage_seconds: dict = field(default_factory=dict)  # lab (or "kit") -> stage -> wall seconds (Grader.stage)
     simulator_check: dict = field(default_factory=dict)  # {"enabled", "why", "labs": {lab: what each platform said}}
 
@@ -198,7 +198,7 @@ def run_seconds(report: Report) -> dict:
 def performance_environment(report: Report) -> dict:
     """{lab: record} for each lab whose benchmark ran: the GPU, driver and runtime, the measured and maximum SM
     clocks, samples discarded for a throttled clock, nvidia-smi's clocks, temperature, power and pstate before and
-    after, the other processes on the GPU, and the warnings (grader/gpuinfo.py: environment)."""
+    after, the other processes on the GPU, and the warnings (grader/run/gpuinfo.py: environment)."""
     return {r.lab: r.data["environment"] for r in report.results if r.data.get("environment")}
 
 
@@ -288,7 +288,7 @@ def effective_visibilities(lab, simulator: bool = False) -> dict:
 def row_visibility(test: dict, labs, simulator: bool = False) -> str:
     """The visibility of a results.json test (by the extra_data gradescope_results writes): effective_visibilities'
     for a lab's group, sanitizers or performance row; "visible" for the rest (static checks, a test of a lab not in
-    labs). A late penalty row keeps the visibility grader/late.py gave it."""
+    labs). A late penalty row keeps the visibility grader/score/late.py gave it."""
     extra = test.get("extra_data") if isinstance(test.get("extra_data"), dict) else {}
     lab = next((lab for lab in labs if lab.name == extra.get("lab")), None)
     if lab is None or extra.get("test") not in own_visibilities(lab):

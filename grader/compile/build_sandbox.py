@@ -10,8 +10,8 @@ dies.
 bwrap_usable() says whether bubblewrap runs here (it needs user namespaces, which some containers refuse).
 
 contain(argv, limits, ...) is the one way the grader runs a program over the student's bytes outside the runner:
-the compile, and the tools that read the compiled object (grader/static_check.py: nm, objdump, cuobjdump, zstd and
-the grader's own ELF reader, run as a program of their own; grader/build.py's fatbinary extraction): under the
+the compile, and the tools that read the compiled object (grader/compile/static_check.py: nm, objdump, cuobjdump, zstd and
+the grader's own ELF reader, run as a program of their own; grader/compile/build.py's fatbinary extraction): under the
 limits and in bubblewrap where it works, else under the limits alone (as the user nobody when the grader is root),
 which the build reports as fewer layers.
 
@@ -154,7 +154,7 @@ def plan(sandbox: str, toolkit) -> str:
     return "turned off" if sandbox == "off" else bwrap_usable(str(toolkit))
 
 
-KIT = Path(__file__).resolve().parent.parent
+KIT = Path(__file__).resolve().parents[2]
 TOOL_TIMEOUT = 300.0  # seconds a kit program over the student's object may take, the tools it starts included
 
 
@@ -165,8 +165,8 @@ def run_kit_python(module: str, args, *, read_only=(), writable=(), sandbox: str
     read_only and the CUDA toolkit's tools (tools_toolkit) seen read-only, writable (folders made nobody's where it
     runs as nobody) the only places it may write. sandbox: "auto" (bubblewrap where it works), "off", or "require"
     (ValueError, a kit problem, when bubblewrap cannot run).
-    Returns the grader.process.Process."""
-    from grader.process import run_process  # here: the build's sandbox module stays free of the grader's others
+    Returns the grader.run.process.Process."""
+    from grader.run.process import run_process  # here: the build's sandbox module stays free of the grader's others
     toolkit = tools_toolkit()
     why_not = plan(sandbox, toolkit)
     if why_not and sandbox == "require":

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from grader.unpack import Budget, Limits, UnpackError, archive_suffix, extract
+from grader.intake.unpack import Budget, Limits, UnpackError, archive_suffix, extract
 
 SKIP_DIRS = {"build", "__MACOSX", "__pycache__", "node_modules"}
 MAX_DEPTH = 8
@@ -61,9 +61,9 @@ def place(parts: tuple, labs) -> tuple:
 def collect(submission: Path, labs, dest: Path, scratch: Path, limits=None) -> list:
     """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where.
 
-    Each archive in submission is unpacked into scratch by grader/unpack.py (safe; its .cu files only, so archives
+    Each archive in submission is unpacked into scratch by grader/intake/unpack.py (safe; its .cu files only, so archives
     inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
-    grader.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
+    grader.intake.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
     A .cu file over limits.max_file_bytes is not taken."""
     limits = limits or Limits()
     budget = Budget(limits.max_total_bytes)
