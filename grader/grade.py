@@ -22,7 +22,6 @@ import argparse
 import concurrent.futures
 import contextlib
 import json
-import os
 import secrets
 import sys
 import threading
@@ -36,15 +35,15 @@ from grader.report import report_html
 from grader.sim import sim_check as sim_check_mod
 from grader.compile import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
+from grader.platform import GpuPlatform
 from grader.report.report import Report, format_table, gradescope_results, write_results
 from grader.run.process import left_by_us
 from grader.report.text import printable
 from grader.run.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
-from grader.sanitize.score import score_sanitizers
-from grader.score.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs, no_device,
-                          not_run, note_writes_past_the_end, score_group, score_performance, score_static_check,
-                          student_path_mapper, student_paths)
+from grader.score.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs,
+                                no_device, not_run, note_writes_past_the_end, score_group, score_static_check,
+                                student_path_mapper, student_paths)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -70,6 +69,10 @@ class Grader:
         verdicts made ahead (lab name -> sim_check.Verdict: sim_check.check_ahead), used in place of a check now
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
+    platform: the back end (grader/platform.py): GpuPlatform (the default), or the simulator's SimPlatform
+        (grader/sim/simulator.py); it gives the build, build_harness and run not given here, the build folder, and
+        grades the correctness groups (run_groups, run_group, run_case: this class's engine, which it may wrap), the
+        sanitizers row and performance.
     """
 
     sanitize = staticmethod(run_sanitizers)
@@ -77,21 +80,24 @@ class Grader:
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
-    def __init__(self, config, submission, *, kit=KIT, build_dir="build/grade", timeout=None,
+    def __init__(self, config, submission, *, kit=KIT, build_dir=None, timeout=None,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
-                 build=build_mod.build_lab, build_harness=build_mod.build_harness, run=run_harness,
-                 run_many=None, check=static_check.check_object, sandbox="auto", sim_check="auto", sim_hooks=None,
-                 sim_verdicts=None):
+                 build=None, build_harness=None, run=None, run_many=None, check=static_check.check_object,
+                 sandbox="auto", sim_check="auto", sim_hooks=None, sim_verdicts=None, platform=None):
+        self.platform = platform if platform is not None else GpuPlatform()
+        hooks = self.platform.hooks()
+        build, build_harness = build or hooks["build"], build_harness or hooks["build_harness"]
+        run = run or hooks["run"]
         self.config, self.kit = config, Path(kit).resolve()
         self.submission = Path(submission)
-        self.build_dir = Path(build_dir).resolve()
+        self.build_dir = Path(self.platform.build_folder(build_dir)).resolve()
         # timeout None: each correctness run's limit comes from labs.toml's [limits] where this GPU was calibrated
         # (run_timeout), else DEFAULT_TIMEOUT; a number (--timeout, make grade-class TIMEOUT=) applies as it is
         self.explicit_timeout = timeout is not None
         self.timeout, self.build_timeout = (timeout or DEFAULT_TIMEOUT), build_timeout
         self.device_name = ""  # this machine's GPU as nvidia-smi names it (a kit process), for run_timeout
         self.seed = secrets.randbits(63) if seed is None else seed
-        self.harness_build = harness_build
+        self.harness_build = self.platform.harness_folder(kit, harness_build)
         self.log = log or (lambda message: None)
         self.build, self.build_harness, self.run, self.check = build, build_harness, run, check
         self.run_many = run_many if run_many is not None else (run_harness_runs if run is run_harness else None)
@@ -103,11 +109,12 @@ class Grader:
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
         self.sim_verdicts = sim_verdicts  # lab -> the simulator's Verdict, checked ahead (sim_check.GivenVerdicts)
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
+        self.platform.attach(self)
 
     def sim_check_plan(self) -> tuple:
         """(whether this grading runs the simulator's check, why) for results.json (grader/sim/sim_check.py)."""
-        if getattr(self, "simulator", False):
-            return False, "graded on the simulator itself (--simulator)"
+        if self.platform.simulator_check_off:
+            return False, self.platform.simulator_check_off
         if self.sim_check is False:
             return False, "turned off (--no-simulator-check)"
         if not self.config.limits.simulator_check:
@@ -142,11 +149,13 @@ class Grader:
                                                       lab_seconds=self.config.limits.simulator_check_seconds)
             self.sim_checker.start(patterns)
         try:
-            return self._grade(labs, report, patterns, build_harness, start)
+            report = self._grade(labs, report, patterns, build_harness, start)
         finally:
             if self.sim_checker is not None:
                 self.sim_checker.close()
                 self.sim_checker = None
+        self.platform.graded(self, report)
+        return report
 
     def _grade(self, labs, report, patterns, build_harness, start) -> Report:
         with self.stage("kit", "harness builds"), concurrent.futures.ThreadPoolExecutor(len(patterns) or 1) as pool:
@@ -227,10 +236,9 @@ class Grader:
         report.no_device = self.no_device
         ran = any(r.status not in ("not run", "FORBIDDEN", "NO BUILD") for r in report.results
                   if r.name != "static checks")
-        if ran and not report.device and not self.no_device and not getattr(self, "simulator", False):
-            # no benchmark ran (a correctness test failed), yet the labs ran on this machine's GPU
-            report.device = gpuinfo.device_name(self.gpu_snapshot(), os.environ.get("CUDA_VISIBLE_DEVICES"),
-                                                os.environ.get("CUDA_DEVICE_ORDER"))
+        if ran and not report.device and not self.no_device:
+            # no benchmark ran (a correctness test failed), yet the labs ran on this machine's GPU (if any)
+            report.device = self.platform.device_name(self)
         report.sandbox = dict(self.sandbox_layers)
         report.build_sandbox = dict(self.build_layers)
         missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
@@ -289,14 +297,7 @@ class Grader:
 
     def _gpu_pids(self) -> set | None:
         """The pids of the compute processes on the GPUs now (nvidia-smi), or None where it cannot say."""
-        if getattr(self, "simulator", False):
-            return None
-        snap = self.gpu_apps()
-        self.device_name = gpuinfo.device_name(snap, os.environ.get("CUDA_VISIBLE_DEVICES"),
-                                               os.environ.get("CUDA_DEVICE_ORDER")) or ""
-        if "error" in snap and not snap.get("apps"):
-            return None
-        return {app.get("pid") for app in snap.get("apps", [])}
+        return self.platform.gpu_pids(self)
 
     def check_gpu_released(self, lab, report, before):
         """After a lab: a compute process that was not there before the grading and holds the GPU still, left behind
@@ -437,7 +438,7 @@ class Grader:
     def _run_time_tests(self, lab, built, checked) -> list:
         """The static checks' row, the correctness groups' and compute-sanitizer's (on a GPU side by side), with the
         hazards' cost applied."""
-        if lab.sanitizers and self.run_many is not None and not getattr(self, "simulator", False):
+        if lab.sanitizers and self.run_many is not None and self.platform.sanitizers_apart:
             # compute-sanitizer's runs (small inputs, programs of their own) go beside the correctness runs: half a
             # lab's grading time on an H100. The row reads as it would after them: a hang skips it.
             cancel = threading.Event()  # set when the correctness runs hung: the row is not graded then
@@ -478,7 +479,7 @@ class Grader:
         return [*args, *memory, "--sandbox", self.sandbox] if self.sandbox != "auto" else [*args, *memory]
 
     def host_memory_mib(self) -> int:
-        return self.config.limits.for_run(getattr(self, "simulator", False))
+        return self.platform.host_memory_mib(self.config.limits)
 
     def _seen(self, lab, outcome):
         """What every run's outcome tells the grader: no device, a hang, the sandbox's layers."""
@@ -498,12 +499,21 @@ class Grader:
         return outcome
 
     def _run(self, lab, tag: str, program, args, timeout):
+        """One run of lab's program, as the platform makes it (run_case, or its own around it)."""
+        return self.platform.run_case(self, lab, tag, program, args, timeout)
+
+    def run_case(self, lab, tag: str, program, args, timeout):
+        """One run of lab's program through self.run, its outcome seen (_seen)."""
         workdir = self.build_dir / lab.name / "runs" / tag
         outcome = self.run(program, self._args(args), timeout=timeout, workdir=workdir, cwd=self.kit,
                            source=lab.source)
         return self._seen(lab, outcome)
 
     def grade_groups(self, lab, program) -> list:
+        """Every correctness group of a lab, as the platform grades them (run_groups, or its own around it)."""
+        return self.platform.grade_groups(self, lab, program)
+
+    def run_groups(self, lab, program) -> list:
         """Every correctness group of a lab: through run_many, all their runs in one lab program (one runner, one
         CUDA context), each group scored on its own runs up to the first that does not pass; else group by group."""
         if self.run_many is None:
@@ -578,6 +588,10 @@ class Grader:
         return runs
 
     def grade_group(self, lab, index: int, group, program) -> TestResult:
+        """One correctness group, as the platform grades it (run_group, or its own around it)."""
+        return self.platform.grade_group(self, lab, index, group, program)
+
+    def run_group(self, lab, index: int, group, program) -> TestResult:
         """Runs one correctness group, stopping at its first run that does not pass, and scores it."""
         skipped = self._skip(lab, group.name, group.points)
         if skipped:
@@ -600,9 +614,9 @@ class Grader:
 
     def _reference_limit(self, lab, group):
         """(the limit labs.toml's [limits] rule gives a run of group here, the reference's seconds), or (None, None)."""
-        if self.explicit_timeout or getattr(self, "simulator", False):
+        if self.explicit_timeout:
             return None, None
-        reference = lab.reference_run_seconds(self.device_name, group.name)
+        reference = self.platform.reference_seconds(self, lab, group)
         return self.config.limits.run_limit(reference), reference
 
     def run_timeout(self, lab, group) -> float:
@@ -629,53 +643,12 @@ class Grader:
                 f"{self.config.limits.run_floor_seconds:g} s (grader/labs.toml [limits])")
 
     def grade_sanitizers(self, lab, program, cancel=None) -> TestResult:
-        """Runs the lab's program under compute-sanitizer on the small inputs of labs.toml (grader/sanitize/) and
-        scores what it finds in the student's file; what it finds in the kit is reported as a kit bug. cancel: a
-        threading.Event that stops the runs (see run_sanitizers)."""
-        spec = lab.sanitizers
-        skipped = self._skip(lab, SANITIZERS, spec.points)
-        if skipped:
-            return skipped
-        runs = [self._args([*args, *lab.args, "--seed", str(self.seed)]) for args in spec.runs]
-        copy = Path(program).parent / lab.source  # grader/compile/build.py builds from a copy beside the program
-        with self.stage(lab.name, SANITIZERS):
-            outcome = self.sanitize(program, runs, tools=spec.tools, timeout=max(spec.timeout or 0, self.timeout),
-                                    workdir=self.build_dir / lab.name / "runs" / "sanitize", cwd=self.kit,
-                                    source=lab.source, source_path=copy, kit=self.kit, cancel=cancel,
-                                    log=lambda message: self.log(f"{lab.name}: {message}"))
-        if outcome.no_device:
-            self.no_device = True
-        result = score_sanitizers(lab.name, spec, outcome, lab.source, kit=self.kit, source_path=copy)
-        self.log(f"{lab.name}: {SANITIZERS}: {result.summary}")
-        return result
+        """The sanitizers row of lab, as the platform scores it (cancel: a threading.Event that stops its runs)."""
+        return self.platform.grade_sanitizers(self, lab, program, cancel)
 
     def grade_performance(self, lab, program, correct: bool, report: Report) -> TestResult:
-        """Runs the benchmark if every correctness group passed, and scores the speedup."""
-        perf = lab.performance
-        skipped = self._skip(lab, "performance", perf.points)
-        if skipped:
-            return skipped
-        if not correct:
-            return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
-        args = ["--bench", perf.bench, "--seed", str(self.seed)]
-        with self._gpu("exclusive"):  # in a class run, no other student's runs beside the timed one
-            with self.stage(lab.name, "GPU queries"):
-                before = self.gpu_snapshot()
-            with self.stage(lab.name, "benchmark"):
-                outcome = self._run(lab, "bench", program, args, max(perf.timeout or 0, self.timeout))
-            with self.stage(lab.name, "GPU queries"):
-                after = self.gpu_snapshot()
-        result = score_performance(lab.name, perf, outcome, self.config.calibration.get("gpu", ""))
-        if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/run/gpuinfo.py)
-            result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())
-            for warning in env["warnings"]:
-                result.detail = "\n".join(part for part in (result.detail, f"warning: {warning}") if part)
-                report.notes.append(f"{lab.name}: warning: {warning}")
-        device = (outcome.bench_line() or {}).get("device")
-        if device:
-            report.device = str(device)
-        self.log(f"{lab.name}: performance: {result.summary}")
-        return result
+        """The performance row of lab, as the platform scores it (correct: every correctness group passed)."""
+        return self.platform.grade_performance(self, lab, program, correct, report)
 
 
 def blanks_left(path) -> list:
@@ -745,21 +718,21 @@ def main(argv=None, **hooks) -> int:
     quiet = args.quiet or args.json_only
     # progress lines carry student text (compiler messages, summaries): printed without its control characters
     log = None if quiet else (lambda message: print(printable(message), file=sys.stderr, flush=True))
-    grader_class = Grader
-    if args.simulator:
-        from grader.sim import simulator
-        grader_class = simulator.make_sim_grader(Grader)
-        hooks.setdefault("estimate_gpu", args.gpu)
-        if args.build_dir == "build/grade":
-            args.build_dir = "build/grade-sim"
+    platform = hooks.pop("platform", None)
+    if platform is None and args.simulator:
+        from grader.sim.simulator import SimPlatform
+        platform = SimPlatform(estimate_gpu=hooks.pop("estimate_gpu", args.gpu))
+    platform = platform if platform is not None else GpuPlatform()
+    if args.build_dir == "build/grade":
+        args.build_dir = platform.build_dir
     if args.no_simulator_check:
         hooks["sim_check"] = False
     results_path = args.results or Path(args.build_dir) / "results.json"
     # a grading that does not reach its end leaves no results.json at all, never the previous submission's
     Path(results_path).unlink(missing_ok=True)
-    grader = grader_class(config, submission, build_dir=args.build_dir, timeout=args.timeout,
-                          build_timeout=args.build_timeout, seed=args.seed, log=log,
-                          sandbox="require" if args.require_sandbox else "auto", **hooks)
+    grader = Grader(config, submission, build_dir=args.build_dir, timeout=args.timeout,
+                    build_timeout=args.build_timeout, seed=args.seed, log=log,
+                    sandbox="require" if args.require_sandbox else "auto", platform=platform, **hooks)
     report = grader.grade(labs)
     calibration = config.calibration
     report.notes.append(f"Performance thresholds: {calibration['calibrated_on']} (GPU: {calibration['gpu']})")
@@ -775,7 +748,5 @@ def main(argv=None, **hooks) -> int:
         return EXIT_BROKEN
     if report.no_device:
         return EXIT_NO_DEVICE
-    if args.simulator:
-        return EXIT_FULL if simulator.sim_full_marks(report) else EXIT_LOST
-    return EXIT_FULL if report.full_marks and not hung_labs(report) else EXIT_LOST
+    return EXIT_FULL if platform.full_marks(report) else EXIT_LOST
 

@@ -184,20 +184,20 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
             return builds[Path(target).name]
 
         run = _static_only_run if options.static_only else hooks_of(options).run
-        grader_class = Grader
-        if options.simulator:
-            from grader.sim.simulator import make_sim_grader
-            grader_class = make_sim_grader(Grader)
         # the simulator's check (grader/sim/sim_check.py): made on the CPU side already (prepare's sim_ahead), else
         # beside this GPU work
         checking = simulator_checks(options)
         ahead = {"sim_verdicts": prepared.sim_verdicts} if checking and prepared.sim_verdicts is not None else {}
-        grader = grader_class(config_of(options), prepared.got.submission, kit=options.kit,
+        if options.simulator:
+            from grader.sim.simulator import SimPlatform
+            on = {"platform": SimPlatform()}
+        else:
+            on = {"sim_check": checking, **ahead}
+        grader = Grader(config_of(options), prepared.got.submission, kit=options.kit,
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
                         seed=options.seed if prepared.seed is None else prepared.seed,
                         harness_build=options.harness_build, build=build,
-                        build_harness=lambda *a, **k: BuildResult(True), run=run, check=check,
-                        **({} if options.simulator else {"sim_check": checking, **ahead}))
+                        build_harness=lambda *a, **k: BuildResult(True), run=run, check=check, **on)
         if options.graders_per_gpu > 1 and not options.simulator:  # students side by side, benchmarks alone
             grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)

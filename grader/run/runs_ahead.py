@@ -1,5 +1,5 @@
 """A lab's simulator runs started ahead, side by side, for a grading that takes their outcomes one at a time in its
-own order (grader/sim/simulator.py's SimGrader: make grade SIM=1, and the simulator's check of a GPU grading).
+own order (grader/sim/simulator.py's SimPlatform: make grade SIM=1, and the simulator's check of a GPU grading).
 
 The simulator is CPU-bound and a lab's correctness groups are many small runs (lab 03: 25 dataset cases, each run
 in order and under three adversarial schedules, grader/sim/schedules.py), which a grading makes one after the other,
@@ -21,7 +21,7 @@ side, and at a lower CPU priority (background()); in a class run's build worker,
 
 Runs in one program (start_lists). Starting a run costs more than a small case's simulation: the checker, two
 bubblewraps, the runner and the device program, about 25 ms, of which the simulation is 2 ms, and a lent 16-core
-GPU machine started such runs only 1.7 times faster 16 at a time than one at a time. So SimGrader starts a lab's
+GPU machine started such runs only 1.7 times faster 16 at a time than one at a time. So SimPlatform starts a lab's
 cases as four lab programs of many argument lists each (grader/sim/simulator.py's run_lists_sim: the checker's
 --runs-fd), and a list's outcome is taken only where every list before it in its program passed: a list then ran
 on a device and a runner nothing had gone wrong in, its report and its schedule's launch numbers started afresh

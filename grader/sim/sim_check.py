@@ -9,7 +9,7 @@ Gradescope run: they all grade through grade.py's Grader); simulator_check_secon
 lab (its runs past it are "could not tell"), so that a lab's grading takes at most that much longer than on the GPU.
 
 How it runs. Once a lab has built and passed its static checks on the GPU side, SimCheck grades the same file on the
-simulator in a thread of its own (CheckGrader: grader/sim/simulator.py's SimGrader, with its adversarial schedules, built
+simulator in a thread of its own (a Grader on check_platform: grader/sim/simulator.py's SimPlatform, with its adversarial schedules, built
 by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
 correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
 side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and under its three
@@ -238,19 +238,20 @@ def _sanitizers(gpu: TestResult, sim: TestResult | None, whole: str = "") -> Tes
     return new
 
 
-def check_grader_class(base):
-    """The simulator's Grader for the check (a subclass of grader/sim/simulator.py's SimGrader over base): no
+def check_platform(*, deadline: float, stop=None, run_pool=None):
+    """The simulator's back end for the check (grader/sim/simulator.py's SimPlatform with these changes): no
     performance estimate (performance is the GPU's), a wall-clock timeout marked as such, and a deadline for the
-    lab's runs."""
-    from grader.sim.simulator import NEEDS_GPU, TIMEOUT, make_sim_grader
+    lab's runs (deadline: time.monotonic() past which no run starts; stop: () -> why to start no further run, "" to
+    go on)."""
+    from grader.sim.simulator import NEEDS_GPU, TIMEOUT, SimPlatform
 
-    class CheckGrader(make_sim_grader(base)):
-        def __init__(self, config, submission, *, deadline: float, stop=None, **kwargs):
-            super().__init__(config, submission, **kwargs)
-            self.deadline = deadline  # time.monotonic() past which no run starts
-            self.stop = stop or (lambda: "")  # () -> why to start no further run ("" to go on)
+    class CheckPlatform(SimPlatform):
+        def __init__(self):
+            super().__init__(run_pool=run_pool)
+            self.deadline = deadline
+            self.stop = stop or (lambda: "")
 
-        def _run(self, lab, tag, program, args, timeout):
+        def run_case(self, grader, lab, tag, program, args, timeout):
             left = self.deadline - time.monotonic()
             why = self.stop() or ("" if left > 1 else f"the simulator's share of this lab's grading was spent (grader/"
                                                       f"labs.toml [limits] simulator_check_seconds)")
@@ -259,23 +260,23 @@ def check_grader_class(base):
                 self.group_outcomes.append(outcome)
                 self.group_args.append(list(args))
                 return outcome
-            return super()._run(lab, tag, program, args, min(timeout, left))
+            return super().run_case(grader, lab, tag, program, args, min(timeout, left))
 
         def ahead_limit(self, timeout: float) -> float:
             return max(1.0, min(timeout, self.deadline - time.monotonic()))
 
-        def grade_group(self, lab, index, group, program):
-            result = super().grade_group(lab, index, group, program)
+        def grade_group(self, grader, lab, index, group, program):
+            result = super().grade_group(grader, lab, index, group, program)
             if result.status == TIMEOUT and not any(getattr(o, "instruction_limit", False)
                                                     for o in self.group_outcomes):
                 result.data["wall_clock"] = True
             return result
 
-        def grade_performance(self, lab, program, correct, report):
+        def grade_performance(self, grader, lab, program, correct, report):
             return TestResult(lab.name, "performance", lab.performance.points, 0.0, NEEDS_GPU,
                               "performance is the GPU's")
 
-    return CheckGrader
+    return CheckPlatform()
 
 
 class GivenVerdicts:
@@ -420,9 +421,10 @@ class SimCheck:
         run = self.run
         if "cancel" in inspect.signature(run).parameters:  # drop() kills the run in progress (run_harness_sim)
             run = functools.partial(run, cancel=self.stops[lab.name])
-        return check_grader_class(self.grader_class)(
+        platform = check_platform(deadline=start + self.lab_seconds, stop=lambda: self._stop(lab),
+                                  run_pool=self.run_pool)
+        return self.grader_class(
             main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
             build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
             build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=run, check=main.check,
-            log=lambda message: log(f"[simulator] {message}"), deadline=start + self.lab_seconds,
-            stop=lambda: self._stop(lab), run_pool=self.run_pool)
+            log=lambda message: log(f"[simulator] {message}"), platform=platform)

@@ -2,8 +2,8 @@
 `make grade SIM=1`.
 
 The lab programs are the same (the kit's checker, and its runner: the harness and the student's one file), built by
-mk/sim.mk so that the runner's kernels run on the CPU (grader/compile/build.py with makefile="sim.mk"). SimGrader is the
-Grader with these changes:
+mk/sim.mk so that the runner's kernels run on the CPU (grader/compile/build.py with makefile="sim.mk"). SimPlatform, the
+back end grade.Grader is given for it (grader/platform.py), makes these changes:
 
 - a correctness group runs only when every size it asks for is at most SIM_MAX_N elements (the datasets, the edge
   sizes, exact data); a group of larger sizes scores 0 as "needs a GPU", saying so;
@@ -53,6 +53,7 @@ from grader.run import runs_ahead
 from grader.run.process import Process
 from grader.run.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
+from grader.platform import Platform
 from grader.sim.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
 from grader.run.runs_ahead import RunsAhead
 from grader.sim.schedules import case_schedules, run_schedules, schedule_env
@@ -285,7 +286,7 @@ def run_harness_sim(program, args, *, timeout: float, workdir, cwd=None, source:
                     cancel=None):
     """run.run_harness on the simulator (run_with_report), its channel's verdict in the Outcome.
 
-    A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimGrader scores it 0 as not
+    A kernel the simulator cannot run makes a run that did not pass "not-simulated" (SimPlatform scores it 0 as not
     graded). A launch that reached the instruction limit is a timeout (the kernel would hang on a GPU: the lab's
     later tests are not run). Any other failure gets the simulator's diagnostic (kernel faults, findings) in its
     message. outcome.sim is the SimReport. env: more environment (a schedule: grader/sim/schedules.py); cancel: as
@@ -506,7 +507,7 @@ def _source_text(path) -> str:
 
 
 def lab_programs(grader, lab) -> list:
-    """[(group index, {program name: calls})]: the runs the simulator's grader (SimGrader) may make of lab's groups,
+    """[(group index, {program name: calls})]: the runs the simulator's grader (SimPlatform) may make of lab's groups,
     with the arguments, folder and limit its _run gives each, as four lab programs a group (run_lists_sim: each
     run's start, about 25 ms, costs more than a small case's simulation): "inorder" runs the group's cases in order,
     and one for each kind of adversarial schedule runs every case under its own schedule of that kind (--schedule).
@@ -519,7 +520,8 @@ def lab_programs(grader, lab) -> list:
             continue
         if largest_size(runs) > SIM_MAX_N:
             continue
-        timeout, call = grader.ahead_limit(grader.run_timeout(lab, group)), grader.call_args(lab, group)
+        timeout = grader.platform.ahead_limit(grader.run_timeout(lab, group))
+        call = grader.call_args(lab, group)
         programs = {"inorder": []}
         for k, args in enumerate(runs):
             tag, case = f"{index}-{k}", [*args, *call]
@@ -532,140 +534,158 @@ def lab_programs(grader, lab) -> list:
     return found
 
 
-def make_sim_grader(base):
-    """The simulator's Grader: a subclass of base (grade.Grader) with the changes the module docstring lists."""
+class SimPlatform(Platform):
+    """The simulator's back end (grade.Grader's platform), with the changes the module docstring lists.
+    estimate_gpu: the GPU of the performance estimate (grader/gpus.toml); run_pool: where runs go ahead
+    (grader/run/runs_ahead.py; default the process's shared pool)."""
 
-    class SimGrader(base):
-        simulator = True
+    build_dir = "build/grade-sim"
+    simulator_check_off = "graded on the simulator itself (--simulator)"
+    sanitizers_apart = False  # the row is scored from the correctness runs' reports
 
-        def __init__(self, config, submission, estimate_gpu: str = "H100", run_pool=None, **kwargs):
-            kwargs.setdefault("build", build_lab_sim)
-            kwargs.setdefault("build_harness", build_harness_sim)
-            kwargs.setdefault("run", run_harness_sim)
-            if kwargs.get("harness_build") is None:  # mk/sim.mk's own folder, whatever HARNESS_BUILD says in the
-                # environment (a GPU's shared folder: the objects have the same names, and a GPU's link would take
-                # the simulator's; gradescope.py's prebuild does the same)
-                kwargs["harness_build"] = sim_harness_build(kwargs.get("kit", KIT))
-            if kwargs.get("build_dir", "build/grade") == "build/grade":
-                kwargs["build_dir"] = "build/grade-sim"
-            super().__init__(config, submission, **kwargs)
-            self.timeout = SIM_TIMEOUT
-            self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
-            self.group_outcomes = []  # the Outcomes of the group being graded
-            self.group_args = []  # and the arguments of each of its runs, in the same order
-            self.estimate_gpu = estimate_gpu  # the GPU of the performance estimate (grader/gpus.toml)
-            # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/run/runs_ahead.py)
-            self.kit_run = getattr(self.run, "func", self.run) is run_harness_sim
-            self.run_now, self.run, self.ahead = self.run, self._run_or_take, None
-            self.run_pool = run_pool or runs_ahead.shared_pool()  # where runs go ahead
+    def __init__(self, estimate_gpu: str = "H100", run_pool=None):
+        self.estimate_gpu = estimate_gpu
+        self.run_pool = run_pool or runs_ahead.shared_pool()
+        self.sim_failed = set()  # labs with a group that ran on the simulator and did not pass
+        self.group_outcomes = []  # the Outcomes of the group being graded
+        self.group_args = []  # and the arguments of each of its runs, in the same order
+        self.kit_run, self.run_now, self.ahead = False, None, None
 
-        def _run_or_take(self, program, args, **kwargs):
-            """self.run: the outcome of this run started ahead (grader/run/runs_ahead.py), else the run made now."""
-            taken = self.ahead.take(program, args, **kwargs) if self.ahead is not None else None
-            return taken if taken is not None else self.run_now(program, args, **kwargs)
+    def hooks(self) -> dict:
+        return {"build": build_lab_sim, "build_harness": build_harness_sim, "run": run_harness_sim}
 
-        def grade_groups(self, lab, program):
-            """The correctness groups as the Grader grades them, one run after another, each run started ahead
-            where there is more than one core (grader/run/runs_ahead.py: the same verdict, in the time of the slowest
-            runs rather than their sum)."""
-            if not self.kit_run or self.run_pool.executor is None or self._skip(lab, "", 0):
-                return super().grade_groups(lab, program)
-            self.ahead = RunsAhead(self.run_now, self.run_pool.executor)
-            try:
-                self._start_ahead(lab, program)
-                return super().grade_groups(lab, program)
-            finally:
-                self.ahead.close()
-                self.ahead = None
+    def build_folder(self, build_dir):
+        return self.build_dir if build_dir in (None, "build/grade") else build_dir
 
-        def _start_ahead(self, lab, program) -> None:
-            """Starts every run grade_group may make of lab's groups in lab programs of many lists (lab_programs),
-            the schedules' programs of a group each following its in-order one, case by case."""
-            for index, programs in lab_programs(self, lab):
-                in_order = None
-                for name, calls in programs.items():  # in order first
-                    started = self.ahead.start_lists(
-                        run_lists_sim, program, calls, save=save_list_run, cwd=self.kit, group=index,
-                        folder=self.build_dir / lab.name / "lists" / f"{index}-{name}", source=lab.source,
-                        after=in_order)
-                    in_order = in_order or started
+    def harness_folder(self, kit, harness_build):
+        # mk/sim.mk's own folder, whatever HARNESS_BUILD says in the environment (a GPU's shared folder: the objects
+        # have the same names, and a GPU's link would take the simulator's; gradescope.py's prebuild does the same)
+        return harness_build if harness_build is not None else sim_harness_build(kit)
 
-        def ahead_limit(self, timeout: float) -> float:
-            """The time limit of a run started ahead (the check's grader lowers it to its share of time left)."""
-            return timeout
+    def attach(self, grader) -> None:
+        grader.timeout = SIM_TIMEOUT
+        # the kit's run (itself or with a cancel: sim_check.py), whose runs go ahead (grader/run/runs_ahead.py)
+        self.kit_run = getattr(grader.run, "func", grader.run) is run_harness_sim
+        self.run_now, grader.run = grader.run, self._run_or_take
 
-        def grade(self, labs):
-            report = super().grade(labs)
-            report.simulator = True
-            report.notes.append(
-                f"Graded on the kit's CPU simulator (--simulator), not a GPU: only the correctness groups of sizes up "
-                f"to {SIM_MAX_N} elements ran, and the simulator's hazard checks stand for compute-sanitizer; larger "
-                f"sizes and performance need a GPU and score 0 here. Grade on a GPU for the full marks.")
-            return report
+    def host_memory_mib(self, limits) -> int:
+        return limits.for_run(True)
 
-        def _run(self, lab, tag, program, args, timeout):
-            outcome = super()._run(lab, tag, program, args, timeout)
-            if outcome.passed and self.kit_run:  # and under three other orders (grader/sim/schedules.py)
-                failed = run_schedules(self.run, lab.name, tag, program, self._args(args), timeout=timeout,
-                                       workdir=self.build_dir / lab.name / "runs" / tag, cwd=self.kit,
-                                       source=lab.source, case_args=args)
-                outcome = self._seen(lab, failed) if failed else outcome
-            self.group_outcomes.append(outcome)
-            self.group_args.append(list(args))
-            return outcome
+    def reference_seconds(self, grader, lab, group):
+        return None  # no GPU's calibration applies: the grader's own timeout bounds each run
 
-        def grade_group(self, lab, index, group, program):
-            self.group_outcomes, self.group_args = [], []
-            result = self._grade_group(lab, index, group, program)
-            failed = next(((a, o) for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
-            if failed is not None and result.detail:  # the GPU's reproduction line (score_group's) cannot run here
-                result.detail = result.detail.replace(
-                    reproduce_line(lab.name, failed[0], Path(program).name),
-                    sim_reproduce_line(lab.name, failed[0], self.submission, self.kit, here=in_lab_folder(),
-                                       schedule=getattr(failed[1], "schedule", None)))
-            limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
-            if limited is not None and not result.full:
-                result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
-                                    "the simulator's limitation, not necessarily a fault of your code: the points of "
-                                    "this group need a GPU")
-            if result.status != NEEDS_GPU and not result.full:
-                self.sim_failed.add(lab.name)
-            return result
+    def gpu_pids(self, grader):
+        return None
 
-        def _grade_group(self, lab, index, group, program):
-            try:
-                runs = self.group_runs(group, lab.args)
-            except ValueError:
-                runs = []  # the base class reports it
-            largest = largest_size(runs)
-            if largest > SIM_MAX_N:
-                return needs_gpu(lab.name, group.name, group.points,
-                                 f"sizes up to {largest} elements are too large for the simulator (at most "
-                                 f"{SIM_MAX_N})")
-            return super().grade_group(lab, index, group, program)
+    def device_name(self, grader) -> str:
+        return ""
 
-        def grade_sanitizers(self, lab, program):
-            """compute-sanitizer's row, scored from the simulator's own hazard checks of the runs made so far."""
-            reports = [load_report(p) for p in sorted((self.build_dir / lab.name / "runs").glob("*/sim-report.json"))]
-            return score_hazards(lab.name, lab.sanitizers.points, lab.source, reports, kit=self.kit,
-                                 source_text=_source_text(Path(program).parent / lab.source))
+    def full_marks(self, report) -> bool:
+        return sim_full_marks(report)
 
-        def grade_performance(self, lab, program, correct, report):
-            perf = lab.performance  # correct is False here: the groups that need a GPU scored 0
-            detail, estimate, line = "", None, ""
-            if lab.name not in self.sim_failed:
-                detail = counts_text(program, lab.pattern, self.build_dir / lab.name / "runs" / "counts", self.kit,
-                                     self.timeout, lab.name)
-                run = grader_runner(program, self._args, workdir=self.build_dir / lab.name / "runs" / "estimate",
-                                    cwd=self.kit, source=lab.source, timeout=self.timeout)
-                estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=self.kit, timeout=self.timeout,
-                                              baseline_root=self.build_dir / "estimate")
-            why = ("speed is measured on a GPU; below, an estimate from the simulator's counts (never points)"
-                   if estimate else "speed is measured on a GPU; the simulator counts instructions instead"
-                   + (" (below)" if detail else ""))
-            result = needs_gpu(lab.name, "performance", perf.points, why, "\n".join(x for x in (line, detail) if x))
-            if estimate:
-                result.data["estimate"] = estimate.to_json()
-            return result
+    def _run_or_take(self, program, args, **kwargs):
+        """The grader's run: the outcome of this run started ahead (grader/run/runs_ahead.py), else the run made now."""
+        taken = self.ahead.take(program, args, **kwargs) if self.ahead is not None else None
+        return taken if taken is not None else self.run_now(program, args, **kwargs)
 
-    return SimGrader
+    def grade_groups(self, grader, lab, program):
+        """The correctness groups as the Grader grades them, one run after another, each run started ahead where
+        there is more than one core (grader/run/runs_ahead.py: the same verdict, in the time of the slowest runs
+        rather than their sum)."""
+        if not self.kit_run or self.run_pool.executor is None or grader._skip(lab, "", 0):
+            return grader.run_groups(lab, program)
+        self.ahead = RunsAhead(self.run_now, self.run_pool.executor)
+        try:
+            self._start_ahead(grader, lab, program)
+            return grader.run_groups(lab, program)
+        finally:
+            self.ahead.close()
+            self.ahead = None
+
+    def _start_ahead(self, grader, lab, program) -> None:
+        """Starts every run grade_group may make of lab's groups in lab programs of many lists (lab_programs), the
+        schedules' programs of a group each following its in-order one, case by case."""
+        for index, programs in lab_programs(grader, lab):
+            in_order = None
+            for name, calls in programs.items():  # in order first
+                started = self.ahead.start_lists(
+                    run_lists_sim, program, calls, save=save_list_run, cwd=grader.kit, group=index,
+                    folder=grader.build_dir / lab.name / "lists" / f"{index}-{name}", source=lab.source,
+                    after=in_order)
+                in_order = in_order or started
+
+    def ahead_limit(self, timeout: float) -> float:
+        """The time limit of a run started ahead (the check's platform lowers it to its share of time left)."""
+        return timeout
+
+    def graded(self, grader, report) -> None:
+        report.simulator = True
+        report.notes.append(
+            f"Graded on the kit's CPU simulator (--simulator), not a GPU: only the correctness groups of sizes up "
+            f"to {SIM_MAX_N} elements ran, and the simulator's hazard checks stand for compute-sanitizer; larger "
+            f"sizes and performance need a GPU and score 0 here. Grade on a GPU for the full marks.")
+
+    def run_case(self, grader, lab, tag, program, args, timeout):
+        outcome = grader.run_case(lab, tag, program, args, timeout)
+        if outcome.passed and self.kit_run:  # and under three other orders (grader/sim/schedules.py)
+            failed = run_schedules(grader.run, lab.name, tag, program, grader._args(args), timeout=timeout,
+                                   workdir=grader.build_dir / lab.name / "runs" / tag, cwd=grader.kit,
+                                   source=lab.source, case_args=args)
+            outcome = grader._seen(lab, failed) if failed else outcome
+        self.group_outcomes.append(outcome)
+        self.group_args.append(list(args))
+        return outcome
+
+    def grade_group(self, grader, lab, index, group, program):
+        self.group_outcomes, self.group_args = [], []
+        result = self._grade_group(grader, lab, index, group, program)
+        failed = next(((a, o) for a, o in zip(self.group_args, self.group_outcomes) if not o.passed), None)
+        if failed is not None and result.detail:  # the GPU's reproduction line (score_group's) cannot run here
+            result.detail = result.detail.replace(
+                reproduce_line(lab.name, failed[0], Path(program).name),
+                sim_reproduce_line(lab.name, failed[0], grader.submission, grader.kit, here=in_lab_folder(),
+                                   schedule=getattr(failed[1], "schedule", None)))
+        limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
+        if limited is not None and not result.full:
+            result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
+                                "the simulator's limitation, not necessarily a fault of your code: the points of "
+                                "this group need a GPU")
+        if result.status != NEEDS_GPU and not result.full:
+            self.sim_failed.add(lab.name)
+        return result
+
+    def _grade_group(self, grader, lab, index, group, program):
+        try:
+            runs = grader.group_runs(group, lab.args)
+        except ValueError:
+            runs = []  # run_group reports it
+        largest = largest_size(runs)
+        if largest > SIM_MAX_N:
+            return needs_gpu(lab.name, group.name, group.points,
+                             f"sizes up to {largest} elements are too large for the simulator (at most "
+                             f"{SIM_MAX_N})")
+        return grader.run_group(lab, index, group, program)
+
+    def grade_sanitizers(self, grader, lab, program, cancel=None):
+        """compute-sanitizer's row, scored from the simulator's own hazard checks of the runs made so far."""
+        reports = [load_report(p) for p in sorted((grader.build_dir / lab.name / "runs").glob("*/sim-report.json"))]
+        return score_hazards(lab.name, lab.sanitizers.points, lab.source, reports, kit=grader.kit,
+                             source_text=_source_text(Path(program).parent / lab.source))
+
+    def grade_performance(self, grader, lab, program, correct, report):
+        perf = lab.performance  # correct is False here: the groups that need a GPU scored 0
+        detail, estimate, line = "", None, ""
+        if lab.name not in self.sim_failed:
+            detail = counts_text(program, lab.pattern, grader.build_dir / lab.name / "runs" / "counts", grader.kit,
+                                 grader.timeout, lab.name)
+            run = grader_runner(program, grader._args, workdir=grader.build_dir / lab.name / "runs" / "estimate",
+                                cwd=grader.kit, source=lab.source, timeout=grader.timeout)
+            estimate, line = estimate_for(run, lab, self.estimate_gpu, kit=grader.kit, timeout=grader.timeout,
+                                          baseline_root=grader.build_dir / "estimate")
+        why = ("speed is measured on a GPU; below, an estimate from the simulator's counts (never points)"
+               if estimate else "speed is measured on a GPU; the simulator counts instructions instead"
+               + (" (below)" if detail else ""))
+        result = needs_gpu(lab.name, "performance", perf.points, why, "\n".join(x for x in (line, detail) if x))
+        if estimate:
+            result.data["estimate"] = estimate.to_json()
+        return result

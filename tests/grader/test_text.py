@@ -2,6 +2,7 @@
 before it is printed or stored, results.json never left from a previous grading, and the size caps of labs.toml's
 [limits] (a lab file refused unread; the similarity report leaves such a file out)."""
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -107,7 +108,7 @@ class ResultsFile(unittest.TestCase):
     def test_written_atomically(self):
         report = Report("labs", 1)
         path = self.dir / "out" / "results.json"
-        with mock.patch("grader.report.report.os.replace", wraps=grade.os.replace) as replaced:
+        with mock.patch("grader.report.report.os.replace", wraps=os.replace) as replaced:
             grade.write_results(report, path)
         replaced.assert_called_once()
         self.assertEqual(json.loads(path.read_text())["score"], 0)

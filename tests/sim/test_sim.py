@@ -38,6 +38,11 @@ CAUGHT_BEFORE_RUNNING = {n: m["verdict"] for n, m in TABLE.items() if m.get("cau
 GPU_ONLY = {n: m["gpu_only"] for n, m in TABLE.items() if m.get("caught") == "gpu only"}
 
 
+def sim_grader(config, folder, run_pool=None, **kwargs):
+    """A Grader on the simulator's back end (python3 -m grader --simulator)."""
+    return Grader(config, folder, platform=simulator.SimPlatform(run_pool=run_pool), **kwargs)
+
+
 class Helpers(unittest.TestCase):
     def test_every_known_wrong_submission_has_a_verdict(self):
         for name, m in TABLE.items():
@@ -190,7 +195,7 @@ class SimGrading(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix=cls.TMP_PREFIX)
         os.chmod(cls.tmp.name, 0o755)  # the runner runs as nobody in its sandbox and must reach its program
         cls.config = load_config()
-        cls.SimGrader = simulator.make_sim_grader(Grader)
+        cls.SimGrader = staticmethod(sim_grader)
 
     @classmethod
     def tearDownClass(cls):
