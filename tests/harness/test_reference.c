@@ -7,6 +7,8 @@
  */
 #include "test_util.h"
 
+#include "checksum.h"
+#include "parallel.h"
 #include "reference.h"
 #include "rng.h"
 
@@ -115,6 +117,39 @@ START_TEST(test_sum_chunking_independent)
     const double serial = chunked_serial(x, n);
     ck_assert_mem_eq(&one, &serial, sizeof one);
     free(x);
+}
+END_TEST
+
+/* Loop index: a size either side of PPL_PARALLEL_MIN, where the loops go from one thread to a team. The inputs
+ * made and the checksums of them are the same bits on one thread and on four. */
+static const size_t team_sizes[] = {PPL_PARALLEL_MIN - 1, PPL_PARALLEL_MIN, 3 * PPL_PARALLEL_MIN + 7};
+
+static void fill(int kind, float *x, size_t n)
+{
+    if (kind == 0)
+        ppl_fill_signs(x, n, 11);
+    else if (kind == 1)
+        ppl_fill_uniform(x, n, 11, -1.0f, 3.0f);
+    else
+        ppl_fill_integer(x, n, 11, 15);
+}
+
+START_TEST(test_inputs_the_same_on_a_team)
+{
+    const size_t n = team_sizes[_i];
+    float *one = alloc_floats(n), *four = alloc_floats(n);
+    for (int kind = 0; kind < 3; kind++) {
+        omp_set_num_threads(1);
+        fill(kind, one, n);
+        const uint64_t sum_one = ppl_checksum_u32(one, n, 5, 99);
+        omp_set_num_threads(4);
+        fill(kind, four, n);
+        const uint64_t sum_four = ppl_checksum_u32(four, n, 5, 99);
+        ck_assert_msg(memcmp(one, four, n * sizeof *one) == 0, "n %zu, kind %d: the inputs differ", n, kind);
+        ck_assert_msg(sum_one == sum_four, "n %zu, kind %d: the checksums differ", n, kind);
+    }
+    free(one);
+    free(four);
 }
 END_TEST
 
@@ -328,6 +363,7 @@ Suite *reference_suite(void)
     tcase_add_loop_test(tc, test_sum_abs_alternating, 0, NUM_EXACT_SIZES);
     tcase_add_test(tc, test_sum_empty);
     tcase_add_loop_test(tc, test_sum_chunking_independent, 0, NUM_CHUNK_SIZES);
+    tcase_add_loop_test(tc, test_inputs_the_same_on_a_team, 0, (int)(sizeof team_sizes / sizeof team_sizes[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("gamma");
