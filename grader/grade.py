@@ -76,7 +76,8 @@ class Grader:
     """
 
     sanitize = staticmethod(run_sanitizers)
-    gpu_lock = None  # a grader.run.gpu_lock.GpuLock where graders share the GPU (a class run): runs shared, benchmarks alone
+    # a grader.run.gpu_lock.GpuLock where graders share the GPU (a class run): runs shared, benchmarks alone
+    gpu_lock = None
     gpu_snapshot = staticmethod(gpuinfo.snapshot)  # () -> nvidia-smi's view of the GPUs, before and after a benchmark
     gpu_apps = staticmethod(gpuinfo.snapshot)  # () -> the same view, before grading and after each lab
 
@@ -241,8 +242,8 @@ class Grader:
             report.device = self.platform.device_name(self)
         report.sandbox = dict(self.sandbox_layers)
         report.build_sandbox = dict(self.build_layers)
-        missing = sorted({m for layers in self.sandbox_layers.values() for m in str(layers.get("missing", "")).split(",")
-                          if m})
+        missing = sorted({m for layers in self.sandbox_layers.values()
+                          for m in str(layers.get("missing", "")).split(",") if m})
         if missing:
             report.notes.append(f"Sandbox: the lab's code ran without {', '.join(missing)} on this machine "
                                 f"(results.json extra_data.sandbox; --require-sandbox refuses to grade so)")
@@ -696,8 +697,8 @@ def parse_args(argv):
                    help="on a GPU, grade on the GPU alone: without the simulator's check of each lab beside it "
                         "(grader/sim/sim_check.py), for debugging; results.json records it")
     p.add_argument("--gpu", default="H100",
-                   help="with --simulator: the GPU of the performance estimate (grader/sim/estimate.py, grader/gpus.toml: "
-                        "H100, H200, A100, T4; default %(default)s); an estimate, never points")
+                   help="with --simulator: the GPU of the performance estimate (grader/sim/estimate.py, "
+                        "grader/gpus.toml: H100, H200, A100, T4; default %(default)s); an estimate, never points")
     return p.parse_args(argv)
 
 

@@ -131,7 +131,8 @@ def _extra(test: dict) -> dict:
 
 def simulator_banner(data: dict) -> list:
     """What the top of a simulator-graded result says: what was graded now, and what waits for the course's GPU,
-    counting only the tests a student sees now (grader/report/report.py's shown_now: the others would tell on themselves)."""
+    counting only the tests a student sees now (grader/report/report.py's shown_now: the others would tell on
+    themselves)."""
     from grader.report.report import shown_now
     tests = [t for t in data.get("tests") or [] if shown_now(t) and _extra(t).get("test") != "late penalty"]
     extra = [_extra(t) for t in tests]

@@ -1,7 +1,7 @@
 """The class report's charts (grader/classroom/class_report.py): per lab, the distribution of the students' points
 and a histogram of their speedups with the grader's thresholds drawn in. matplotlib SVG, in the style of the
-single-submission report's chart (grader/report/charts.py: its colours, rc settings, plain() for any text that came from a
-program, and the same no-date, fixed-salt output).
+single-submission report's chart (grader/report/charts.py: its colours, rc settings, plain() for any text that came from
+a program, and the same no-date, fixed-salt output).
 """
 import io
 import math

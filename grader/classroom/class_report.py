@@ -85,7 +85,8 @@ class Student:
     results: dict | None = None
 
     def numbers(self, lab: str) -> dict:
-        """extra_data.labs[lab]: the lab's points, each test's status, the speedup and times (grader/report/report.py)."""
+        """extra_data.labs[lab]: the lab's points, each test's status, the speedup and times
+        (grader/report/report.py)."""
         labs = ((self.results or {}).get("extra_data") or {}).get("labs") or {}
         value = labs.get(lab)
         return value if isinstance(value, dict) else {}

@@ -14,8 +14,8 @@ What it writes under OUT:
                                    speedup and time measured; the overrides laid over (grader/classroom/closing.py)
   report.html                      the class report (class_report.py); similarity.html and .csv (similarity.py);
                                    canvas.csv and gradescope.csv (lms.py)
-  students/STUDENT/results.json    Gradescope's results.json (grader/report/report.py), as make grade writes it, with late
-                                   work and overrides applied
+  students/STUDENT/results.json    Gradescope's results.json (grader/report/report.py), as make grade writes it, with
+                                   late work and overrides applied
   students/STUDENT/feedback.txt    which file was graded for each lab, then the table make grade prints
   students/STUDENT/report.html     the student's own page (grader/report/report_html.py)
   students/STUDENT/submission/     the files graded, shaped like labs/
@@ -127,8 +127,8 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
 
 
 def refused_sandbox(args, what: str) -> bool:
-    """Whether the class is not graded for a missing sandbox layer (grader/compile/build_sandbox.py: weaker_sandbox), which
-    says so on stderr: which layer, how to install it, and the option that grades with fewer layers anyway."""
+    """Whether the class is not graded for a missing sandbox layer (grader/compile/build_sandbox.py: weaker_sandbox),
+    which says so on stderr: which layer, how to install it, and the option that grades with fewer layers anyway."""
     why = weaker_sandbox()
     if not why:
         return False

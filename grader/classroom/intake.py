@@ -7,8 +7,8 @@ lab's one file out of it, by the rules the Gradescope autograder uses for a sing
 of the kit, one top-level folder inside an archive), loose files named after their lab (03-sequential.cu), nested
 archives one level deep.
 
-Unpacking is safe (grader/intake/unpack.py, which the Gradescope autograder uses too): only regular files are written (no
-links, devices or folders named by the archive), no member may leave the folder it is unpacked into (absolute
+Unpacking is safe (grader/intake/unpack.py, which the Gradescope autograder uses too): only regular files are written
+(no links, devices or folders named by the archive), no member may leave the folder it is unpacked into (absolute
 paths, `..`), and sizes and entries are capped (Limits) by the bytes actually read, not by what an archive's
 headers claim. An upload that cannot be read at all raises IntakeError, whose message is the reason the gradebook
 shows.
@@ -116,8 +116,9 @@ def unique_ids(uploads: list, ids: list) -> list:
 
 def read_gradescope_metadata(path, notes=None) -> dict:
     """{submission folder: {"name", "sid", "email"}} from Gradescope's submission_metadata.yml, read by
-    grader/intake/metadata.py (PyYAML): names with quotes and letters outside ASCII as written, a group submission's people
-    joined with "; ". {} when there is no such file; when it cannot be read, {} and a line in notes saying why."""
+    grader/intake/metadata.py (PyYAML): names with quotes and letters outside ASCII as written, a group submission's
+    people joined with "; ". {} when there is no such file; when it cannot be read, {} and a line in notes saying
+    why."""
     if not Path(path).is_file():
         return {}
     try:

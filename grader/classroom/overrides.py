@@ -10,10 +10,11 @@ what it replaces (choose). Without either, OUT/overrides.csv when there is one.
 
 student: who the student is, as the class knows them: an email or sid from Gradescope's submission_metadata.yml
 (these stay the same when the submissions are exported again), else the gradebook's id (the upload's folder name).
-An override of one member of a group upload applies to the group's upload. lab: a lab's name or number (03), or `total` for an adjustment of the whole. points:
-a plain number sets the lab's points to it (0 up to the lab's maximum); +N or -N adds or takes away (the lab's
-points stay within 0 and its maximum, the total at 0 or above); `total` takes +N or -N only. reason: required; the
-student reads it. Lines whose first cell starts with # are comments; at most one line per student and lab.
+An override of one member of a group upload applies to the group's upload. lab: a lab's name or number (03), or `total`
+for an adjustment of the whole. points: a plain number sets the lab's points to it (0 up to the lab's maximum); +N or -N
+adds or takes away (the lab's points stay within 0 and its maximum, the total at 0 or above); `total` takes +N or -N
+only. reason: required; the student reads it. Lines whose first cell starts with # are comments; at most one line per
+student and lab.
 
 An override never changes what the grader measured: each student's record keeps the graded row, and the overrides
 are laid over it whenever the gradebook is written (after a rerun too, graded again or not). They show in the

@@ -60,9 +60,9 @@ def raise_interrupt(signum, frame):
 
 def worker_init(gpu, cores=None, background=False):
     """A worker process: pinned to one GPU (the harness it runs inherits this), given its share of the machine's
-    cores for the simulator's runs (cores: grader/run/runs_ahead.py's set_share), at a lower CPU priority with background
-    (a build worker that prepares students ahead of the GPU turns, whose own CPU work is the class's critical path:
-    runs_ahead.background), and deaf to Ctrl-C and SIGTERM while idle (the task it runs hears them: see
+    cores for the simulator's runs (cores: grader/run/runs_ahead.py's set_share), at a lower CPU priority with
+    background (a build worker that prepares students ahead of the GPU turns, whose own CPU work is the class's critical
+    path: runs_ahead.background), and deaf to Ctrl-C and SIGTERM while idle (the task it runs hears them: see
     _interruptible), for a worker that died idle would break its pool and the parent's shutdown."""
     if background:
         runs_ahead.background()  # before any thread: every thread and program of the worker inherits it

@@ -70,7 +70,8 @@ def make_argv(kit, pattern, *settings, target=None, jobs=1, harness_build=None, 
 
 
 def trim_compiler_output(text: str, folder=None, max_lines: int = MAX_ERROR_LINES) -> str:
-    """make's output without its own lines, paths inside folder shown relative, cut to max_lines from the first error."""
+    """make's output without its own lines, paths inside folder shown relative, cut to max_lines from the first
+    error."""
     if folder:
         text = text.replace(str(folder).rstrip("/") + "/", "")
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not re.match(r"make(\[\d+\])?: ", ln)]
@@ -363,8 +364,9 @@ def write_module(student_object: Path, path: Path, *, sandbox: str = "auto", lim
     beside the lab program, which passes it to the checker (--module, mk/lab.mk's launcher): the device program
     lets the runner register that device code and no other, so the code the static checks read is the code that
     runs (a fatbinary stored as data, or pieced together at run time, is refused: harness/device/runner_link.c).
-    The object is read by `python3 -m grader.compile.objfile fatbin` in the build's sandbox (build_sandbox.run_kit_python),
-    into a folder of its own. Returns "" or why it could not be read (the student's object's failure)."""
+    The object is read by `python3 -m grader.compile.objfile fatbin` in the build's sandbox
+    (build_sandbox.run_kit_python), into a folder of its own. Returns "" or why it could not be read (the student's
+    object's failure)."""
     out = path.parent / "module-out"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
@@ -385,5 +387,5 @@ def write_module(student_object: Path, path: Path, *, sandbox: str = "auto", lim
     return ""
 
 
-__all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "kit_failure", "make_argv", "missing_package",
-           "trim_compiler_output"]
+__all__ = ["BuildResult", "LAYERS", "Limits", "build_harness", "build_lab", "kit_failure", "make_argv",
+           "missing_package", "trim_compiler_output"]

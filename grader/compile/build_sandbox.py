@@ -10,9 +10,9 @@ dies.
 bwrap_usable() says whether bubblewrap runs here (it needs user namespaces, which some containers refuse).
 
 contain(argv, limits, ...) is the one way the grader runs a program over the student's bytes outside the runner:
-the compile, and the tools that read the compiled object (grader/compile/static_check.py: nm, objdump, cuobjdump, zstd and
-the grader's own ELF reader, run as a program of their own; grader/compile/build.py's fatbinary extraction): under the
-limits and in bubblewrap where it works, else under the limits alone (as the user nobody when the grader is root),
+the compile, and the tools that read the compiled object (grader/compile/static_check.py: nm, objdump, cuobjdump, zstd
+and the grader's own ELF reader, run as a program of their own; grader/compile/build.py's fatbinary extraction): under
+the limits and in bubblewrap where it works, else under the limits alone (as the user nobody when the grader is root),
 which the build reports as fewer layers.
 
 The runner's sandbox (harness/checker/sandbox.c) is a different one, for a different program: the two share nothing.
@@ -29,8 +29,8 @@ LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symbolic lin
 ETC = ("/etc/ld.so.cache", "/etc/alternatives")  # the dynamic loader's cache; Debian's cc/c++ links
 PROBE_TIMEOUT = 30.0
 
-LAYERS = {"source": "the source text's check", "bwrap": "bubblewrap", "uid": "the user nobody (root without bubblewrap)",
-          "limits": "resource limits"}
+LAYERS = {"source": "the source text's check", "bwrap": "bubblewrap",
+          "uid": "the user nobody (root without bubblewrap)", "limits": "resource limits"}
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""Reading a compiled object for the static checks (grader/compile/static_check.py): its symbols as nm lists them, its ELF
-sections, relocations and symbol types, and the device images (cubins) of its fatbin, extracted by cuobjdump where
+"""Reading a compiled object for the static checks (grader/compile/static_check.py): its symbols as nm lists them, its
+ELF sections, relocations and symbol types, and the device images (cubins) of its fatbin, extracted by cuobjdump where
 they are compressed. ToolError: nm, objdump or cuobjdump failed or is missing (a kit problem, never a pass).
 
 Names and listings are student bytes: the tools' output is read as bytes and decoded with surrogateescape
 (grader/report/text.py), as are the names in the ELF file's own string tables, so a byte that is not UTF-8 (0xff) in a
 symbol name reads the same from nm and from the file, and never stops the checks.
 
-Everything here reads hostile bytes, so the grader never calls it in its own process: grader/compile/static_check.py runs
-its checks as a program of their own in the build's sandbox, and `python3 -m grader.compile.objfile fatbin OBJECT OUT` (run
-so by grader/compile/build.py) writes the object's .nv_fatbin section to OUT."""
+Everything here reads hostile bytes, so the grader never calls it in its own process: grader/compile/static_check.py
+runs its checks as a program of their own in the build's sandbox, and
+`python3 -m grader.compile.objfile fatbin OBJECT OUT` (run so by grader/compile/build.py) writes the object's
+.nv_fatbin section to OUT."""
 import re
 import shutil
 import struct
@@ -44,7 +45,8 @@ def require_tools() -> dict:
 
 
 def run_tool(argv, what: str) -> str:
-    """A tool's standard output, its bytes decoded with surrogateescape (grader/report/text.py); ToolError when it fails."""
+    """A tool's standard output, its bytes decoded with surrogateescape (grader/report/text.py); ToolError when it
+    fails."""
     try:
         done = subprocess.run(argv, capture_output=True, timeout=TOOL_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -317,7 +319,8 @@ def main(argv=None) -> int:
     """`python3 -m grader.compile.objfile fatbin OBJECT OUT`: 0 with OUT written, 1 with why on stderr."""
     import argparse
     import sys
-    p = argparse.ArgumentParser(prog="python3 -m grader.compile.objfile", description="Reads a compiled object's parts.")
+    p = argparse.ArgumentParser(prog="python3 -m grader.compile.objfile",
+                                description="Reads a compiled object's parts.")
     sub = p.add_subparsers(dest="command", required=True)
     fat = sub.add_parser("fatbin", help="write the object's .nv_fatbin section (its device code) to OUT")
     fat.add_argument("object")

@@ -8,7 +8,8 @@ check_source(data, name, include_dir) returns the refusals (one line each, "redu
   - no #line, nor its short form `# 12 "file"`: the compiler would record made-up file names and line numbers, which
     the sanitizers' findings and the grader's messages rely on.
 Everything else (#define, #if..., #pragma, #error, #warning) is the student's business; what a header or a pragma
-could reach is bounded by the build's sandbox (grader/compile/build_sandbox.py), which shows nvcc the public headers only.
+could reach is bounded by the build's sandbox (grader/compile/build_sandbox.py), which shows nvcc the public headers
+only.
 
 Directives are found the way GCC's preprocessor (which nvcc runs, with -std=c++17) finds them: after joining
 backslash-newlines, a # (or %:) that is the first token of a line; comments are white space, and a block comment

@@ -6,8 +6,8 @@ on the list of what a lab file may call ..."), and notes on anything it could no
 with findings 0 points on every test and runs none of them. ToolError means the kit's tools (nm, objdump from
 binutils) are missing or failed: a kit problem, never a pass.
 
-The checks read hostile bytes, with the grader's ELF reader (grader/compile/objfile.py) and with nm, objdump, cuobjdump and
-zstd: check_object runs them as a program of their own (`python3 -m grader.compile.static_check OBJECT PATTERN OUT`,
+The checks read hostile bytes, with the grader's ELF reader (grader/compile/objfile.py) and with nm, objdump, cuobjdump
+and zstd: check_object runs them as a program of their own (`python3 -m grader.compile.static_check OBJECT PATTERN OUT`,
 inspect_object) in the build's sandbox (grader/compile/build_sandbox.py: bubblewrap, the compile's resource limits), and
 reads back its verdict as data. A check that crashes, hangs or runs past a limit on the object is the object's
 failure (the finding "unreadable"), never the grader's.
@@ -650,8 +650,8 @@ def inspect_object(path, pattern: str) -> Verdict:
 
 
 def main(argv=None) -> int:
-    """`python3 -m grader.compile.static_check OBJECT PATTERN OUT`: writes OUT/started once the kit is ready (the tools found,
-    the allow-list read), then OUT/verdict.json. Exit status 0, or 1 after a kit problem's message on stderr."""
+    """`python3 -m grader.compile.static_check OBJECT PATTERN OUT`: writes OUT/started once the kit is ready (the tools
+    found, the allow-list read), then OUT/verdict.json. Exit status 0, or 1 after a kit problem's message on stderr."""
     import argparse
     import sys
     p = argparse.ArgumentParser(prog="python3 -m grader.compile.static_check",

@@ -61,8 +61,8 @@ def place(parts: tuple, labs) -> tuple:
 def collect(submission: Path, labs, dest: Path, scratch: Path, limits=None) -> list:
     """Copies each lab's file from submission into dest/LAB/SOURCE; returns lines saying what went where.
 
-    Each archive in submission is unpacked into scratch by grader/intake/unpack.py (safe; its .cu files only, so archives
-    inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
+    Each archive in submission is unpacked into scratch by grader/intake/unpack.py (safe; its .cu files only, so
+    archives inside it are not unpacked: one level), all of them within one budget of limits.max_total_bytes (default
     grader.intake.unpack.Limits()): a nested archive bomb stops at that cap with a note, and the rest is still graded.
     A .cu file over limits.max_file_bytes is not taken."""
     limits = limits or Limits()

@@ -1,8 +1,8 @@
 """report.html, the grading run's page for people, written beside results.json (grader/grade.py calls write()).
 
 It holds the lab table (each lab's tests, points, status and what went wrong, as the terminal table has them) and a
-chart (grader/report/charts.py, an inline matplotlib SVG) of the student's speedups against the grader's thresholds and the
-reference ladder: the reference solutions' speedups labs.toml records for the GPU graded on (for every calibrated
+chart (grader/report/charts.py, an inline matplotlib SVG) of the student's speedups against the grader's thresholds and
+the reference ladder: the reference solutions' speedups labs.toml records for the GPU graded on (for every calibrated
 GPU model when that one is not calibrated, or when nothing was timed). Without a GPU, or on the simulator, the chart
 says that performance was not measured and shows the thresholds and references alone.
 

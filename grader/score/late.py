@@ -13,8 +13,8 @@ labs.toml says (grader/config.py checks it with parse_policy):
     due = 2026-10-01T23:59:00-04:00   # a lab's own due date, over [late]'s
 
 A lab's due date is its own `due`, else [late]'s `due`, else the due date of the Gradescope assignment the
-submission was made to (submission metadata: grader/intake/metadata.py). A student whom Gradescope gave an extension (their
-own due date in the metadata, later than the assignment's) gets it on every lab: their due dates move by the same
+submission was made to (submission metadata: grader/intake/metadata.py). A student whom Gradescope gave an extension
+(their own due date in the metadata, later than the assignment's) gets it on every lab: their due dates move by the same
 time. Without a [late] table nothing is late: the penalty is the course's decision, written in labs.toml.
 
 A submission made after due + grace is late by days = ceil(late time / 24 h): 1 minute late is 1 day. It loses
@@ -229,8 +229,8 @@ def _shares(tests: list, item: Lateness, lost: float) -> list:
 def apply(results: dict, latenesses) -> dict:
     """results (a results.json dict) with each late lab's penalty: a row "LAB: late penalty" (negative points,
     max_score 0) after the lab's last test, a row per visibility of the lab's tests (each costing the points of
-    those tests: grader/report/report.py's set_visibility, applied first, decides who sees what when), the score lowered by
-    as much, a line per lab at the top of the output (the points lost of the tests shown now alone, when the lab has
+    those tests: grader/report/report.py's set_visibility, applied first, decides who sees what when), the score lowered
+    by as much, a line per lab at the top of the output (the points lost of the tests shown now alone, when the lab has
     tests shown later), its total line made the new score's, and extra_data.late = {lab: Lateness.to_json() and
     "points_lost"}. Labs on time get their line too, when any lab has a due date, so that a student sees the due
     date that applied."""
@@ -254,8 +254,8 @@ def apply(results: dict, latenesses) -> dict:
         lines.append("Late work: " + (item.text(round(shown, 2)) + " (of the tests shown now)" if len(shares) > 1
                                       else item.text(points)))
         last = max((k for k, t in enumerate(tests) if test_lab(t) == item.lab), default=len(tests) - 1)
-        rows = [{"name": f"{item.lab}: {PENALTY_ROW}", "score": -share if share else 0, "max_score": 0, "status": "failed",
-                 "output": item.text(), "visibility": visibility,
+        rows = [{"name": f"{item.lab}: {PENALTY_ROW}", "score": -share if share else 0, "max_score": 0,
+                 "status": "failed", "output": item.text(), "visibility": visibility,
                  "extra_data": {"lab": item.lab, "test": PENALTY_ROW, "status": "late"}}
                 for visibility, share in shares]
         tests[last + 1:last + 1] = rows

@@ -13,8 +13,8 @@ from pathlib import Path
 from grader.config import SANITIZERS
 from grader.run.run import NO_DEVICE_MESSAGE
 
-# The first test of every lab: the static checks of its compiled file (grader/compile/static_check.py). It has no points of
-# its own; when it finds something, every other test of the lab scores 0 and none runs.
+# The first test of every lab: the static checks of its compiled file (grader/compile/static_check.py). It has no points
+# of its own; when it finds something, every other test of the lab scores 0 and none runs.
 STATIC_CHECKS = "static checks"
 FORBIDDEN = "FORBIDDEN"
 

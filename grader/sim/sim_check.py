@@ -9,12 +9,12 @@ Gradescope run: they all grade through grade.py's Grader); simulator_check_secon
 lab (its runs past it are "could not tell"), so that a lab's grading takes at most that much longer than on the GPU.
 
 How it runs. Once a lab has built and passed its static checks on the GPU side, SimCheck grades the same file on the
-simulator in a thread of its own (a Grader on check_platform: grader/sim/simulator.py's SimPlatform, with its adversarial schedules, built
-by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while the GPU runs the lab's
-correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
-side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and under its three
-adversarial schedules, grader/sim/schedules.py) started ahead in one pool as wide (grader/run/runs_ahead.py, as in make
-grade SIM=1: the verdict of the runs one at a time). The
+simulator in a thread of its own (a Grader on check_platform: grader/sim/simulator.py's SimPlatform, with its
+adversarial schedules, built by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while
+the GPU runs the lab's correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs'
+checks run side by side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and
+under its three adversarial schedules, grader/sim/schedules.py) started ahead in one pool as wide
+(grader/run/runs_ahead.py, as in make grade SIM=1: the verdict of the runs one at a time). The
 simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
 simulator's rows over the GPU's:
 

@@ -60,7 +60,8 @@ def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: 
     (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
     sim` by hand, tools) and PPL_SIM_REPORT_FD (the grader's channel) when asked, and with budget the grader's
     instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already. The checker's
-    OpenMP team is one thread (grader/run/run.py's checker_env says why a team costs where programs run side by side)."""
+    OpenMP team is one thread (grader/run/run.py's checker_env says why a team costs where programs run side by
+    side)."""
     env = dict(os.environ)
     env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
     env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/sim/schedules.py)

@@ -310,7 +310,8 @@ def judge_run(outcome, report: SimReport) -> None:
         outcome.status, outcome.message = "not-simulated", not_graded_message(limit)
     elif any(e["status"] == "limit" for e in report.faults()):
         outcome.status = "timeout"
-        outcome.instruction_limit = True  # the simulator saw the kernel loop, not the wall clock (grader/sim/sim_check.py)
+        # the simulator saw the kernel loop, not the wall clock (grader/sim/sim_check.py)
+        outcome.instruction_limit = True
         outcome.message = (f"a kernel ran {os.environ.get('PPL_SIM_MAX_INSTRUCTIONS', SIM_MAX_INSTRUCTIONS)} warp "
                            f"instructions in one launch, the simulator's limit: it probably loops forever (on a GPU "
                            f"it would hang)\nthe simulator says: {diagnostic(report)}")

@@ -5,12 +5,13 @@ Skipped, with the reason, when `nvidia-smi -L` finds no GPU. Each grading runs i
 solutions are graded once, for two tests); the harness objects are shared (build/harness/<arch>). A full run takes
 a few minutes (about 200 s on an H100: the benchmarks and the 2 GiB case). The performance thresholds are those of
 grader/labs.toml, calibrated on one GPU: on another the solutions may lose performance points.
-A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of tools/instructor/variants/no-barrier
-may not show on a given run, and then its test skips too. The known-wrong submissions that the static checks catch
-(tools/instructor/variants/host-sum, reads-expected, library-call, static-constructor) are graded here too, with this machine's
-toolkit and GPU architecture, though tests/grader checks them without a GPU. The sanitizers row (compute-sanitizer,
-grader/sanitize/) must name the line of a race that gives right sums (tools/instructor/variants/volatile-last-warp, no-barrier)
-and of a store past a shared array (small-shared-array); those tests skip where compute-sanitizer is not installed.
+A lab whose solution does not exist yet (the bonus lab 08) is skipped, saying so; the race of
+tools/instructor/variants/no-barrier may not show on a given run, and then its test skips too. The known-wrong
+submissions that the static checks catch (tools/instructor/variants/host-sum, reads-expected, library-call,
+static-constructor) are graded here too, with this machine's toolkit and GPU architecture, though tests/grader checks
+them without a GPU. The sanitizers row (compute-sanitizer, grader/sanitize/) must name the line of a race that gives
+right sums (tools/instructor/variants/volatile-last-warp, no-barrier) and of a store past a shared array
+(small-shared-array); those tests skip where compute-sanitizer is not installed.
 """
 import json
 import re
@@ -182,8 +183,8 @@ class GradeOnGPU(unittest.TestCase):
         self.assertIn("the input was modified", tests["03-sequential: exact integer data"]["output"])
 
     def test_a_sum_kept_from_an_earlier_call_fails(self):
-        """tools/instructor/variants/cached-sum replays its last sum when called again on the same buffers and size. One runner
-        program runs a lab's cases one after another, so two dataset cases of the same size (n = 1) already meet
+        """tools/instructor/variants/cached-sum replays its last sum when called again on the same buffers and size. One
+        runner program runs a lab's cases one after another, so two dataset cases of the same size (n = 1) already meet
         it (H100: "datasets/reduce/0002-n1-negative: wrong sum"); where they would not, the harness changes the input
         before every timed run and the benchmark's sums are stale. Either way the lab loses points and performance
         scores 0."""
@@ -199,14 +200,15 @@ class GradeOnGPU(unittest.TestCase):
             self.assertRegex(perf["output"], r"\d+ of \d+ timed runs gave a wrong sum", table)
 
     def test_missing_barrier_loses_points_when_the_race_shows(self):
-        """The race of tools/instructor/variants/no-barrier may or may not show in a sum on a given run and GPU; racecheck
-        sees it either way, and a hazard takes the points of the groups that passed (HAZARD, labs.toml's
+        """The race of tools/instructor/variants/no-barrier may or may not show in a sum on a given run and GPU;
+        racecheck sees it either way, and a hazard takes the points of the groups that passed (HAZARD, labs.toml's
         hazard_cost): the submission loses points, each lost group naming a wrong element or the race; the test
         skips only when neither happened (no wrong sum and compute-sanitizer not installed)."""
         status, table, tests = self.grade(self.wrong("no-barrier"), "06-scan")
         failed = {n: t for n, t in tests.items() if n != f"06-scan: {PERFORMANCE}" and t["score"] < t["max_score"]}
         if not failed:
-            self.skipTest("the Kogge-Stone race of tools/instructor/variants/no-barrier did not show this time: every case passed")
+            self.skipTest("the Kogge-Stone race of tools/instructor/variants/no-barrier did not show this time: "
+                          "every case passed")
         self.assertEqual(status, 1, table)
         for name, test in failed.items():
             self.assertRegex(test["output"], r"element \d+: got .*kogge-stone|kogge-stone.*element \d+: got|"
@@ -241,9 +243,9 @@ class GradeOnGPU(unittest.TestCase):
         self.assertRegex(first, r'reduce.cu\(\d+\): error: expected a ";"', table)
 
     def test_infinite_loop_times_out_and_grading_goes_on(self):
-        """tools/instructor/variants/infinite-loop (lab 03) beside the lab 04 solution, with a 20 s timeout per run: lab 03's first
-        run is killed at the timeout and reported as such, its other tests are not run, and lab 04 is then graded as
-        usual (the labs missing from this submission cost nothing)."""
+        """tools/instructor/variants/infinite-loop (lab 03) beside the lab 04 solution, with a 20 s timeout per run: lab
+        03's first run is killed at the timeout and reported as such, its other tests are not run, and lab 04 is then
+        graded as usual (the labs missing from this submission cost nothing)."""
         timeout = 20
         with tempfile.TemporaryDirectory() as tmp:
             sub = Path(tmp) / "sub"
@@ -301,8 +303,8 @@ class GradeOnGPU(unittest.TestCase):
         self.assertEqual(tests[f"04-unrolled: {PERFORMANCE}"]["score"], 0, table)
 
     def test_writing_past_the_scan_output_loses_points(self):
-        """tools/instructor/variants/out-of-bounds-write: the harness's guard after the output catches the writes (a write outside
-        any allocation would be a CUDA error instead): not full marks either way."""
+        """tools/instructor/variants/out-of-bounds-write: the harness's guard after the output catches the writes (a
+        write outside any allocation would be a CUDA error instead): not full marks either way."""
         status, table, tests = self.grade(self.wrong("out-of-bounds-write"), "06-scan")
         self.assertEqual(status, 1, table)
         self.assertEqual(tests[f"06-scan: {STATIC_CHECKS}"]["status"], "passed", table)

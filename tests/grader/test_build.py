@@ -1,9 +1,9 @@
-"""grader/compile/build.py, grader/compile/source_check.py and grader/compile/build_sandbox.py: the source text's refusals (each with its line
-and what to do, and no compile), the bubblewrap command line and the limits, then with the real nvcc and mk/lab.mk:
-compile errors are reported, trimmed, and cost only their lab; the layers that contained the compile are reported;
-what the sandbox and the limits stop if the text check were bypassed (#include "/dev/zero", a kit file by its
-absolute path, an object or a temporary file too large); each pattern's program builds from a solution, and accepts
-every run labs.toml gives it.
+"""grader/compile/build.py, grader/compile/source_check.py and grader/compile/build_sandbox.py: the source text's
+refusals (each with its line and what to do, and no compile), the bubblewrap command line and the limits, then with the
+real nvcc and mk/lab.mk: compile errors are reported, trimmed, and cost only their lab; the layers that contained the
+compile are reported; what the sandbox and the limits stop if the text check were bypassed (#include "/dev/zero", a kit
+file by its absolute path, an object or a temporary file too large); each pattern's program builds from a solution, and
+accepts every run labs.toml gives it.
 
 The harness objects go to the kit's own per-architecture folder (build/harness/...), so they build once and every
 later run of these tests reuses them.
@@ -289,7 +289,8 @@ class RealBuild(unittest.TestCase):
         with mock.patch("grader.compile.build.bwrap_usable", return_value="bwrap is not installed"):
             required = build_lab(KIT, "reduce", source, self.dir / "required", sandbox="require")
         self.assertFalse(required.ok)
-        self.assertEqual(required.message, "the build's sandbox cannot run here (a kit problem): bwrap is not installed")
+        self.assertEqual(required.message,
+                         "the build's sandbox cannot run here (a kit problem): bwrap is not installed")
         self.assertFalse((self.dir / "required" / "compile.log").exists())
 
     def test_without_bubblewrap_root_compiles_as_nobody(self):

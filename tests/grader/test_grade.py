@@ -602,7 +602,8 @@ class SaysWhereTheResultsAre(GradingRun):
                  build=self.build_hook({"01-first": self.fake(PASS)}, load_config(config)), build_harness=harness_ok,
                  check=self.check_hook)
         last = out.getvalue().strip().splitlines()[-1]
-        self.assertEqual(last, f"Results: {results}; the same with a chart, for a browser: {results.parent}/report.html")
+        self.assertEqual(last,
+                         f"Results: {results}; the same with a chart, for a browser: {results.parent}/report.html")
 
 
 class RunLimits(GradingRun):

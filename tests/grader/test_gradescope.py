@@ -1,5 +1,5 @@
-"""grader/gradescope.py and grader/report/report.py, Gradescope's side, without compiling anything: a simulator's results
-made pending (not failed), visibility per row from labs.toml, the output format (markdown and HTML that show a
+"""grader/gradescope.py and grader/report/report.py, Gradescope's side, without compiling anything: a simulator's
+results made pending (not failed), visibility per row from labs.toml, the output format (markdown and HTML that show a
 student's text as written), the anonymous leaderboard of measured speedups, and late work from the runner's
 submission_metadata.json, all in the results.json Gradescope reads."""
 import contextlib

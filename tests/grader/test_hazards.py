@@ -1,6 +1,6 @@
 """Hazards cost points, and the sanitizers row says what happened (issue 11), without a GPU or a compiler:
-grader/score/score.py's apply_hazards and student_paths, grader/sim/simulator.py's score_hazards on constructed reports, and
-labs.toml's hazard_cost."""
+grader/score/score.py's apply_hazards and student_paths, grader/sim/simulator.py's score_hazards on constructed reports,
+and labs.toml's hazard_cost."""
 import json
 import tempfile
 import tomllib
@@ -61,7 +61,8 @@ class ApplyHazards(unittest.TestCase):
 class WritesPastTheEnd(unittest.TestCase):
     def test_a_passed_row_does_not_claim_no_out_of_bounds_access(self):
         rows = results({})
-        rows[2].status, rows[2].summary = "FAIL", "n=4095 random: wrote past the end of the output: element 4095 was written"
+        rows[2].status, rows[2].summary = ("FAIL", "n=4095 random: wrote past the end of the output: "
+                                                   "element 4095 was written")
         rows[-2].status, rows[-2].summary = "pass", "the simulator found no ... out-of-bounds accesses ..."
         note_writes_past_the_end(rows)
         self.assertRegex(rows[-2].summary, r"^a case wrote past the end of the output: see edge sizes ")

@@ -1,6 +1,6 @@
-"""grader/intake/metadata.py: Gradescope's submission metadata, the export's YAML and the runner's JSON, read with PyYAML:
-names with quotes and letters outside ASCII come out as written, created_at and the due dates as aware datetimes,
-extensions per student, and a clear error for a file that is not metadata."""
+"""grader/intake/metadata.py: Gradescope's submission metadata, the export's YAML and the runner's JSON, read with
+PyYAML: names with quotes and letters outside ASCII come out as written, created_at and the due dates as aware
+datetimes, extensions per student, and a clear error for a file that is not metadata."""
 import datetime as dt
 import json
 import tempfile

@@ -44,9 +44,9 @@ class LabNumbers(unittest.TestCase):
 
 class SimulatorResults(unittest.TestCase):
     def test_what_needs_a_gpu_is_pending_not_failed(self):
-        """results.json of make grade SIM=1 (grader/report/report.py) marks what the simulator leaves to a GPU as Gradescope's
-        no-GPU path does (grader/report/report.py pending): no status, 0 of 0, its points kept; marking it again (the
-        autograder reads this file) changes nothing."""
+        """results.json of make grade SIM=1 (grader/report/report.py) marks what the simulator leaves to a GPU as
+        Gradescope's no-GPU path does (grader/report/report.py pending): no status, 0 of 0, its points kept; marking it
+        again (the autograder reads this file) changes nothing."""
         from grader.report.report import pending
         report = Report("labs", 1, simulator=True)
         report.results = [TestResult("03", "small sizes", 10, 10, "pass"),

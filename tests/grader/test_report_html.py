@@ -1,6 +1,6 @@
-"""grader/report/report_html.py (build/grade/report.html) and grader/report/charts.py: the page's table and chart for a graded run,
-for a run without a GPU and on the simulator; the student's output stays text however hostile; grade.py writes the
-page beside results.json. tests/grader/test_report_browser.py renders the same pages in headless Chromium."""
+"""grader/report/report_html.py (build/grade/report.html) and grader/report/charts.py: the page's table and chart for a
+graded run, for a run without a GPU and on the simulator; the student's output stays text however hostile; grade.py
+writes the page beside results.json. tests/grader/test_report_browser.py renders the same pages in headless Chromium."""
 import contextlib
 import io
 import sys

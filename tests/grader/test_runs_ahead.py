@@ -1,5 +1,5 @@
-"""grader/run/runs_ahead.py: a lab's simulator runs started ahead, side by side, taken one at a time in the grading's order,
-with fake runs (tests/sim/test_ordering.py grades a bug both ways on the simulator itself)."""
+"""grader/run/runs_ahead.py: a lab's simulator runs started ahead, side by side, taken one at a time in the grading's
+order, with fake runs (tests/sim/test_ordering.py grades a bug both ways on the simulator itself)."""
 import concurrent.futures
 import functools
 import tempfile

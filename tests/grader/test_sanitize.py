@@ -198,7 +198,8 @@ class FakeSanitizer(unittest.TestCase):
                                      timeout=60, workdir=self.dir / "runs", source="reduce.cu", kit=KIT,
                                      sanitizer=str(self.tool), cancel=cancel)
         self.assertLess(time.monotonic() - start, 20)
-        self.assertEqual([(r.tool, r.status) for r in outcome.runs], [("racecheck", "cancelled"), ("memcheck", "clean")])
+        self.assertEqual([(r.tool, r.status) for r in outcome.runs],
+                         [("racecheck", "cancelled"), ("memcheck", "clean")])
         self.assertIn("correctness runs hung", outcome.runs[0].message)
 
     def test_command_line(self):

@@ -1,5 +1,5 @@
-"""grader/run/seed.py: the data seed's one channel to a lab program (a pipe read through --seed-fd), and every grader path
-that starts a lab program using it: the seed is in no argv the program or its children could read."""
+"""grader/run/seed.py: the data seed's one channel to a lab program (a pipe read through --seed-fd), and every grader
+path that starts a lab program using it: the seed is in no argv the program or its children could read."""
 import json
 import os
 import sys

@@ -28,7 +28,8 @@ tools = ["memcheck"]
 runs = [["--data", "integer", "--n", "33"]]
 
 [labs.01-first]""")
-LARGE = SMALL_TOML.replace('runs = [["--data", "uniform", "--n", "1,2,3"]]', 'runs = [["--data", "uniform", "--n", "1,2^22"]]')
+LARGE = SMALL_TOML.replace('runs = [["--data", "uniform", "--n", "1,2,3"]]',
+                           'runs = [["--data", "uniform", "--n", "1,2^22"]]')
 SHUFFLE = {"kind": "shfl-outside-mask", "kernel": "reduce_kernel", "where": "reduce.cu:42", "file": "reduce.cu",
            "line": 42, "count": 3, "message": "a shuffle reads lane 17 outside its mask"}
 

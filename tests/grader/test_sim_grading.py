@@ -60,7 +60,8 @@ class SimCommandLine(GradingRun):
         self.assertIn("Hung: 03-bonus: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
                       "bonus lab or not", out)
         self.assertEqual(out.rstrip().splitlines()[-2],  # the table's last line; then where the results are
-                         "Total 10 / 0 (10 of them bonus points, of 60: a bonus lab's points are outside the total's maximum)", out)
+                         "Total 10 / 0 (10 of them bonus points, of 60: a bonus lab's points are outside the "
+                         "total's maximum)", out)
         self.assertIn("Hung: 03-bonus", data["output"])
 
     def test_a_hang_outside_the_bonus_lab_fails_too(self):
@@ -74,7 +75,8 @@ class SimCommandLine(GradingRun):
         self.assertNotIn("Hung", out)
         # the performance test needs a GPU: 30 of the lab's 60 points ran
         self.assertEqual(out.rstrip().splitlines()[-2],  # the table's last line; then where the results are
-                         "Total 30 / 0 (30 of them bonus points, of 60: a bonus lab's points are outside the total's maximum)", out)
+                         "Total 30 / 0 (30 of them bonus points, of 60: a bonus lab's points are outside the "
+                         "total's maximum)", out)
         self.assertEqual((data["score"], data["extra_data"]["max_score"]), (30, 0))
 
     def test_a_failed_bonus_lab_still_does_not_decide_the_exit_status(self):
@@ -120,7 +122,8 @@ class ReproductionLine(unittest.TestCase):
                          "to reproduce on the simulator, in this lab's folder: make sim ARGS='--n 33'")
 
     def test_the_make_sim_command_takes_the_arguments_back(self):
-        """ARGS='...' as make passes it on (--args "$(ARGS)"), split as tools/student/sim.py splits it: the same list."""
+        """ARGS='...' as make passes it on (--args "$(ARGS)"), split as tools/student/sim.py splits it: the same
+        list."""
         args = ["--data", "uniform", "--n", "1,2,1025", "--input-const", "--seed", "12345"]
         line = simulator.sim_reproduce_line("03-sequential", args, KIT / "labs", KIT)
         words = shlex.split(line.split(": ", 1)[1])
@@ -209,7 +212,8 @@ class NoGpuMessage(unittest.TestCase):
 
     def test_command_line(self):
         proc = subprocess.run([os.environ.get("PYTHON", "python3"), "-m", "grader.run.no_gpu", "run",
-                               "--lab", "01-global-strided", "--here"], cwd=KIT, capture_output=True, text=True, timeout=60)
+                               "--lab", "01-global-strided", "--here"], cwd=KIT, capture_output=True, text=True,
+                              timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("make run builds your kernel", proc.stdout)
         self.assertIn("\n  make sim ", proc.stdout)

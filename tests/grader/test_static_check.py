@@ -1,10 +1,10 @@
-"""grader/compile/static_check.py and its allow-list (grader/lab_calls.toml): the tables and rules on made-up symbol lists,
-then on real objects: every reference solution and every blank skeleton, compiled by nvcc through mk/lab.mk, passes;
-each known-wrong submission of tools/instructor/variants/ that the static checks must catch is caught with the right message, as
-are made-up files (device-side CUB, a __managed__ variable, a C function replacing the C library's, system calls,
-constructors and destructors, a static object with a destructor) and one small file per way out of the allow-list
-(ATTACKS: calls of the C library and the CUDA runtime that are not on it, an indirect function, a system call hidden
-in another instruction, a .preinit_array entry); files that use what an honest student may well write (HONEST)
+"""grader/compile/static_check.py and its allow-list (grader/lab_calls.toml): the tables and rules on made-up symbol
+lists, then on real objects: every reference solution and every blank skeleton, compiled by nvcc through mk/lab.mk,
+passes; each known-wrong submission of tools/instructor/variants/ that the static checks must catch is caught with the
+right message, as are made-up files (device-side CUB, a __managed__ variable, a C function replacing the C library's,
+system calls, constructors and destructors, a static object with a destructor) and one small file per way out of the
+allow-list (ATTACKS: calls of the C library and the CUDA runtime that are not on it, an indirect function, a system call
+hidden in another instruction, a .preinit_array entry); files that use what an honest student may well write (HONEST)
 pass; and two wrong submissions go through the whole grader (a library call: 0 points, nothing run; a compile
 error: the compiler's message).
 
@@ -29,8 +29,8 @@ from grader.config import load_config
 from grader.grade import main
 from grader.run.process import run_process
 from grader.compile.objfile import Symbol, ToolError, read_symbols
-from grader.compile.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api, listed_name,
-                                 load_calls, short_name)
+from grader.compile.static_check import (RULES, advice_for, allowed_for, check_symbols, find_allowed, header_api,
+                                         listed_name, load_calls, short_name)
 from tests.grader.fakes import KIT, write_file
 from tests.grader.static_check_attacks import ATTACKS, attack_source
 from tools.author.make_skeletons import derive
@@ -466,7 +466,8 @@ def compile_object(pattern: str, source: Path, folder: Path, *settings):
 
 @unittest.skipUnless(shutil.which("nvcc") and shutil.which("make"), "nvcc or make is not installed here")
 class RealObjects(unittest.TestCase):
-    """Objects compiled by nvcc: the solutions, the skeletons, tools/instructor/variants/ and the made-up files above."""
+    """Objects compiled by nvcc: the solutions, the skeletons, tools/instructor/variants/ and the made-up files
+    above."""
 
     @classmethod
     def setUpClass(cls):

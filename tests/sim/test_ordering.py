@@ -5,8 +5,8 @@ with a message naming the schedule that replays it where the bug passes in order
 where only the simulator's checks see it (two streams with nothing ordering them, a shuffle reading lanes outside
 its mask: issue 20); each correct variant there (other block sizes, two fenced status words, __syncthreads_count, a
 __syncwarp()ed shared-memory tail, a fenced last-block reduction, threads that return before the barriers, a million
-near-empty blocks) keeps every correctness point the simulator can give. The reference solutions themselves are graded the
-same way by tests/sim/test_sim.py.
+near-empty blocks) keeps every correctness point the simulator can give. The reference solutions themselves are graded
+the same way by tests/sim/test_sim.py.
 
 Needs nvcc (skipped, saying so, without it). Each variant is graded once, its lab only, in a temporary build folder
 (the harness objects are shared): about 5 minutes on 2 cores.
@@ -109,8 +109,9 @@ class Ordering(SimGrading):
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class RunsAheadSameVerdict(SimGrading):
     """A lab's runs in lab programs of many lists (grader/run/runs_ahead.py), one program after another or side by side,
-    give the verdict of the runs made one at a time, each a program of its own: a bug that fails under a schedule in the middle of a group, graded both ways, gets the same rows, and the
-    same runs leave their reports (the hazard row reads them all)."""
+    give the verdict of the runs made one at a time, each a program of its own: a bug that fails under a schedule in the
+    middle of a group, graded both ways, gets the same rows, and the same runs leave their reports (the hazard row reads
+    them all)."""
 
     TMP_PREFIX = "ppl-sim-ahead-"
     VARIANT = "04-volatile-no-syncwarp"

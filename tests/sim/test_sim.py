@@ -1,8 +1,9 @@
 """The kit's CPU simulator end to end, without a GPU (tests/run.py's `sim` suite): `grade.py --simulator` gives every
 reference solution full marks on what the simulator runs, every blank lab loses its points (the skeletons derived
 from solutions/ into a temp folder, not labs/, which may hold a student's work), and each known-wrong submission of
-tools/instructor/variants/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit, or a hazard in
-the sanitizers row); `make sim` runs a lab and prints the counts. Plus the pure helpers of grader/sim/simulator.py.
+tools/instructor/variants/ that is a run-time bug is reported (a lost group, a kernel fault, the instruction limit, or a
+hazard in the sanitizers row); `make sim` runs a lab and prints the counts. Plus the pure helpers of
+grader/sim/simulator.py.
 
 Needs nvcc (skipped, saying so, without it) and the simulator core (sim/Makefile). The solutions, the blank labs and
 each wrong submission are graded once, in temporary build folders; the harness objects are shared
@@ -326,8 +327,8 @@ class FindingsTheStudentCannotTouch(SimGrading):
     TMP_PREFIX = "ppl-sim-channel-"
 
     def build(self, tag: str, text: str) -> Path:
-        """Builds text as lab 04's reduce.cu with mk/sim.mk itself (no grader/compile/build.py: it would refuse #line), the
-        copy in the build folder as the grader has it; returns the lab program."""
+        """Builds text as lab 04's reduce.cu with mk/sim.mk itself (no grader/compile/build.py: it would refuse #line),
+        the copy in the build folder as the grader has it; returns the lab program."""
         folder = Path(self.tmp.name) / tag
         folder.mkdir(parents=True)
         copy = folder / "reduce.cu"

@@ -313,8 +313,9 @@ def lab_report(lab: Lab) -> dict:
             side = "the simulator" if sim_counts is not None else "Nsight Compute"
             lab.notes.append(f"{base} was seen by {side} only")
     return {"lab": lab.name, "pattern": lab.pattern, "call": PATTERNS[lab.pattern].call,
-            "what": PATTERNS[lab.pattern].bench_words, "source": str(lab.source.relative_to(KIT)) if lab.source.is_relative_to(KIT)
-            else str(lab.source), "kernels": kernels, "simulator_seconds": lab.sim_seconds,
+            "what": PATTERNS[lab.pattern].bench_words,
+            "source": str(lab.source.relative_to(KIT)) if lab.source.is_relative_to(KIT) else str(lab.source),
+            "kernels": kernels, "simulator_seconds": lab.sim_seconds,
             "rows": table_rows(sim_total, ncu_total), "notes": list(lab.notes)}
 
 

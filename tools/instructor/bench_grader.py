@@ -10,9 +10,9 @@ The floor (each part the median of --repeats processes, timed from outside as th
 Then it grades the submission once, as `make grade` does (python3 -m grader, results in OUT/results.json), and reads
 the seconds of each stage from results.json's extra_data.stage_seconds (grader/grade.py, Grader.stage). The
 correctness runs and compute-sanitizer's run side by side, and the next lab builds while this one runs, so a lab's
-stages add up to more than its total; "simulator check" is the simulator's own check of the lab (grader/sim/sim_check.py),
-beside the GPU work, and the whole grading's line says how long the grading waited for those checks at its end. The
-table goes to stdout and OUT/bench-grader.md.
+stages add up to more than its total; "simulator check" is the simulator's own check of the lab
+(grader/sim/sim_check.py), beside the GPU work, and the whole grading's line says how long the grading waited for those
+checks at its end. The table goes to stdout and OUT/bench-grader.md.
 
 Exit status: 0 the grading ran, 1 it did not (the table says why), 2 bad usage, 77 no CUDA device here.
 """
@@ -97,7 +97,8 @@ def table(floors: dict, stages: dict, total_seconds: float, largest: int) -> str
     """The markdown table: the floor's parts, then a row per lab: seconds and, for each stage, x floor."""
     floor = sum(floors.values())
     lines = [f"Floor of one grading: {floor:.2f} s = empty nvcc build {floors['build']:.2f} s + CUDA context "
-             f"{floors['context']:.2f} s + copy of the largest input ({largest / 2**30:.2f} GiB) {floors['copy']:.2f} s",
+             f"{floors['context']:.2f} s + copy of the largest input ({largest / 2**30:.2f} GiB) "
+             f"{floors['copy']:.2f} s",
              "",
              "| lab | seconds | total | " + " | ".join(STAGES) + " |",
              "|---|---|---|" + "---|" * len(STAGES)]

@@ -3,9 +3,9 @@
 For each lab (--lab selects), the reference solution is built once and its performance test graded K times (--regrades,
 default 5), each in a fresh harness process with a fresh seed, as grader/grade.py grades it (Grader.grade_performance:
 the benchmark, nvidia-smi before and after, labs.toml's scoring). The correctness groups are left out: timing does not
-touch them. Then, for each lab of --near (default 03 and 04), a kernel slowed to sit at a threshold of this GPU is graded
-K times too (tools/instructor/variants/near.py: the reference solution plus an extra pass, sized from the reference's median speedup
-here and corrected after one trial run), at each target of --targets:
+touch them. Then, for each lab of --near (default 03 and 04), a kernel slowed to sit at a threshold of this GPU is
+graded K times too (tools/instructor/variants/near.py: the reference solution plus an extra pass, sized from the
+reference's median speedup here and corrected after one trial run), at each target of --targets:
   full   the speedup of full marks: labs.toml's margin should absorb the noise there; the linear rule cannot
   edge   full / (1 + min_margin), where the credited speedup meets full: the worst place for labs.toml's rule
 
@@ -177,9 +177,11 @@ def table(kernels: list, bench: Bench, scoring) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--regrades", type=int, default=5, help="gradings per kernel (default 5)")
-    p.add_argument("--lab", default="", help="reference solutions of the labs whose name starts with this (default all)")
-    p.add_argument("--near", default="03,04", help="labs with a near-threshold kernel (of tools/instructor/variants/near.py), "
-                                                   "comma-separated prefixes, or none (default 03,04)")
+    p.add_argument("--lab", default="",
+                   help="reference solutions of the labs whose name starts with this (default all)")
+    p.add_argument("--near", default="03,04",
+                   help="labs with a near-threshold kernel (of tools/instructor/variants/near.py), "
+                        "comma-separated prefixes, or none (default 03,04)")
     p.add_argument("--targets", default="full,edge", help="where the near kernels sit: full, edge (default both)")
     p.add_argument("--out", type=Path, default=KIT / "build" / "regrade", help="builds and regrade.json")
     args = p.parse_args(argv)

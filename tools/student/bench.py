@@ -5,13 +5,13 @@ or the whole reference ladder (`make bench` at the top, for the course staff).
     tools/student/bench.py [--lab PREFIX] [--sizes 2^20,2^24,2^26,2^28]        the reference ladder (no --submission, or
                                                                        --submission solutions)
 
-Your kernel (--lab with --submission): builds the lab's file from the submission as the grader does (grader/compile/build.py:
-the kit's harness and the one file, the compile sandboxed where bubblewrap works) and the lab's reference solution.
-At each size it runs yours and then the reference, each in one harness process that times the kernel interleaved with
-the same yardsticks: the baseline kernel (lab 01's; reductions only), CUB's device-wide primitive
-(cub::DeviceReduce::Sum, DeviceScan::ExclusiveSum, DeviceSelect::If) and a device-to-device copy of the same bytes.
-Every figure printed is a ratio of times taken inside one process, so a change of the GPU's clock between processes
-cancels; no time is printed alone:
+Your kernel (--lab with --submission): builds the lab's file from the submission as the grader does
+(grader/compile/build.py: the kit's harness and the one file, the compile sandboxed where bubblewrap works) and the
+lab's reference solution. At each size it runs yours and then the reference, each in one harness process that times the
+kernel interleaved with the same yardsticks: the baseline kernel (lab 01's; reductions only), CUB's device-wide
+primitive (cub::DeviceReduce::Sum, DeviceScan::ExclusiveSum, DeviceSelect::If) and a device-to-device copy of the same
+bytes. Every figure printed is a ratio of times taken inside one process, so a change of the GPU's clock between
+processes cancels; no time is printed alone:
 
   x baseline   baseline time / your time (reductions: what the grader scores)
   x reference  your speedup over the grader's yardstick / the reference's, each from its own process (1.00 = as
@@ -21,10 +21,10 @@ cancels; no time is printed alone:
 
 Then, at the size the grader times (labs.toml's `bench`, 2^26), the other labs' reference solutions are timed too
 (not with --no-ladder), and the ladder is drawn with your kernel on it and the grader's thresholds for this GPU
-beside it (grader/report/charts.py, matplotlib): OUT/ladder-LAB.svg, with every result line in OUT/bench-LAB.jsonl and the
-table in OUT/bench-LAB.md; OUT is build/bench/yours-labs (build/bench/yours-NAME-HASH for another submission folder).
-Without solutions/ (the student release) the reference figures come from handouts/figures/ladder.json, measured on
-the GPU it names, and the output says so.
+beside it (grader/report/charts.py, matplotlib): OUT/ladder-LAB.svg, with every result line in OUT/bench-LAB.jsonl and
+the table in OUT/bench-LAB.md; OUT is build/bench/yours-labs (build/bench/yours-NAME-HASH for another submission
+folder). Without solutions/ (the student release) the reference figures come from handouts/figures/ladder.json, measured
+on the GPU it names, and the output says so.
 
 The reference ladder (no --submission): every reference solution at every size against CUB and the copy (and the
 reductions against the baseline), the table in build/bench/ladder.md, every result line in build/bench/ladder.jsonl
@@ -389,7 +389,8 @@ class YoursBench:
         sm = str(done[0].line.get("sm", "?")) if done else "?"
         source = shown(self.submission / lab.name / lab.source)
         head = (f"make bench: lab {lab.name} on {device} (sm {sm}): yours ({source}) beside the reference solution. "
-                f"Each row is one harness process timing the kernel interleaved with {PATTERNS[lab.pattern].yardstick_words};"
+                f"Each row is one harness process timing the kernel interleaved with "
+                f"{PATTERNS[lab.pattern].yardstick_words};"
                 f" every figure is a ratio taken inside it.")
         committed = [r for r in references.values() if isinstance(r, dict)]
         notes = []

@@ -3,8 +3,8 @@
     python3 -m tools.student.check --lab 03 [--submission labs|solutions|DIR] [--timeout 60] [--seed S]
 
 Builds the lab exactly as the grader does (the kit's harness plus the one student file, through mk/lab.mk; the
-pattern and the file come from grader/labs.toml and grader/patterns.py), then runs its harness program on small and edge sizes:
-reductions on integer data (exact sums) and uniform data, scans with both block algorithms and both kinds,
+pattern and the file come from grader/labs.toml and grader/patterns.py), then runs its harness program on small and edge
+sizes: reductions on integer data (exact sums) and uniform data, scans with both block algorithms and both kinds,
 compaction with the harness's four thresholds. One line per case says what it tried and PASS or FAIL, with
 "yours / expected" for a failure; then a summary and where to go next (`make grade`, compute-sanitizer).
 

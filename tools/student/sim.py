@@ -1,7 +1,7 @@
 """`make sim LAB=03`: build one lab for the kit's SIMT simulator and run it on the CPU, no GPU needed.
 
-    python3 -m tools.student.sim --lab 03 [--submission labs|solutions|DIR] [--n 1,1025,65537] [--args '...'] [--timeout 300]
-                                 [--gpu H100] [--no-estimate] [--schedule random:1234]
+    python3 -m tools.student.sim --lab 03 [--submission labs|solutions|DIR] [--n 1,1025,65537] [--args '...']
+                                 [--timeout 300] [--gpu H100] [--no-estimate] [--schedule random:1234]
     (make sim LAB=03 [SUBMISSION=DIR] [N=1,1025] [ARGS='--n 33 --data uniform --seed 5'] [GPU=A100]
     [SCHEDULE=random:1234]; in a lab's folder, make sim)
 

@@ -464,7 +464,8 @@ class HostileUploads(ClassRun):
         self.assertEqual(rows["submission_2"][1:4], ["'+1+1", "2", "'@SUM(A1)"])
         self.assertEqual(rows["submission_3"][1:4], ["'@SUM(A1)", "'=1", "'=cmd|' /C calc'!A0"])
         self.assertEqual((rows["x"][0], rows["x"][10]), ("x", "'+x.zip"))  # the upload column
-        for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": " x", "\rx": "x",  # controls stripped first (grader/report/text.py)
+        # controls stripped first (grader/report/text.py)
+        for k, expected in {"=1": "'=1", "+": "'+", "-2": "'-2", "@": "'@", "\tx": " x", "\rx": "x",
                             "a=1": "a=1", "": "", " =1": " =1"}.items():
             self.assertEqual(gradebook.text_cell(k), expected)
 

@@ -1,5 +1,5 @@
-"""grader/classroom/intake.py and grader/intake/unpack.py: the students of an export and their ids, safe unpacking (hostile
-archives: traversal, links, bombs, lying or huge headers), each lab's file picked out of an upload."""
+"""grader/classroom/intake.py and grader/intake/unpack.py: the students of an export and their ids, safe unpacking
+(hostile archives: traversal, links, bombs, lying or huge headers), each lab's file picked out of an upload."""
 import functools
 import gzip
 import io
@@ -144,8 +144,9 @@ submission_102:
 
     def test_ids_are_safe_folder_names(self):
         cases = {".": "student", "..": "student", "-rf": "rf", "--help.zip": "help", "_slurm": "_slurm",
-                 "gradebook.csv.tmp": "gradebook.csv.tmp", "José Ñúñez.zip": "Jose_Nunez", "李雷.tar.gz": "student",
-                 "a/b": "a_b", "@x": "x", "=HYPERLINK(1).zip": "_HYPERLINK_1_", "x" * 300: "x" * intake.MAX_ID}
+                 "gradebook.csv.tmp": "gradebook.csv.tmp", "José Ñúñez.zip": "Jose_Nunez",
+                 "李雷.tar.gz": "student", "a/b": "a_b", "@x": "x", "=HYPERLINK(1).zip": "_HYPERLINK_1_",
+                 "x" * 300: "x" * intake.MAX_ID}
         for name, expected in cases.items():
             with self.subTest(name=name):
                 self.assertEqual(intake.student_id(name), expected)

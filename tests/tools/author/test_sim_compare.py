@@ -1,5 +1,5 @@
-"""tools/author/sim_compare.py (`make sim-compare`): kernel names from either side, matching the simulator's kernels to ncu's
-launches, the sums and the table (from recorded and constructed ncu CSV), ncu that does not know a metric, and
+"""tools/author/sim_compare.py (`make sim-compare`): kernel names from either side, matching the simulator's kernels to
+ncu's launches, the sums and the table (from recorded and constructed ncu CSV), ncu that does not know a metric, and
 main() on a real simulator run of lab 03's solution: without a GPU (the Nsight Compute column stays empty, saying
 why) and with a fake GPU and a fake ncu (constructed CSV, no GPU needed). The last two need nvcc."""
 import io

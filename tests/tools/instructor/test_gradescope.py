@@ -195,7 +195,8 @@ class Autograder(GradescopeFormat):
         self.assertRegex(env, r"\nCUDA=1[2-9]-[0-9]\n")
         for rel in ("grader/grade.py", "grader/labs.toml", "mk/lab.mk", "mk/harness.mk", "mk/checker.mk",
                     "mk/sim.mk", "sim/Makefile", "sim/sim.h", "sim/runtime.c", "sim/cub_scan_sim.cu",
-                    "patterns/reduce/include/reduce.h", "patterns/reduce/check.c", "harness/device/main.cu", "harness/runner/main.cpp",
+                    "patterns/reduce/include/reduce.h", "patterns/reduce/check.c", "harness/device/main.cu",
+                    "harness/runner/main.cpp",
                     "harness/common/protocol.h", "grader/patterns.py", "labs/03-sequential/Makefile",
                     "datasets/reduce/0001-n1-uniform/input.raw", "Makefile", "grader/gradescope.py"):
             self.assertIn(rel, self.names)
@@ -209,8 +210,8 @@ class Autograder(GradescopeFormat):
     def test_bad_settings_are_refused(self):
         for args in (["--sm", "7.5"], ["--lab", "99"]):
             with self.subTest(args=args):
-                done = run(["python3", "-m", "tools.instructor.dist", "gradescope", "--out", str(Path(self.tmp.name) / "x.zip"),
-                            *args], KIT)
+                done = run(["python3", "-m", "tools.instructor.dist", "gradescope",
+                            "--out", str(Path(self.tmp.name) / "x.zip"), *args], KIT)
                 self.assertEqual(done.returncode, 2)
                 self.assertIn("dist: ", done.stderr)
 
@@ -351,7 +352,8 @@ class Autograder(GradescopeFormat):
         stubs = source.parent / "stubs"
         stubs.mkdir()
         (stubs / "apt-get").write_text("#!/bin/sh\nexit 0\n")
-        (stubs / "cc").write_text("#!/bin/sh\nfor a; do case \"$a\" in *fatbin.c) echo \"$a:11:10: fatal error: zstd.h: "
+        (stubs / "cc").write_text("#!/bin/sh\nfor a; do case \"$a\" in *fatbin.c) "
+                                  "echo \"$a:11:10: fatal error: zstd.h: "
                                   "No such file or directory\" >&2; exit 1 ;; esac; done\nexec /usr/bin/cc \"$@\"\n")
         for stub in stubs.iterdir():
             stub.chmod(0o755)

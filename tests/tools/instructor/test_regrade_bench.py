@@ -1,5 +1,6 @@
-"""tools/instructor/regrade_bench.py (`make regrade-bench`) over fake lab programs whose speedup is known, with a per cent of
-noise drawn from the grading's seed; and tools/instructor/variants/near.py, the near-threshold kernels it grades."""
+"""tools/instructor/regrade_bench.py (`make regrade-bench`) over fake lab programs whose speedup is known, with a per
+cent of noise drawn from the grading's seed; and tools/instructor/variants/near.py, the near-threshold kernels it
+grades."""
 import contextlib
 import io
 import json
@@ -83,8 +84,8 @@ class RegradeBench(unittest.TestCase):
         rows = {line.split("  ")[0].strip(): line for line in out.splitlines()}
         self.assertIn("Regrade benchmark on NVIDIA H200", out)
         self.assertIn("labs.toml's rule: 5 steps, margin 3%..6% (2 x the speedup's spread)", out)
-        self.assertRegex(rows["03-sequential"], r"^03-sequential +- +2\.(79|8\d)\dx .* 50 50 50 50 50 +0 +50 50 50 50 50 "
-                                                r"+0$")
+        self.assertRegex(rows["03-sequential"],
+                         r"^03-sequential +- +2\.(79|8\d)\dx .* 50 50 50 50 50 +0 +50 50 50 50 50 +0$")
         full = rows["03-sequential near full"]
         self.assertRegex(full, r" 2\.53x +2\.(49|5[0-6])\dx ")  # the trial runs corrected the fraction
         self.assertRegex(full, r" 50 50 50 50 50 +0$")  # the margin holds full marks

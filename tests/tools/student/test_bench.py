@@ -1,5 +1,5 @@
-"""tools/student/bench.py (`make bench LAB=03`, `make bench` in a lab folder) with fake builds and benchmark runs: the ratios
-it prints come from each process's own yardsticks, never a lone time; the ladder chart has the student's point; a
+"""tools/student/bench.py (`make bench LAB=03`, `make bench` in a lab folder) with fake builds and benchmark runs: the
+ratios it prints come from each process's own yardsticks, never a lone time; the ladder chart has the student's point; a
 failing, hanging or forbidden kernel, a file that does not build, a kit without solutions/ and a machine without a
 GPU (what it would have done, the simulator command, exit 77). tests/gpu runs none of this: `make bench` on a GPU
 is checked by hand (see the issue's note)."""

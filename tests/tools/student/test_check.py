@@ -1,5 +1,5 @@
-"""tools/student/check.py (`make check`): the lines it prints from recorded result lines, and its exit statuses with fake
-harness programs that pass, fail, hang, crash or find no GPU, and with a build that fails."""
+"""tools/student/check.py (`make check`): the lines it prints from recorded result lines, and its exit statuses with
+fake harness programs that pass, fail, hang, crash or find no GPU, and with a build that fails."""
 import io
 import os
 import tempfile
@@ -14,8 +14,8 @@ from tests.grader.fakes import fake_program, make_submission
 from grader.patterns import KIT
 from tools.student import check
 
-REDUCE_FAIL = {"case": "n=1025 integer", "kind": "check", "status": "fail", "rerun": ["--n", "1025", "--data", "integer"],
-               "n": 1025, "data": "integer", "seed": 7,
+REDUCE_FAIL = {"case": "n=1025 integer", "kind": "check", "status": "fail",
+               "rerun": ["--n", "1025", "--data", "integer"], "n": 1025, "data": "integer", "seed": 7,
                "got": 7689.0, "expected": 7701.0, "tolerance": 0.0,
                "message": "wrong sum: got 7689, expected 7701 (off by -12, tolerance 0)"}
 REDUCE_NAN = {**REDUCE_FAIL, "case": "n=33 uniform", "rerun": ["--n", "33", "--data", "uniform"], "data": "uniform",

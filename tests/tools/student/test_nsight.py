@@ -1,6 +1,6 @@
-"""tools/student/nsight.py (`make profile`): reading ncu's CSV (recorded samples), the figures of one call and the side-by-side
-table, and main() with a fake harness program and a fake ncu: no GPU, no ncu, an ncu without permission to read
-the counters, an ncu that does not know a metric."""
+"""tools/student/nsight.py (`make profile`): reading ncu's CSV (recorded samples), the figures of one call and the
+side-by-side table, and main() with a fake harness program and a fake ncu: no GPU, no ncu, an ncu without permission to
+read the counters, an ncu that does not know a metric."""
 import io
 import json
 import math
