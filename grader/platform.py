@@ -131,6 +131,12 @@ class GpuPlatform(Platform):
         device = (outcome.bench_line() or {}).get("device")
         if device:
             report.device = str(device)
+            if perf.calibrated(str(device)) is None:  # the row's detail says it too; this is under the table
+                unit = "x of CUB" if perf.yardstick == "cub" else "x baseline"
+                report.notes.append(f"{lab.name}: its performance thresholds are not calibrated on {device}, so "
+                                    f"labs.toml's defaults apply (full marks at {perf.full:g}{unit}, none at "
+                                    f"{perf.lower:g}{unit}); `make calibrate LAB={lab.name[:2]}` on this GPU sets "
+                                    "them (docs/AUTHORING.md, \"Calibrating thresholds\")")
         grader.log(f"{lab.name}: performance: {result.summary}")
         return result
 

@@ -221,6 +221,19 @@ class RealConfig(GradingRun):
 
 
 class SmallConfig(GradingRun):
+    def test_uncalibrated_thresholds_are_said_under_the_table(self):
+        """A lab timed on a GPU model its thresholds were not calibrated on gets a note saying so and how to
+        calibrate; a calibrated one gets none."""
+        toml = SMALL_TOML + '[labs.02-second.performance.gpus."NVIDIA Fake GPU"]\nlower = 1.0\nfull = 2.0\n'
+        config = load_config(write_file(self.dir, "labs.toml", toml))
+        program = self.fake(PASS)
+        report = self.grader(config, {"01-first": program, "02-second": program}).grade(list(config.labs))
+        notes = [n for n in report.notes if "not calibrated" in n]
+        self.assertEqual(len(notes), 1, report.notes)
+        self.assertIn("01-first: its performance thresholds are not calibrated on NVIDIA Fake GPU", notes[0])
+        self.assertIn("full marks at 3x baseline, none at 1x baseline", notes[0])
+        self.assertIn("make calibrate LAB=01", notes[0])
+
     def test_timeout_is_reported_and_grading_goes_on(self):
         config = self.small_config()
         hang = self.fake("""

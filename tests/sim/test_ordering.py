@@ -82,9 +82,11 @@ class Ordering(SimGrading):
                                 "\n".join(f"{r.name}: {r.summary}" for r in rows))
                 said = "\n".join(f"{r.summary}\n{r.detail}" for r in lost)
                 if v.get("inorder") == "passes":  # only another order shows it, and the grader says which
-                    self.assertIn("under the schedule ", said, f"{name}: {said[:2000]}")
-                    self.assertRegex(said, r"make sim LAB=\d\d .*SCHEDULE=(interleave|reverse|random):\d+ ARGS=",
-                                     f"{name}: {said[:2000]}")
+                    why = (f"{name}: variants.toml says inorder = \"passes\", so only another "
+                           f"schedule should fail it, but the grader's rows name none; if the in-order run fails it "
+                           f"too, set inorder = \"fails\" (docs/AUTHORING.md, \"A wrong variant\"):\n{said[:2000]}")
+                    self.assertIn("under the schedule ", said, why)
+                    self.assertRegex(said, r"make sim LAB=\d\d .*SCHEDULE=(interleave|reverse|random):\d+ ARGS=", why)
                 if v["bug"] == "forward-progress":
                     self.assertIn("forward-progress bug", said, f"{name}: {said[:2000]}")
                 if v["bug"] == "race":
