@@ -931,7 +931,7 @@ static uint64_t atom_hash(uint64_t x) /* splitmix64's finalizer */
     return x ^ (x >> 31);
 }
 
-/* The estimate's same-address count (grader/estimate.py): atomics on one global address serialize in the L2 slice
+/* The estimate's same-address count (grader/sim/estimate.py): atomics on one global address serialize in the L2 slice
    that holds it, those on different addresses do not, so a histogram's merge into 256 bins costs what one bin's
    atomics cost. An open-addressing table of the launch's addresses, doubled when half full; out of memory, the
    count stays as it is (an estimate, never a verdict). */

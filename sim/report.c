@@ -83,7 +83,7 @@ static const char *where_of(const struct sim_module *m, const ptx_insn *ins, cha
 
 /* A race within a warp and a race between warps at the same two instructions are one missing __syncthreads(), which
    fixes both; the advice of the race within a warp alone (__syncwarp) would leave the other. Its detail says so
-   (grader/sim_report.py's BOTH_RACES has the same words: the grader then puts the race between warps first). */
+   (grader/sim/sim_report.py's BOTH_RACES has the same words: the grader then puts the race between warps first). */
 static const char BOTH_RACES[] = " (this line races between warps too: the __syncthreads() that race needs orders "
                                  "these lanes as well, where a __syncwarp() would fix this one alone)";
 
@@ -103,8 +103,8 @@ static int is_warp_race(sim_finding_kind kind) { return kind == F_SHARED_RACE_WA
 static int same_place(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
 /* Whether f and g race at the same two source places, in either order: the places a student reads, and those the
-   grader matches (grader/sim_report.py's _race_key). Two PTX instructions of one line (an unrolled loop's) are one
-   place: matching instructions missed the pair on a reduction's unrolled tree. */
+   grader matches (grader/sim/sim_report.py's _race_key). Two PTX instructions of one line (an unrolled loop's) are
+   one place: matching instructions missed the pair on a reduction's unrolled tree. */
 static int same_places(const finding *f, const finding *g)
 {
     return (same_place(f->where_a, g->where_a) && same_place(f->where_b, g->where_b)) ||

@@ -29,8 +29,9 @@ int rt_compute_capability(void);
 #define RT_SHARED_PER_BLOCK_OPTIN (64 * 1024)
 /* The SM count and per-SM limits (occupancy, grids sized from them): 8 SMs of 1024 threads, 16 blocks and 64 KiB
    of shared memory, or those PPL_SIM_DEVICE="SMS,THREADS_PER_SM,BLOCKS_PER_SM,SHARED_BYTES_PER_SM" gives (the
-   performance estimate, grader/estimate.py, runs a lab with the shape of the GPU it estimates, so that a grid sized
-   from the device is that GPU's). A value that is not one stops the program with exit status 2 (runtime_device.c). */
+   performance estimate, grader/sim/estimate.py, runs a lab with the shape of the GPU it estimates, so that a grid
+   sized from the device is that GPU's). A value that is not one stops the program with exit status 2
+   (runtime_device.c). */
 typedef struct rt_shape {
     int sms, threads_per_sm, blocks_per_sm, shared_per_sm;
 } rt_shape;

@@ -128,7 +128,7 @@ int ppl_options_check(const ppl_options *o, int argc, char **argv, int dataset_n
 /* The argument lists of --runs-fd, read as they are needed: arguments ended by NUL bytes, each list by an empty
  * argument (the last list's end may be left out). Lists of any length: nothing is cut or split. A list is read only
  * when the one before has run, so the grader may write a list once it knows it wants it (a case under an adversarial
- * schedule once it passed in order: grader/simulator.py). */
+ * schedule once it passed in order: grader/sim/simulator.py). */
 typedef struct {
     int fd;               /* -1 once its end was read */
     const char *program;  /* each list's argv[0] */

@@ -167,8 +167,8 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
     ppl_trace("ran", n);
 }
 
-/* The line that says which sandbox layers held the runner, the program with the student's code (grader/run.py keeps
- * it in results.json), and the device program's, which runs the student's kernels. */
+/* The line that says which sandbox layers held the runner, the program with the student's code (grader/run/run.py
+ * keeps it in results.json), and the device program's, which runs the student's kernels. */
 static void report_sandbox(const ppl_link *l)
 {
     ppl_results_begin_case("sandbox");

@@ -6,7 +6,7 @@
  * team of one thread per core, and every small case's loops waited at barriers for threads the other programs'
  * teams kept off the cores (an H200 machine's 16 cores spent about 50 s a student where one core alone took
  * 11 s). The team's size and how its threads wait come from the environment the grader gives the checker
- * (grader/run.py: checker_env): OMP_NUM_THREADS, the cores the grading has, and OMP_WAIT_POLICY=passive.
+ * (grader/run/run.py: checker_env): OMP_NUM_THREADS, the cores the grading has, and OMP_WAIT_POLICY=passive.
  */
 #ifndef PPL_PARALLEL_H
 #define PPL_PARALLEL_H
