@@ -101,6 +101,7 @@ class Prepared:
     verdicts: dict = field(default_factory=dict)  # lab -> static_check.Verdict, or the ToolError's message
     sim_verdicts: dict | None = None  # lab -> the simulator's sim_check.Verdict, checked on the CPU side (or None)
     seed: int | None = None  # the seed both sides grade with (the simulator's check was made with it)
+    stages: dict = field(default_factory=dict)  # lab -> {"build": s, "static checks": s}: the CPU side's seconds
     seconds: float = 0.0
 
 

@@ -121,15 +121,19 @@ def prepare(options: Options, entry: intake.Entry, context: str, sim_ahead: bool
         prepared = Prepared(entry.student, key=key, got=got, files=files)
         hooks = hooks_of(options)
         for lab in labs:
+            began = time.monotonic()
             built = hooks.build(Path(options.kit), lab.pattern, got.submission / lab.name / lab.source,
                                 folder / "build" / lab.name, timeout=options.build_timeout,
                                 harness_build=options.harness_build)
             prepared.builds[lab.name] = built
+            built_at = time.monotonic()
+            prepared.stages[lab.name] = {"build": round(built_at - began, 3)}
             if built.object is not None:
                 try:
                     prepared.verdicts[lab.name] = hooks.check(built.object, lab.pattern)
                 except static_check.ToolError as e:
                     prepared.verdicts[lab.name] = str(e)
+                prepared.stages[lab.name]["static checks"] = round(time.monotonic() - built_at, 3)
         if sim_ahead and simulator_checks(options):
             check_on_the_simulator(options, prepared, labs, folder)
         prepared.seconds = time.monotonic() - start
@@ -202,6 +206,8 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
             grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)
         report.seconds += prepared.seconds
+        for lab, stages in prepared.stages.items():  # the CPU side's seconds, where the GPU side's hooks took none
+            report.stage_seconds.setdefault(lab, {}).update(stages)
         tidy(report, folder, options)
         save_measurements(folder, report, prepared.got, labs, str(options.kit))  # what make rescore scores again
         row = row_of(entry, report, prepared.got, options)

@@ -9,6 +9,7 @@ so a test can count what was rebuilt.
 """
 import os
 import signal
+import time
 from pathlib import Path
 
 from grader.compile.build import BuildResult
@@ -82,6 +83,12 @@ def kill_worker_build(kit, pattern, source, folder, timeout=None, harness_build=
     if "DIE" in Path(source).read_text() and not marker.exists():
         marker.write_text("")
         os.kill(os.getpid(), signal.SIGKILL)
+    return build(kit, pattern, source, folder, timeout=timeout, harness_build=harness_build)
+
+
+def slow_build(kit, pattern, source, folder, timeout=None, harness_build=None):
+    """A build that takes 0.2 s (how long the CPU side's builds took must reach the student's results.json)."""
+    time.sleep(0.2)
     return build(kit, pattern, source, folder, timeout=timeout, harness_build=harness_build)
 
 

@@ -134,6 +134,18 @@ class WholeClass(ClassRun):
         self.assertEqual({s: r["total"] for s, r in book.items()}, {"ann": "120", "ben": "120", "cal": "120"})
         self.assertTrue((self.out / "_locks" / "gpu-0.lock").is_file())
 
+    def test_the_cpu_sides_stages_are_in_results_json(self):
+        """The builds and static checks made on the CPU side are timed there: results.json's stage_seconds holds
+        their seconds (make bench-grader's and the class's figures), not the GPU side's hooks' nothing."""
+        self.student("ann", {"01-first": "ok", "02-second": "ok"})
+        hooks = records.Hooks(build=fakes.slow_build, build_harness=fakes.harness_ok, check=fakes.check)
+        status, progress, _ = self.grade(hooks=hooks, jobs=1)
+        self.assertEqual(status, records.EXIT_OK, progress)
+        stages = json.loads((self.folder("ann") / "results.json").read_text())["extra_data"]["stage_seconds"]
+        for lab in ("01-first", "02-second"):
+            self.assertGreaterEqual(stages[lab]["build"], 0.2, stages)
+            self.assertIn("static checks", stages[lab])
+
     def test_hangs_and_crashes_get_a_row_and_the_class_goes_on(self):
         self.student("hangs", {"01-first": "HANG", "02-second": "ok"})
         self.student("crashes", {"01-first": "ok", "02-second": "CRASH"})
