@@ -272,6 +272,16 @@ def run_seconds(path, arrivals: list, start: float) -> dict:
     return seconds
 
 
+def result_file(workdir) -> tuple:
+    """(workdir as a Path, made; its result.jsonl, where a run's result lines go): the file emptied of an earlier
+    run's, so that a run that writes nothing is never read as the one before it."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = workdir / "result.jsonl"
+    result.unlink(missing_ok=True)
+    return workdir, result
+
+
 def checker_env(env=None, threads: int | None = None) -> dict:
     """The environment of a lab program (the kit's checker, whose loops over large inputs are OpenMP's): env, else
     this process's, with the team sized to the cores this grading has (threads, else runs_ahead.share(): a class
@@ -292,10 +302,7 @@ def run_harness(program, args, *, timeout: float, workdir, cwd=None, source: str
     `--seed-fd R` (only the lab program's checker process reads it; docs/DESIGN.md). The cases expected are those
     the program's plan line names; source (the student's file name) is for messages.
     """
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = workdir / "result.jsonl"
-    result.unlink(missing_ok=True)
+    workdir, result = result_file(workdir)
     args, seed = split_seed(args)
     result_read, result_write = os.pipe()
     drain = Drain(result_read, result)
@@ -351,10 +358,7 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     report channel, grader/sim/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result
     lines (those of no list first).
     """
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = workdir / "result.jsonl"
-    result.unlink(missing_ok=True)
+    workdir, result = result_file(workdir)
     seeds, lists = set(), []
     for args, limit in zip(runs, timeouts):
         args, found = split_seed(args)

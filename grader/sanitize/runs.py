@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.patterns import KIT
-from grader.run.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, LineReader, run_process
+from grader.run.run import EXIT_CUDA, EXIT_NO_DEVICE, NO_DEVICE_MESSAGE, LineReader, result_file, run_process
 from grader.sanitize.findings import classify, read_source
 from grader.sanitize.parse import MAX_LINE, OutputParser, Parsed
 
@@ -184,10 +184,7 @@ def run_tool(sanitizer: str, tool: str, program, args, *, timeout: float, workdi
     """Runs one tool around the runner of `program args --result FILE --quiet` (tool_argv) and reads its log from
     the pipe only: workdir gets the result file, the program's output (output.log, never read for findings) and what
     was kept of the tool's log (sanitizer.log)."""
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = workdir / "result.jsonl"
-    result.unlink(missing_ok=True)
+    workdir, result = result_file(workdir)
     full_args = [*args, "--result", str(result), "--quiet"]
     output, log = workdir / "output.log", workdir / "sanitizer.log"
     prefix = new_prefix()

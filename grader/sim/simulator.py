@@ -51,7 +51,7 @@ from pathlib import Path
 from grader.compile import build as build_mod
 from grader.run import runs_ahead
 from grader.run.process import Process
-from grader.run.run import Drain, interpret, read_result_lines, run_harness_runs, run_process
+from grader.run.run import Drain, interpret, read_result_lines, result_file, run_harness_runs, run_process
 from grader.sanitize.findings import NAME as SANITIZERS_NAME, defines_function, kit_defines_function, owner_of
 from grader.platform import Platform
 from grader.sim.estimate import EstimateError, estimate_for  # the estimate from the counts: never points
@@ -108,10 +108,7 @@ def run_with_report(program, args, *, timeout: float, workdir, cwd=None, source:
     the estimate's PPL_SIM_DEVICE; cancel: a threading.Event that stops the run, as its timeout does). Returns
     (Outcome, SimReport); workdir keeps result.jsonl, output.log (the program's output, for people) and
     sim-report.json (what the channel carried, as the grader read it)."""
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    result = workdir / "result.jsonl"
-    result.unlink(missing_ok=True)
+    workdir, result = result_file(workdir)
     args, seed = split_seed(args)
     result_read, result_write = os.pipe()
     report_read, report_write = _high_pipe(REPORT_FD_MIN)
