@@ -68,6 +68,11 @@ def toolkit_root(nvcc) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def bwrap_program() -> str | None:
+    """The bubblewrap to run: $PPL_BWRAP where it is set (a copy of its own, as the runner's sandbox takes it:
+    harness/checker/sandbox.c), else bwrap on PATH; None where there is none."""
+    own = os.environ.get("PPL_BWRAP")
+    if own:
+        return own if os.access(own, os.X_OK) else None
     return shutil.which("bwrap")
 
 

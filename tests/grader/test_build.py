@@ -133,6 +133,23 @@ class SourceText(unittest.TestCase):
 class Sandbox(unittest.TestCase):
     """The bubblewrap command line and the limits (no compiler needed)."""
 
+    def test_ppl_bwrap_names_the_compiles_bubblewrap_as_the_runners(self):
+        """PPL_BWRAP (a bubblewrap of one's own, which the runner's sandbox takes: harness/checker/sandbox.c) is the
+        compile's bubblewrap too; one that is not executable is none, as in the runner."""
+        from grader.compile import build_sandbox
+        with tempfile.TemporaryDirectory() as tmp:
+            own, plain = Path(tmp) / "bwrap", Path(tmp) / "not-a-program"
+            own.write_text("#!/bin/sh\n")
+            own.chmod(0o755)
+            plain.write_text("")
+            for value, want in ((str(own), str(own)), (str(plain), None)):
+                build_sandbox.bwrap_program.cache_clear()
+                try:
+                    with mock.patch.dict(os.environ, {"PPL_BWRAP": value}):
+                        self.assertEqual(build_sandbox.bwrap_program(), want)
+                finally:
+                    build_sandbox.bwrap_program.cache_clear()
+
     def test_the_bwrap_command_line(self):
         with mock.patch("grader.compile.build_sandbox.bwrap_program", return_value="/usr/bin/bwrap"), \
                 mock.patch("grader.compile.build_sandbox.bwrap_can_size", return_value=True):
