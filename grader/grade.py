@@ -31,7 +31,7 @@ from pathlib import Path
 from grader.compile import build as build_mod
 from grader.run import gpuinfo
 from grader.run.no_gpu import shown
-from grader.report import report_html
+from grader.report import charts, report_html
 from grader.sim import sim_check as sim_check_mod
 from grader.compile import static_check
 from grader.config import SANITIZERS, ConfigError, DEFAULT_PATH, load_config
@@ -716,6 +716,7 @@ def main(argv=None, **hooks) -> int:
         print(f"python3 -m grader: --submission {args.submission}: no such folder (give the folder that holds "
               f"your lab folders, e.g. make grade SUBMISSION=labs)", file=sys.stderr)
         return EXIT_BROKEN
+    charts.preload()  # report.html's chart at the end needs matplotlib: imported meanwhile
     quiet = args.quiet or args.json_only
     # progress lines carry student text (compiler messages, summaries): printed without its control characters
     log = None if quiet else (lambda message: print(printable(message), file=sys.stderr, flush=True))

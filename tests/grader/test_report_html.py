@@ -13,6 +13,7 @@ from unittest import mock
 from grader.report import charts, report_html
 from grader.config import load_config
 from grader.grade import main
+from grader.patterns import KIT
 from grader.report.report import Report
 from grader.score.score import TestResult, no_device
 from tests.grader.fakes import PASS, SMALL_TOML, write_file
@@ -162,6 +163,19 @@ class Chart(Short):
         self.assertIn("$a$ &lt;/svg&gt;&lt;script&gt;", svg)
         self.assertNotIn("<script", svg)
         self.assertNotIn("<i>", svg)
+
+
+    def test_preload_imports_what_the_chart_needs(self):
+        """charts.preload() imports CHART_MODULES in a thread of its own (a fresh interpreter, so that nothing was
+        imported before), and the chart drawn after it needs no other matplotlib module than those and theirs."""
+        import subprocess
+        code = ("import sys; from grader.report import charts; charts.preload().join(); "
+                "print(all(m in sys.modules for m in charts.CHART_MODULES)); before = set(sys.modules); "
+                "charts.speedup_chart([charts.Column('03-sequential', yours=2.0, references={'a': 2.8})], title='t'); "
+                "print(sorted(m for m in set(sys.modules) - before if m.startswith('matplotlib.')))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=KIT, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.split("\n")[:2], ["True", "[]"], done.stdout)
 
 
 class GradeWritesThePage(GradingRun):
