@@ -105,6 +105,36 @@ void ppl_load(ppl_link *l, const void *input, uint64_t n, uint32_t elem_bytes)
     ppl_trace("loaded", n);
 }
 
+uint64_t ppl_generate_min(void)
+{
+    static uint64_t min = 0;
+    if (!min) {
+        const char *env = getenv("PPL_GENERATE_MIN");
+        char *end;
+        const unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+        min = v && *end == '\0' ? (uint64_t)v : PPL_GENERATE_MIN_DEFAULT;
+    }
+    return min;
+}
+
+void ppl_generate(ppl_link *l, uint64_t n, const ppl_generator *gen)
+{
+    ppl_trace("generate", n);
+    ppl_generate_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.n = n;
+    rq.gen = *gen;
+    ppl_load_reply reply;
+    const int code = ppl_link_call(l, PPL_MSG_GENERATE, &rq, sizeof rq, NULL, 0, &reply, sizeof reply, NULL, 0);
+    if (code != 0)
+        ppl_link_fail(l, code);
+    if (reply.n != n)
+        ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a GENERATE reply for another size"),
+                          PPL_LINK_GARBAGE));
+    loaded_elem_bytes = 4;
+    ppl_trace("generated", n);
+}
+
 /* Inputs up to this many 32-bit words come back whole after a run; larger ones as a keyed checksum. */
 #define INPUT_BACK_MAX ((uint64_t)1 << 22)
 
@@ -119,6 +149,18 @@ void ppl_want_input(ppl_run_request *rq, uint64_t n)
     rq->want_input = rq->input_words <= INPUT_BACK_MAX;
     rq->want_input_sum = rq->input_words > INPUT_BACK_MAX;
 }
+
+void ppl_want_input_sum(ppl_run_request *rq, uint64_t n)
+{
+    rq->input_words = ppl_input_words(n, loaded_elem_bytes);
+    rq->want_input = 0;
+    rq->want_input_sum = 1;
+}
+
+/* The key of run number `drawn` of this program: a stream of its own drawn from the secret seed. */
+static uint64_t run_key(uint64_t drawn) { return ppl_secret_below(key_seed, 0x4b455900000000ull + drawn, UINT64_MAX); }
+
+uint64_t ppl_next_key(void) { return run_key(keys_drawn); }
 
 void ppl_want_output(ppl_run_request *rq, uint64_t words)
 {
@@ -146,7 +188,7 @@ static int answer_key(void *ctx, uint32_t type, const void *payload, size_t byte
 
 void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *reply, void *bulk, uint64_t *key)
 {
-    key_exchange x = {l, ppl_secret_below(key_seed, 0x4b455900000000ull + keys_drawn++, UINT64_MAX), 0};
+    key_exchange x = {l, run_key(keys_drawn++), 0};
     ppl_trace("run", n);
     const uint64_t bulk_bytes = 4 * ppl_run_bulk_words(rq);
     int code = ppl_link_expect_bulk(l, bulk_bytes);

@@ -48,6 +48,21 @@ const void *ppl_output(const ppl_link *l);
  * that follow; on failure reports it for the case in progress and exits (ppl_link_fail). */
 void ppl_load(ppl_link *l, const void *input, uint64_t n, uint32_t elem_bytes);
 
+/* Cases of a generated input from this many elements on are made by the device program on the device
+ * (ppl_generate), smaller ones in the input area and copied (ppl_input, ppl_load). PPL_GENERATE_MIN in the
+ * environment (a kit developer's switch, as PPL_TRACE: the simulator's tests take small cases this way) replaces it. */
+#define PPL_GENERATE_MIN_DEFAULT ((uint64_t)1 << 22)
+uint64_t ppl_generate_min(void);
+
+/* Has the device program make the n floats of gen (generate.h) on the device, as the input of the runs that follow
+ * (PPL_MSG_GENERATE): nothing is written to the input area or copied. Only where the pattern's device side makes
+ * inputs (the reductions'). On failure reports it for the case in progress and exits, as ppl_load. */
+void ppl_generate(ppl_link *l, uint64_t n, const ppl_generator *gen);
+
+/* The checksum key the next ppl_run with want_input_sum will give the runner: a generated input's checksum is
+ * computed with it before the run, as the input is made (reference.h: ppl_generated_sums). */
+uint64_t ppl_next_key(void);
+
 /* One run of the lab's function on the loaded input of n elements: fills reply and bulk (ppl_run_bulk_words(rq)
  * 32-bit words; NULL: they stay in the output area, ppl_output); on failure reports it for the case in progress and
  * exits. With want_input_sum, *key is the checksum key the runner was given once the call had returned (drawn from
@@ -58,6 +73,10 @@ void ppl_run(ppl_link *l, uint64_t n, const ppl_run_request *rq, ppl_run_reply *
  * as a keyed checksum (large inputs: no copy back of gigabytes): sets rq->want_input or rq->want_input_sum and
  * rq->input_words. */
 void ppl_want_input(ppl_run_request *rq, uint64_t n);
+
+/* Asks for the keyed checksum of the input after the call whatever its size (a generated input: the checker holds
+ * no copy of it to compare a whole one with). */
+void ppl_want_input_sum(ppl_run_request *rq, uint64_t n);
 
 /* The run sends back `words` 32-bit words of output (the output and its guard, as the pattern lays them out). */
 void ppl_want_output(ppl_run_request *rq, uint64_t words);

@@ -5,6 +5,9 @@
 #define PPL_REFERENCE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "generate.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +25,18 @@ double ppl_sum_f64(const float *x, size_t n);
 
 /* sum |x[i]| in float64, chunked like ppl_sum_f64. */
 double ppl_sum_abs_f64(const float *x, size_t n);
+
+/* What the checker needs of an input it did not make itself (the device program made it: pattern.h's ppl_generate):
+ * ppl_sum_f64 and ppl_sum_abs_f64 of its elements, the same bits as over a copy, and the keyed checksum
+ * (checksum.h's ppl_checksum_u32) of its words under *key (0 where key is NULL: no checksum is wanted). */
+typedef struct {
+    double sum, sum_abs;
+    uint64_t checksum;
+} ppl_generated;
+
+/* ppl_generated of the n elements of g (generate.h), in one pass that stores nothing: each element made, summed and
+ * checksummed in the chunks of ppl_sum_f64 (OpenMP from PPL_PARALLEL_MIN on). */
+ppl_generated ppl_generated_sums(const ppl_generator *g, size_t n, const uint64_t *key);
 
 /* gamma_k = k*u / (1 - k*u) with u the float32 unit roundoff (Higham, Accuracy and Stability of Numerical
  * Algorithms, 2nd ed., eq. 3.8). Returns infinity when k*u >= 1. */

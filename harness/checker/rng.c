@@ -20,25 +20,33 @@ float ppl_uniform01(uint64_t seed, uint64_t i)
     return (float)(ppl_random_bits(seed, i) >> 40) * (1.0f / 16777216.0f);
 }
 
-void ppl_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi)
+ppl_generator ppl_generator_of(uint32_t kind, uint64_t seed, float lo, float hi, int max_value)
 {
-    const float width = hi - lo;
+    ppl_generator g = {ppl_mix64(seed), kind, max_value < 1 ? 1u : (uint32_t)max_value, lo, hi - lo};
+    return g;
+}
+
+void ppl_fill_generated(float *x, size_t n, const ppl_generator *g)
+{
 #pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
     for (long long i = 0; i < (long long)n; i++)
-        x[i] = lo + width * ppl_uniform01(seed, (uint64_t)i);
+        x[i] = ppl_generate_f32(g, (uint64_t)i);
+}
+
+void ppl_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi)
+{
+    const ppl_generator g = ppl_generator_of(PPL_GEN_UNIFORM, seed, lo, hi, 1);
+    ppl_fill_generated(x, n, &g);
 }
 
 void ppl_fill_integer(float *x, size_t n, uint64_t seed, int max_value)
 {
-    const uint64_t m = max_value < 1 ? 1 : (uint64_t)max_value;
-#pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
-    for (long long i = 0; i < (long long)n; i++)
-        x[i] = (float)(1 + (ppl_random_bits(seed, (uint64_t)i) >> 32) % m);
+    const ppl_generator g = ppl_generator_of(PPL_GEN_INTEGER, seed, 0.0f, 0.0f, max_value);
+    ppl_fill_generated(x, n, &g);
 }
 
 void ppl_fill_signs(float *x, size_t n, uint64_t seed)
 {
-#pragma omp parallel for if ((long long)n >= PPL_PARALLEL_MIN) schedule(static)
-    for (long long i = 0; i < (long long)n; i++)
-        x[i] = (ppl_random_bits(seed, (uint64_t)i) >> 63) ? 1.0f : -1.0f;
+    const ppl_generator g = ppl_generator_of(PPL_GEN_SIGNS, seed, 0.0f, 0.0f, 1);
+    ppl_fill_generated(x, n, &g);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "generate.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +25,14 @@ uint64_t ppl_random_bits(uint64_t seed, uint64_t i);
 
 /* A float uniform in [0, 1) with 24 random bits, for element i of seed's stream. */
 float ppl_uniform01(uint64_t seed, uint64_t i);
+
+/* The stream of seed of a kind (generate.h: PPL_GEN_UNIFORM in [lo, hi), PPL_GEN_INTEGER in [1, max_value],
+ * PPL_GEN_SIGNS), element i the one the fills below write at x[i]: what the checker hands the device program to make
+ * an input there (pattern.h's ppl_generate). The parameters a kind does not use are ignored. */
+ppl_generator ppl_generator_of(uint32_t kind, uint64_t seed, float lo, float hi, int max_value);
+
+/* x[i] = ppl_generate_f32(g, i), for i in [0, n). */
+void ppl_fill_generated(float *x, size_t n, const ppl_generator *g);
 
 /* x[i] = lo + (hi - lo) * uniform01(seed, i), for i in [0, n). */
 void ppl_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi);

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "generate.h"
+
 #define PPL_PROTO_MAGIC 0x50504c32u /* "PPL2" */
 
 enum {
@@ -37,6 +39,7 @@ enum {
                             c->r: the uint64 key of the checksum of the input as the call left it */
     PPL_MSG_CASE = 8,    /* c->r: ppl_case_request, before each argument list of --runs-fd (and a run given
                             --schedule).                    r->c: nothing (an ERROR when it refuses the schedule) */
+    PPL_MSG_GENERATE = 9, /* c->r: ppl_generate_request.    r->c: ppl_load_reply (as a LOAD's) */
     PPL_MSG_ERROR = 0x7fff0001 /* r->c: a fatal error's text; header.status: the exit status it asks for */
 };
 
@@ -92,6 +95,15 @@ typedef struct {
 typedef struct {
     uint64_t n; /* elements loaded */
 } ppl_load_reply;
+
+/* GENERATE: the device program makes the n floats of gen (generate.h) on the device, the input of the runs that
+ * follow as a LOAD's would be; nothing goes through the input area. Only a pattern whose device side makes inputs
+ * (patterns/reduce/serve.cu: ppl_pattern_generate) serves it; the checker asks for it from PPL_GENERATE_MIN
+ * elements on (pattern.h: ppl_generate). */
+typedef struct {
+    uint64_t n;
+    ppl_generator gen;
+} ppl_generate_request;
 
 /* The 32-bit words that hold n elements of elem_bytes bytes, the last one padded with zero bytes: the size of a
  * loaded input in a run's reply and in its checksum. */

@@ -208,3 +208,17 @@ double ppl_gate_open(void)
         gate_opened_at = ppl_wall_seconds();
     return gate_opened_at;
 }
+
+/* Element i of g at x[i], for i in [0, n): a grid-stride loop (generate.h). */
+__global__ void generate_kernel(float *x, uint64_t n, ppl_generator g)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        x[i] = ppl_generate_f32(&g, i);
+}
+
+void ppl_serve_generate(float *d, uint64_t n, const ppl_generator *gen)
+{
+    generate_kernel<<<1024, 256>>>(d, n, *gen);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+}

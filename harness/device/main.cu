@@ -184,6 +184,14 @@ uint64_t ppl_serve_input_sum(const ppl_run_request *rq, const void *d_in, uint64
     return rq->want_input_sum ? ppl_checksum_device(d_in, n, ppl_serve_key()) : 0;
 }
 
+/* A pattern whose device side makes no inputs (all but the reductions'): the checker never asks it to. */
+__attribute__((weak)) void ppl_pattern_generate(uint64_t n, const ppl_generator *gen)
+{
+    (void)n;
+    (void)gen;
+    ppl_device_fatal("the device program got a GENERATE its pattern does not serve (a kit bug)", PPL_EXIT_USAGE);
+}
+
 void ppl_serve_record(const ppl_run_record *r)
 {
     const ppl_msg_header h = {PPL_PROTO_MAGIC, PPL_MSG_RECORD, sizeof *r, 0, 0};
@@ -218,6 +226,23 @@ static void serve_load(const ppl_msg_header *h)
     reply_begin(sizeof(ppl_load_reply));
     ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
     reply_send(PPL_MSG_LOAD);
+}
+
+/* A GENERATE: the pattern makes the input on the device from the generator; nothing is mapped. */
+static void serve_generate(const ppl_msg_header *h)
+{
+    ppl_generate_request rq;
+    if (h->bytes != sizeof rq || read_all(from_checker, &rq, sizeof rq) != 0)
+        ppl_device_fatal("the device program got a malformed GENERATE (a kit bug)", PPL_EXIT_USAGE);
+    if (rq.n == 0 || rq.n > (1ull << 40) || rq.gen.kind < PPL_GEN_UNIFORM || rq.gen.kind > PPL_GEN_SIGNS ||
+        rq.gen.m < 1)
+        ppl_device_fatal("the device program got a GENERATE it cannot serve (a kit bug)", PPL_EXIT_USAGE);
+    ppl_pattern_generate(rq.n, &rq.gen);
+    loaded_n = rq.n;
+    loaded_elem_bytes = 4;
+    reply_begin(sizeof(ppl_load_reply));
+    ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
+    reply_send(PPL_MSG_GENERATE);
 }
 
 static void serve(const ppl_msg_header *h, uint64_t n)
@@ -327,6 +352,10 @@ int main(int argc, char **argv)
             ppl_device_fatal("the device program got a malformed request (a kit bug)", PPL_EXIT_USAGE);
         if (h.type == PPL_MSG_LOAD) {
             serve_load(&h);
+            continue;
+        }
+        if (h.type == PPL_MSG_GENERATE) {
+            serve_generate(&h);
             continue;
         }
         serve(&h, loaded_n);

@@ -34,6 +34,10 @@ uint64_t ppl_serve_key(void);
  * want_input_sum; 0 without. */
 uint64_t ppl_serve_input_sum(const ppl_run_request *rq, const void *d_in, uint64_t n);
 
+/* Fills d[0..n) (device) with the stream gen (generate.h) on the device, and synchronizes: a pattern's
+ * ppl_pattern_generate. */
+void ppl_serve_generate(float *d, uint64_t n, const ppl_generator *gen);
+
 /* During a benchmark: sends one checked run's values to the checker. */
 void ppl_serve_record(const ppl_run_record *r);
 
@@ -49,6 +53,11 @@ extern "C" void ppl_device_fatal(const char *message, int status)
 /* Copies the n elements at input (host, elem_bytes each) to the device as the input of the runs to come. The input
  * is unmapped when this returns, before any of the student's code runs. */
 void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes);
+
+/* Makes the n floats of gen on the device (ppl_serve_generate) as the input of the runs to come, as
+ * ppl_pattern_load would have copied them (PPL_MSG_GENERATE). Optional: a pattern that leaves it out gets a default
+ * that fails as a kit bug, and its checker never asks. */
+void ppl_pattern_generate(uint64_t n, const ppl_generator *gen);
 
 /* One call of the lab's function on the loaded input; fills reply and appends ppl_run_bulk_words(n, rq) words of
  * bulk with ppl_reply_bulk. */

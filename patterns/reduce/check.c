@@ -103,23 +103,30 @@ static int within(float got, double expected, double tolerance)
     return isfinite(got) && fabs((double)got - expected) <= tolerance;
 }
 
-static void fill_input(float *h_in, size_t n, data_kind data, uint64_t seed)
+/* The stream of a generated case of n elements of kind data (rng.h, generate.h). */
+static ppl_generator generator_for(size_t n, data_kind data, uint64_t seed)
 {
     switch (data) {
     case DATA_UNIFORM: {
         /* uniform in [-1, 1), shifted and scaled by amounts drawn from the seed, so no answer can be guessed */
         const float scale = 0.5f + 3.5f * ppl_uniform01(seed, UINT64_MAX);
         const float offset = ppl_uniform01(seed, UINT64_MAX - 1);
-        ppl_fill_uniform(h_in, n, seed, scale * (offset - 1.0f), scale * (offset + 1.0f));
-        break;
+        return ppl_generator_of(PPL_GEN_UNIFORM, seed, scale * (offset - 1.0f), scale * (offset + 1.0f), 1);
     }
     case DATA_INTEGER: {
         const size_t max_value = ((size_t)1 << 24) / (n + 1);
-        ppl_fill_integer(h_in, n, seed, (int)(max_value > 15 ? 15 : max_value < 1 ? 1 : max_value));
-        break;
+        return ppl_generator_of(PPL_GEN_INTEGER, seed, 0.0f, 0.0f,
+                                (int)(max_value > 15 ? 15 : max_value < 1 ? 1 : max_value));
     }
-    case DATA_SIGNS: ppl_fill_signs(h_in, n, seed); break;
+    case DATA_SIGNS:
+    default: return ppl_generator_of(PPL_GEN_SIGNS, seed, 0.0f, 0.0f, 1);
     }
+}
+
+static void fill_input(float *h_in, size_t n, data_kind data, uint64_t seed)
+{
+    const ppl_generator g = generator_for(n, data, seed);
+    ppl_fill_generated(h_in, n, &g);
 }
 
 /* True when every element is a whole number and the sum of magnitudes is below 2^24: any order is then exact. */
@@ -149,14 +156,18 @@ static int input_unchanged(const float *now, const float *was, size_t n, char *m
 }
 
 /* Has the runner reduce the n floats it has loaded and records the case. kept: the checker's own copy of the
- * input, to check it is unchanged (--input-const), or NULL. Returns 1 if right. */
+ * input, to check it is unchanged (--input-const), or NULL; kept_sum instead, for an input the device program made
+ * (ppl_generate): the keyed checksum of the input under ppl_next_key(), or NULL. Returns 1 if right. */
 static int check_case(const options *o, ppl_link *l, const char *name, size_t n, const float *kept,
-                      double expected, double tolerance, const char *data, uint64_t seed)
+                      const uint64_t *kept_sum, double expected, double tolerance, const char *data, uint64_t seed)
 {
     ppl_run_request rq;
     memset(&rq, 0, sizeof rq);
     if (kept)
         ppl_want_input(&rq, n);
+    else if (kept_sum)
+        ppl_want_input_sum(&rq, n);
+    const uint64_t key_expected = ppl_next_key();
     ppl_run_reply reply;
     float *after = rq.want_input ? (float *)ppl_alloc(n * sizeof(float)) : NULL;
     uint64_t key;
@@ -175,6 +186,14 @@ static int check_case(const options *o, ppl_link *l, const char *name, size_t n,
     if (pass && kept)
         pass = rq.want_input ? input_unchanged(after, kept, n, message, sizeof message)
                              : ppl_check_input_sum(reply.input_sum, kept, n, key, message, sizeof message);
+    if (pass && kept_sum && (key != key_expected || reply.input_sum != *kept_sum)) {
+        snprintf(message, sizeof message,
+                 key != key_expected ? "the checksum key of the input was not the one drawn for it (a kit bug)"
+                 : "the input was modified: its checksum after the call differs (at n = %zu only a checksum comes "
+                   "back, so the element is not named: a smaller n shows it); the lab's code must leave d_in as it "
+                   "found it", n);
+        pass = 0;
+    }
     free(after);
     if (!o->common.quiet || !pass)
         printf("%s  %-28s %s\n", pass ? "PASS" : "FAIL", name, message);
@@ -185,7 +204,7 @@ static int check_case(const options *o, ppl_link *l, const char *name, size_t n,
     ppl_results_num("got", got);
     ppl_results_num("expected", expected);
     ppl_results_num("tolerance", tolerance);
-    ppl_results_int("input_checked", kept != NULL);
+    ppl_results_int("input_checked", kept != NULL || kept_sum != NULL);
     ppl_results_str("message", message);
     ppl_results_end();
     return pass;
@@ -216,15 +235,27 @@ static int run_generated_cases(const options *o, ppl_link *l)
         snprintf(n_text, sizeof n_text, "%zu", n);
         const char *const rerun[] = RERUN_ARGS(n_text, o->data);
         ppl_results_begin_case_args(name, 4, rerun);
-        float *h_in = (float *)ppl_input(l, n, 4); /* made where the device program reads it */
         /* the case's stream depends on (--seed, n) alone, so `--seed S --n N` reruns exactly this case */
-        fill_input(h_in, n, o->data, ppl_random_bits(o->common.seed, n));
-        ppl_trace("filled", n);
-        const double expected = ppl_sum_f64(h_in, n);
-        const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
-        ppl_load(l, h_in, n, 4);
-        failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, expected, tolerance,
-                                data_names[o->data], o->common.seed);
+        const uint64_t stream = ppl_random_bits(o->common.seed, n);
+        if (n >= ppl_generate_min()) { /* made on the device; the checker's sums and checksum come from the stream */
+            const ppl_generator g = generator_for(n, o->data, stream);
+            const uint64_t key = ppl_next_key();
+            const ppl_generated sums = ppl_generated_sums(&g, n, o->input_const ? &key : NULL);
+            ppl_trace("filled", n);
+            ppl_generate(l, n, &g);
+            const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, sums.sum_abs) : 0.0;
+            failures += !check_case(o, l, name, n, NULL, o->input_const ? &sums.checksum : NULL, sums.sum,
+                                    tolerance, data_names[o->data], o->common.seed);
+        } else {
+            float *h_in = (float *)ppl_input(l, n, 4); /* made where the device program reads it */
+            fill_input(h_in, n, o->data, stream);
+            ppl_trace("filled", n);
+            const double expected = ppl_sum_f64(h_in, n);
+            const double tolerance = o->data == DATA_UNIFORM ? ppl_reduce_tolerance(n, ppl_sum_abs_f64(h_in, n)) : 0.0;
+            ppl_load(l, h_in, n, 4);
+            failures += !check_case(o, l, name, n, o->input_const ? h_in : NULL, NULL, expected, tolerance,
+                                    data_names[o->data], o->common.seed);
+        }
         ppl_trace("checked", n);
     }
     return failures;
@@ -258,7 +289,7 @@ static int run_dataset_case(const options *o, ppl_link *l)
     const double sum_abs = ppl_sum_abs_f64(x, n);
     const double tolerance = sum_is_exact(x, n, sum_abs) ? 0.0 : ppl_reduce_tolerance(n, sum_abs);
     ppl_load(l, x, n, 4);
-    const int failures = !check_case(o, l, o->common.dataset, n, o->input_const ? x : NULL, expected, tolerance,
+    const int failures = !check_case(o, l, o->common.dataset, n, o->input_const ? x : NULL, NULL, expected, tolerance,
                                      "dataset", 0);
     ppl_dataset_free(&in);
     ppl_dataset_free(&want);

@@ -70,6 +70,13 @@ void ppl_pattern_load(const void *input, uint64_t n, uint32_t elem_bytes)
     b.n = n;
 }
 
+void ppl_pattern_generate(uint64_t n, const ppl_generator *gen)
+{
+    reserve(n);
+    ppl_serve_generate(b.d_pristine, n, gen);
+    b.n = n;
+}
+
 /* Restores the input, poisons the output and scratch with NaN (all bits set), so stale values never pass. */
 static void prepare_run(void)
 {

@@ -153,6 +153,45 @@ START_TEST(test_inputs_the_same_on_a_team)
 }
 END_TEST
 
+/* Loop index: a size either side of one chunk and of PPL_PARALLEL_MIN. What ppl_generated_sums computes from a
+ * stream without storing it (the checker's view of an input the device program made) is, bit for bit, what
+ * ppl_sum_f64, ppl_sum_abs_f64 and ppl_checksum_u32 give over the same stream filled into memory, on one thread and
+ * on four; without a key, no checksum. */
+static const size_t generated_sizes[] = {1, 65537, PPL_PARALLEL_MIN - 1, 3 * PPL_PARALLEL_MIN + 7};
+
+START_TEST(test_generated_sums_are_the_filled_ones)
+{
+    const size_t n = generated_sizes[_i];
+    float *x = alloc_floats(n);
+    const ppl_generator kinds[] = {ppl_generator_of(PPL_GEN_UNIFORM, 17, -1.5f, 2.25f, 1),
+                                   ppl_generator_of(PPL_GEN_INTEGER, 18, 0.0f, 0.0f, 15),
+                                   ppl_generator_of(PPL_GEN_SIGNS, 19, 0.0f, 0.0f, 1)};
+    const uint64_t key = 0x1234567890abcdefull;
+    for (int k = 0; k < 3; k++) {
+        ppl_fill_generated(x, n, &kinds[k]);
+        const double sum = ppl_sum_f64(x, n), sum_abs = ppl_sum_abs_f64(x, n);
+        const uint64_t checksum = ppl_checksum_u32(x, n, 0, key);
+        for (int threads = 1; threads <= 4; threads += 3) {
+            omp_set_num_threads(threads);
+            const ppl_generated g = ppl_generated_sums(&kinds[k], n, &key);
+            ck_assert_msg(memcmp(&g.sum, &sum, sizeof sum) == 0 && memcmp(&g.sum_abs, &sum_abs, sizeof sum) == 0,
+                          "n %zu, kind %d, %d threads: the sums differ", n, k, threads);
+            ck_assert_msg(g.checksum == checksum, "n %zu, kind %d, %d threads: the checksums differ", n, k, threads);
+            ck_assert_msg(ppl_generated_sums(&kinds[k], n, NULL).checksum == 0, "a checksum without a key");
+        }
+    }
+    /* the fills of rng.h are these streams: ppl_fill_uniform(seed, lo, hi) is the generator of (seed, lo, hi) */
+    float *y = alloc_floats(n);
+    ppl_fill_uniform(y, n, 17, -1.5f, 2.25f);
+    ppl_fill_generated(x, n, &kinds[0]);
+    ck_assert_msg(memcmp(x, y, n * sizeof *x) == 0, "n %zu: ppl_fill_uniform is not its generator's stream", n);
+    for (size_t i = 0; i < n; i += 997) /* and element i is rng.h's formula for it */
+        ck_assert_float_eq(x[i], -1.5f + 3.75f * ppl_uniform01(17, i));
+    free(x);
+    free(y);
+}
+END_TEST
+
 /* ---- ppl_gamma ---- */
 
 START_TEST(test_gamma_values)
@@ -364,6 +403,8 @@ Suite *reference_suite(void)
     tcase_add_test(tc, test_sum_empty);
     tcase_add_loop_test(tc, test_sum_chunking_independent, 0, NUM_CHUNK_SIZES);
     tcase_add_loop_test(tc, test_inputs_the_same_on_a_team, 0, (int)(sizeof team_sizes / sizeof team_sizes[0]));
+    tcase_add_loop_test(tc, test_generated_sums_are_the_filled_ones, 0,
+                        (int)(sizeof generated_sizes / sizeof generated_sizes[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("gamma");
