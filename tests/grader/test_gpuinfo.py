@@ -91,9 +91,23 @@ class Snapshot(unittest.TestCase):
         run, calls = self.runner()
         s = gpuinfo.snapshot(run)
         self.assertEqual((len(s["gpus"]), len(s["apps"]), "error" in s), (8, 3, False))
-        self.assertEqual(calls[0][1], "--query-gpu=pci.bus_id,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
-                                      "temperature.gpu,power.draw,pstate,name")
-        self.assertEqual(calls[1][1], "--query-compute-apps=gpu_bus_id,pid,used_memory,process_name")
+        asked = sorted(argv[1] for argv in calls)  # the two run at once, in either order
+        self.assertEqual(asked, ["--query-compute-apps=gpu_bus_id,pid,used_memory,process_name",
+                                 "--query-gpu=pci.bus_id,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
+                                 "temperature.gpu,power.draw,pstate,name"])
+
+    def test_the_two_queries_run_at_once(self):
+        """Neither query waits for the other: each call of this runner returns only once both have been made (a
+        barrier of two; asked one after the other, the first would wait for the second forever, here 10 s)."""
+        import threading
+        both = threading.Barrier(2, timeout=10)
+
+        def at_once(argv):
+            both.wait()
+            out = H200_GPUS if argv[1].startswith("--query-gpu=") else H200_APPS
+            return subprocess.CompletedProcess(argv, 0, out, "")
+        s = gpuinfo.snapshot(self.runner(fail=at_once)[0])
+        self.assertEqual((len(s["gpus"]), len(s["apps"]), "error" in s), (8, 3, False))
 
     def test_no_nvidia_smi(self):
         def missing(argv):
