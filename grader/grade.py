@@ -107,6 +107,7 @@ class Grader:
         self.build_layers = {}  # lab -> {"layers": [...], "missing": [...]}: what held the compile of its file
         self.no_device = False
         self.hung = set()  # labs in which a run timed out: their later tests are not run
+        self.bench_tails = {}  # lab -> platform.BenchTail: its benchmark as its correctness program's last list
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
         self.sim_verdicts = sim_verdicts  # lab -> the simulator's Verdict, checked ahead (sim_check.GivenVerdicts)
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
@@ -296,6 +297,11 @@ class Grader:
             stages = self.report.stage_seconds.setdefault(lab, {}) if getattr(self, "report", None) else {}
             stages[name] = round(stages.get(name, 0.0) + time.monotonic() - start, 3)
 
+    def add_stage(self, lab: str, name: str, seconds: float) -> None:
+        """Adds seconds to report.stage_seconds[lab][name], for a stage timed otherwise than by a with-block."""
+        stages = self.report.stage_seconds.setdefault(lab, {}) if getattr(self, "report", None) else {}
+        stages[name] = round(stages.get(name, 0.0) + seconds, 3)
+
     def _gpu_pids(self) -> set | None:
         """The pids of the compute processes on the GPUs now (nvidia-smi), or None where it cannot say."""
         return self.platform.gpu_pids(self)
@@ -445,9 +451,17 @@ class Grader:
             cancel = threading.Event()  # set when the correctness runs hung: the row is not graded then
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 sanitized = pool.submit(self.grade_sanitizers, lab, built.program, cancel)
+                tail = self.platform.bench_tail(self, lab, lambda: checked.full and sanitized.result().full)
+                if tail is not None:
+                    self.bench_tails[lab.name] = tail
                 try:
+                    start = time.monotonic()
                     with self.stage(lab.name, "correctness"):
                         results = [checked, *self.grade_groups(lab, built.program)]
+                    if tail is not None and tail.opened is not None and tail.correct_until is not None:
+                        # the stage ends with the last correctness list, not with the benchmark after it
+                        self.add_stage(lab.name, "correctness", (tail.correct_until - start) -
+                                       (time.monotonic() - start))
                 except BaseException:  # an error, or Ctrl-C: nothing will read the row
                     cancel.set()
                     raise
@@ -532,8 +546,14 @@ class Grader:
             timeouts += [self.run_timeout(lab, group)] * len(runs)
         outcomes = []
         if flat and not self._skip(lab, "", 0):
-            outcomes = self.run_many(program, flat, timeouts=timeouts, workdir=self.build_dir / lab.name / "runs" /
-                                     "correctness", cwd=self.kit, source=lab.source)
+            tail, k = self.bench_tails.get(lab.name), len(flat)
+            more = {} if tail is None else {"gate": lambda j: j < k or tail.open(k), "ends": tail.ends}
+            outcomes = self.run_many(program, flat + ([self._args(tail.args)] if tail else []),
+                                     timeouts=timeouts + ([tail.timeout] if tail else []),
+                                     workdir=self.build_dir / lab.name / "runs" / "correctness", cwd=self.kit,
+                                     source=lab.source, **more)
+            if tail is not None:  # the benchmark's outcome is seen when it is scored (grade_performance), as alone
+                tail.outcome, outcomes = (outcomes[k] if len(outcomes) > k else None), outcomes[:k]
             outcomes = [self._seen(lab, o) for o in outcomes]
         results = []
         for group, span, error in plans:

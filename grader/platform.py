@@ -10,14 +10,63 @@ checks, correctness groups, sanitizers, performance, report) and asks its Platfo
 A Platform serves one Grader: the simulator's keeps that grading's state (runs started ahead, labs that failed).
 """
 import os
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.compile import build as build_mod
 from grader.config import SANITIZERS
 from grader.run import gpuinfo
-from grader.run.run import run_harness
+from grader.run.process import ours
+from grader.run.run import ListEnds, Outcome, run_harness, run_harness_runs
 from grader.sanitize.score import score_sanitizers
 from grader.score.score import hung_labs, not_run, score_performance
+
+
+@dataclass
+class BenchTail:
+    """A lab's benchmark as the last argument list of its correctness program (GpuPlatform.bench_tail): the timed runs
+    in the CUDA context, runner and device program the correctness runs had, instead of a program of their own (on
+    the lent H200 a benchmark program took 0.67-0.73 s, about 0.25 s of it making its context, which the driver makes
+    one at a time, and 0.1-0.3 s ending it). The list is let through (open, asked by the program's feed of lists)
+    only once every list before it ended with status 0 and ready() says the rest of the lab passed (its static
+    checks, its sanitizers row): the benchmark runs when and only when a program of its own would have run, and the
+    performance row is scored from its outcome as before (GpuPlatform.grade_performance). ready may wait."""
+
+    args: list
+    timeout: float
+    ready: object  # () -> bool
+    snapshot: object  # () -> nvidia-smi's view, taken just before the list is let through
+    stage: object  # the Grader's stage(lab, name) context manager
+    lab: str
+    ends: ListEnds = field(default_factory=ListEnds)
+    before: dict | None = None
+    own: set = field(default_factory=set)  # pids in before that are this grader's descendants (its own program)
+    opened: float | None = None  # time.monotonic() when the list was let through
+    correct_until: float | None = None  # when the last correctness list ended
+    outcome: Outcome | None = None
+
+    def open(self, k: int) -> bool:
+        """Whether list k (this one) may go to the program: lists 0..k-1 ended with status 0 and ready()."""
+        for j in range(k):
+            if self.ends.wait(j) != 0:
+                return False
+        self.correct_until = self.ends.seconds_at.get(k - 1)
+        try:
+            if not self.ready():
+                return False
+        except Exception:  # the sanitizers' row could not be had: no benchmark here (grade_performance decides)
+            return False
+        with self.stage(self.lab, "GPU queries"):
+            self.before = self.snapshot()
+        self.own = {app.get("pid") for app in self.before.get("apps") or [] if ours(app.get("pid"))}
+        self.opened = time.monotonic()
+        return True
+
+    def seconds(self) -> float:
+        """The benchmark list's wall seconds: from its letting through to its run-end line."""
+        end = self.ends.seconds_at.get(max(self.ends.seconds_at, default=-1))
+        return round(end - self.opened, 3) if end is not None and self.opened is not None else 0.0
 
 
 class Platform:
@@ -54,6 +103,10 @@ class Platform:
 
     def graded(self, grader, report) -> None:
         """The platform's last words on a finished report (its notes)."""
+
+    def bench_tail(self, grader, lab, ready):
+        """The lab's benchmark as its correctness program's last list (BenchTail), or None: it runs apart or not."""
+        return None
 
 
 class GpuPlatform(Platform):
@@ -106,14 +159,41 @@ class GpuPlatform(Platform):
         grader.log(f"{lab.name}: {SANITIZERS}: {result.summary}")
         return result
 
-    def grade_performance(self, grader, lab, program, correct: bool, report):
-        """Runs the benchmark if every correctness group passed, and scores the speedup."""
+    def bench_tail(self, grader, lab, ready):
+        """The benchmark as the correctness program's last list where nothing else may use the GPU meanwhile (no
+        class lock: one grading on it, or one student a GPU) and the grader runs the kit's own --runs-fd programs;
+        ready: () -> whether the lab's static checks and sanitizers row passed (may wait for the sanitizers)."""
         perf = lab.performance
+        if (perf is None or grader.gpu_lock is not None or grader.run_many is not run_harness_runs or
+                grader._skip(lab, "performance", perf.points)):
+            return None
+        return BenchTail(["--bench", perf.bench, "--seed", str(grader.seed)], max(perf.timeout or 0, grader.timeout),
+                         ready, grader.gpu_snapshot, grader.stage, lab.name)
+
+    def grade_performance(self, grader, lab, program, correct: bool, report):
+        """Scores the benchmark if every correctness group passed: the correctness program's last list where it ran
+        there (bench_tail), else a run of its own now."""
+        perf = lab.performance
+        tail = grader.bench_tails.pop(lab.name, None)
         skipped = grader._skip(lab, "performance", perf.points)
         if skipped:
             return skipped
         if not correct:
             return not_run(lab.name, "performance", perf.points, "not run: every correctness test must pass first")
+        own = ()
+        if tail is not None and tail.outcome is not None and tail.opened is not None:
+            before, outcome = tail.before, grader._seen(lab, tail.outcome)
+            grader.add_stage(lab.name, "benchmark", tail.seconds())
+            with grader.stage(lab.name, "GPU queries"):
+                after = grader.gpu_snapshot()
+            own = tail.own  # the correctness program's device process, on the GPU before its last list
+        else:
+            before, outcome, after = self._bench_apart(grader, lab, program)
+        return self._score_bench(grader, lab, outcome, before, after, report, own)
+
+    def _bench_apart(self, grader, lab, program) -> tuple:
+        """(before, outcome, after) of the benchmark as a program of its own, the GPU queries around it."""
+        perf = lab.performance
         args = ["--bench", perf.bench, "--seed", str(grader.seed)]
         with grader._gpu("exclusive"):  # in a class run, no other student's runs beside the timed one
             with grader.stage(lab.name, "GPU queries"):
@@ -122,9 +202,15 @@ class GpuPlatform(Platform):
                 outcome = grader._run(lab, "bench", program, args, max(perf.timeout or 0, grader.timeout))
             with grader.stage(lab.name, "GPU queries"):
                 after = grader.gpu_snapshot()
+        return before, outcome, after
+
+    def _score_bench(self, grader, lab, outcome, before, after, report, own=()):
+        """The performance row from the benchmark's outcome and nvidia-smi's views around it (own: pids in them that
+        are the benchmark's own program)."""
+        perf = lab.performance
         result = score_performance(lab.name, perf, outcome, grader.config.calibration.get("gpu", ""))
         if outcome.status != "no-device":  # the GPU, its clocks and the other processes on it (grader/run/gpuinfo.py)
-            result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line())
+            result.data["environment"] = env = gpuinfo.environment(before, after, outcome.bench_line(), own)
             for warning in env["warnings"]:
                 result.detail = "\n".join(part for part in (result.detail, f"warning: {warning}") if part)
                 report.notes.append(f"{lab.name}: warning: {warning}")

@@ -150,6 +150,22 @@ def left_by_us(pid) -> bool:
     return False
 
 
+def ours(pid) -> bool:
+    """Whether process pid (an nvidia-smi pid) is, strictly, this process's descendant: a process that cannot be
+    read is not (left_by_us's opposite choice: here a wrong yes would hide another process from a benchmark's
+    record)."""
+    try:
+        parent, seen = _parent(int(pid)), 0
+    except (TypeError, ValueError):
+        return False
+    me = os.getpid()
+    while parent not in (None, 0, 1) and seen < 4096:
+        if parent == me:
+            return True
+        parent, seen = _parent(parent), seen + 1
+    return False
+
+
 def _holds(pid: int, inode: int) -> bool:
     """Whether pid has the pipe `inode` open (the grader's own process is never asked)."""
     try:

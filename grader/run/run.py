@@ -342,9 +342,42 @@ class _Feed(threading.Thread):
             pass
 
 
+class ListEnds:
+    """The run-end lines of a --runs-fd program as they arrive (the checker's own lines, on the result pipe), for a
+    gate that must know how the lists before it ended: wait(k) returns list k's exit status once its run-end line
+    came, or None once the program has ended without one. seconds_at[k]: when it came (time.monotonic())."""
+
+    def __init__(self):
+        self.exits, self.seconds_at, self.over = {}, {}, False
+        self._changed = threading.Condition()
+
+    def on_line(self, raw: bytes) -> None:
+        if b'"run-end"' not in raw:
+            return
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return
+        if isinstance(line, dict) and line.get("kind") == "run-end" and isinstance(line.get("run"), int):
+            with self._changed:
+                self.exits[line["run"]] = line.get("exit")
+                self.seconds_at[line["run"]] = time.monotonic()
+                self._changed.notify_all()
+
+    def ended(self) -> None:
+        with self._changed:
+            self.over = True
+            self._changed.notify_all()
+
+    def wait(self, k: int):
+        with self._changed:
+            self._changed.wait_for(lambda: k in self.exits or self.over)
+            return self.exits.get(k)
+
+
 def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
                      slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None, on_line=None,
-                     gate=None) -> list:
+                     gate=None, ends: ListEnds | None = None) -> list:
     """Runs several argument lists through one lab program and one runner (the checker's --runs-fd: one CUDA
     context for all of them) and returns an Outcome per list, in order.
 
@@ -355,8 +388,9 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     gate(k), when given, is asked before list k is written to the program (which reads each list once it needs it)
     and may wait: False ends the lists there (the program gets no more), and the program's limit is twice the sum.
     more_argv, pass_fds, env and cancel: more for the program and run_process, on_line: Drain's (the simulator's
-    report channel, grader/sim/simulator.py's run_lists_sim). Each Outcome's result_lines are all its list's result
-    lines (those of no list first).
+    report channel, grader/sim/simulator.py's run_lists_sim). ends, a ListEnds, hears every line and is told when
+    the program has ended (a gate's way to wait for the lists before it). Each Outcome's result_lines are all its
+    list's result lines (those of no list first).
     """
     workdir, result = result_file(workdir)
     seeds, lists = set(), []
@@ -371,6 +405,9 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     runs_read, runs_write = os.pipe()
     feed = _Feed(runs_write, [_runs_payload([args]) for args in lists], gate)
     feed.start()
+    if ends is not None:
+        heard = on_line
+        on_line = ends.on_line if heard is None else (lambda line: (heard(line), ends.on_line(line)))
     drain = Drain(result_read, result, on_line)
     drain.start()
     total = sum(timeouts) * (2 if gate is not None else 1) + slack
@@ -386,6 +423,8 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
         os.close(result_write)
         os.close(runs_read)
         drain.join(timeout=30)
+        if ends is not None:
+            ends.ended()
         feed.join(timeout=5)
     lines = read_result_lines(result)
     took = run_seconds(result, drain.arrivals, start)

@@ -38,19 +38,20 @@ def write(obj):
     if RUN is not None:
         obj = {{"run": RUN, **obj}}
     write_raw(json.dumps(obj) + "\\n")
+def next_lists(fd):  # the lists of --runs-fd, each taken once it is whole, as the real checker reads them
+    pending, current = b"", []
+    while chunk := os.read(fd, 65536):
+        pending += chunk
+        *args, pending = pending.split(b"\\0")
+        for arg in args:
+            if arg:
+                current.append(arg.decode())
+            else:
+                yield current
+                current = []
 if "--runs-fd" in ARGS:  # the checker's --runs-fd: each list run as a fake of its own, as the real one runs each
     import subprocess
-    data = b""
-    while chunk := os.read(int(opt("--runs-fd")), 65536):
-        data += chunk
-    lists, current = [], []
-    for arg in data.split(b"\\0")[:-1]:
-        if arg:
-            current.append(arg.decode())
-        else:
-            lists.append(current)
-            current = []
-    for k, args in enumerate(lists):
+    for k, args in enumerate(next_lists(int(opt("--runs-fd")))):
         limit = float(args[args.index("--timeout") + 1]) if "--timeout" in args else None
         child = subprocess.Popen([sys.argv[0], *args, "--ppl-run", str(k), "--result-fd", str(RESULT_FD),
                                   *(["--seed", SEED] if SEED else [])], pass_fds=[RESULT_FD])

@@ -691,6 +691,64 @@ run_seconds = {small = 0.4, exact = 2.5}
             load_config(write_file(self.dir, "labs.toml", bad))
 
 
+class BenchInTheCorrectnessProgram(GradingRun):
+    """One grading on a GPU (no class lock): a lab's benchmark is its correctness program's last argument list
+    (platform.BenchTail: one CUDA context less), let through only once every correctness list ended with status 0
+    and the static checks and sanitizers row passed; otherwise it never reaches the program. With a class's GPU lock
+    it is a program of its own, as before."""
+
+    TOML = SanitizersBesideCorrectness.TOML
+
+    def grade_one(self, body: str, sanitizers: str = "pass", lock=None):
+        from grader.score.score import TestResult
+        config = load_config(write_file(self.dir, "labs.toml", self.TOML))
+        self.submission = make_submission(self.dir / "sub", [("01-first", "reduce.cu")])
+        # run and run_many are the kit's own (run_harness, run_harness_runs): the fake reads --runs-fd as the checker
+        grader = Grader(config, self.submission, kit=self.kit, build_dir=self.dir / "build", seed=12345,
+                        build=self.build_hook({"01-first": self.fake(body)}, config), build_harness=harness_ok,
+                        check=self.check_hook)
+        sanitized = []
+
+        def grade_sanitizers(lab, program, cancel=None):
+            time.sleep(0.3)  # the correctness lists end first: the benchmark's list waits for this row
+            sanitized.append(time.monotonic())
+            return TestResult(lab.name, "sanitizers", 0, 0.0, sanitizers, f"memcheck: {sanitizers}")
+        grader.grade_sanitizers = grade_sanitizers
+        grader.gpu_snapshot = lambda: {}
+        grader.gpu_lock = lock
+        report = grader.grade([lab for lab in config.labs if lab.name == "01-first"])
+        runs = self.dir / "build" / "01-first" / "runs"
+        lines = [json.loads(ln) for ln in (runs / "correctness" / "result.jsonl").read_text().splitlines()]
+        return report, lines, runs, report.stage_seconds["01-first"]
+
+    def test_the_benchmark_is_the_last_list_once_the_rest_passed(self):
+        report, lines, runs, stages = self.grade_one(PASS)
+        self.assertEqual([(r.name, r.status) for r in rows(report, "01-first")],
+                         [("small", "pass"), ("exact", "pass"), ("sanitizers", "pass"), ("performance", "pass")])
+        self.assertEqual([ln["run"] for ln in lines if ln.get("kind") == "bench"], [3])  # after the 3 lists
+        self.assertFalse((runs / "bench").exists())  # no program of its own
+        self.assertGreater(stages["benchmark"], 0.0)  # timed from the list's letting through to its end
+        self.assertIn("GPU queries", stages)
+
+    def test_a_failed_group_or_sanitizers_row_keeps_the_benchmark_out(self):
+        for body, sanitizers in (("all_pass(status='fail')", "pass"), (PASS, "fail")):
+            with self.subTest(body=body, sanitizers=sanitizers):
+                report, lines, runs, _ = self.grade_one(body, sanitizers)
+                self.assertEqual([ln for ln in lines if ln.get("kind") == "bench"], [])
+                self.assertEqual(max(ln.get("run", -1) for ln in lines), 2)  # the three correctness lists alone
+                performance = rows(report, "01-first")[-1]
+                self.assertEqual((performance.name, performance.status), ("performance", "not run"))
+                self.assertFalse((runs / "bench").exists())
+
+    def test_beside_other_students_the_benchmark_is_a_program_of_its_own(self):
+        class Lock:
+            shared = exclusive = staticmethod(contextlib.nullcontext)
+        report, lines, runs, _ = self.grade_one(PASS, lock=Lock())
+        self.assertEqual([ln for ln in lines if ln.get("kind") == "bench"], [])
+        self.assertTrue((runs / "bench" / "result.jsonl").exists())
+        self.assertEqual(rows(report, "01-first")[-1].status, "pass")
+
+
 class SharedGpu(GradingRun):
     """In a class run whose students share a GPU (grader/run/gpu_lock.py), a lab's correctness runs and sanitizers hold
     the GPU shared and its benchmark holds it alone."""
