@@ -1,6 +1,9 @@
 /*
  * check_i32.h - checking int32 outputs: poisoned buffers, element-by-element comparison with the first mismatch
- * named, guard regions past the output, and an unchanged input. Used by the scan and compaction harnesses.
+ * named, guard regions past the output, and an unchanged input; the compaction's reference. Used by the scan,
+ * compaction and histogram harnesses. The host functions over n elements run on an OpenMP team from
+ * PPL_PARALLEL_MIN elements on (harness/checker/parallel.h) and give the same results and messages on any number of
+ * threads.
  */
 #ifndef PPL_CHECK_I32_H
 #define PPL_CHECK_I32_H
@@ -13,6 +16,14 @@
 /* The poison byte; each poisoned int32 reads 0xA5A5A5A5. */
 #define PPL_POISON_BYTE 0xA5
 #define PPL_POISON_I32 ((int)0xA5A5A5A5u)
+
+/* The compaction's reference (host): writes the elements of in[0..n) greater than threshold to out, in input order,
+ * and returns how many. out has room for n elements; nothing past the kept ones is written. */
+size_t ppl_compact_greater_i32(const int *in, int *out, size_t n, int threshold);
+
+/* For each k < count, index[k] = the input index of the element that ppl_compact_greater_i32 would write at out
+ * position ranks[k] (host). Every rank must be below the number of elements kept. */
+void ppl_kept_indices_i32(const int *in, size_t n, int threshold, const size_t *ranks, size_t count, size_t *index);
 
 /* Returns 1 if got is the keyed checksum (checksum.h) of was[0..n) (host, 32-bit words), else 0 with a message: the
  * input was changed, somewhere (a large input comes back as its checksum only). */

@@ -102,14 +102,12 @@ static void fill_input(int *h_in, size_t n, uint64_t seed)
         h_in[i] = (int)(ppl_random_bits(seed, (uint64_t)i) % (2 * VALUE_RANGE + 1)) - VALUE_RANGE;
 }
 
-/* The reference: the elements of in greater than threshold, in order; returns how many. */
+/* The reference: the elements of in greater than threshold, in order; returns how many. Chunks counted, then written
+ * at their offsets, on a team from PPL_PARALLEL_MIN elements on (check_i32.h): the same elements on any number of
+ * threads, and h_expected's pages first touched by the team. */
 static size_t compact_cpu(const int *in, int *out, size_t n, int threshold)
 {
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (in[i] > threshold)
-            out[count++] = in[i];
-    return count;
+    return ppl_compact_greater_i32(in, out, n, threshold);
 }
 
 static void case_name(char *buf, size_t len, size_t n, const char *data, int threshold)
@@ -237,45 +235,29 @@ typedef struct {
     size_t position[PPL_PERTURBATIONS]; /* where the perturbed element lands in the output */
 } bench_truth;
 
-/* Orders table entries by the output position they perturb. */
-static const size_t *sort_positions;
-static int by_position(const void *a, const void *b)
-{
-    const size_t pa = sort_positions[*(const int *)a], pb = sort_positions[*(const int *)b];
-    return pa < pb ? -1 : pa > pb;
-}
-
 /* A perturbation of one kept element (x > 0) to another value that is kept: the count and every place stay, only
  * that element's value in the output changes, so the checker knows every run's answer and an output kept from an
  * earlier run fails. */
 static void make_table(bench_truth *t, const int *in, uint64_t seed)
 {
-    int order[PPL_PERTURBATIONS];
     for (uint64_t k = 0; k < PPL_PERTURBATIONS; k++) { /* draw output positions first... */
         memset(&t->table[k], 0, sizeof t->table[k]);
         t->position[k] = t->expected_count ? (size_t)ppl_secret_below(seed, 2 * k, t->expected_count) : 0;
-        order[k] = (int)k;
     }
     if (!t->expected_count)
         return;
-    sort_positions = t->position;
-    qsort(order, PPL_PERTURBATIONS, sizeof *order, by_position);
-    int next = 0; /* ...then find the input index of each, in one pass over the input */
-    for (size_t i = 0, rank = 0; i < t->n && next < PPL_PERTURBATIONS; i++) {
-        if (in[i] <= 0)
-            continue;
-        for (; next < PPL_PERTURBATIONS && t->position[order[next]] == rank; next++) {
-            const int k = order[next];
-            ppl_perturbation *p = &t->table[k];
-            int now = 1 + (int)ppl_secret_below(seed, 2 * (uint64_t)k + 1, VALUE_RANGE);
-            if (now == in[i])
-                now = now == VALUE_RANGE ? 1 : now + 1;
-            p->index = i;
-            p->count = 1;
-            p->original[0] = (uint32_t)in[i];
-            p->value[0] = (uint32_t)now;
-        }
-        rank++;
+    size_t index[PPL_PERTURBATIONS]; /* ...then find the input index of each (in parallel: check_i32.h) */
+    ppl_kept_indices_i32(in, t->n, 0, t->position, PPL_PERTURBATIONS, index);
+    for (int k = 0; k < PPL_PERTURBATIONS; k++) {
+        const size_t i = index[k];
+        ppl_perturbation *p = &t->table[k];
+        int now = 1 + (int)ppl_secret_below(seed, 2 * (uint64_t)k + 1, VALUE_RANGE);
+        if (now == in[i])
+            now = now == VALUE_RANGE ? 1 : now + 1;
+        p->index = i;
+        p->count = 1;
+        p->original[0] = (uint32_t)in[i];
+        p->value[0] = (uint32_t)now;
     }
 }
 

@@ -4,7 +4,7 @@
  *
  *   test_harness                  every suite
  *   test_harness SUITE [TCASE]    one suite (dataset, rng, reference, stats, results, cli, link, checksum,
- *                                 committed_datasets)
+ *                                 check_i32, committed_datasets)
  *
  * The link suite starts runners in the sandbox, which under bubblewrap runs this program again as its trusted stage
  * (sandbox.h): main answers that first, as the checker's does.
@@ -25,7 +25,7 @@
 #define PPL_DATASETS_ROOT "datasets"
 #endif
 
-#define SUITES "dataset, rng, reference, stats, results, cli, link, checksum, committed_datasets"
+#define SUITES "dataset, rng, reference, stats, results, cli, link, checksum, check_i32, committed_datasets"
 
 int main(int argc, char **argv)
 {
@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         srunner_add_suite(sr, cli_suite());
         srunner_add_suite(sr, link_suite());
         srunner_add_suite(sr, checksum_suite());
+        srunner_add_suite(sr, check_i32_suite());
         srunner_add_suite(sr, committed_datasets_suite(root));
     }
 

@@ -21,6 +21,7 @@ Suite *results_suite(void);
 Suite *cli_suite(void);
 Suite *link_suite(void);     /* link.c and bench.c, with the fake runner (fake_runner.c) */
 Suite *checksum_suite(void);
+Suite *check_i32_suite(void);  /* check_i32.c: the compaction's reference, the comparisons */
 Suite *committed_datasets_suite(const char *root); /* root: the kit's datasets/ */
 
 /* A fresh scratch folder (mkdtemp under $TMPDIR or /tmp) for the running test; tmp_path names a file in it. */
