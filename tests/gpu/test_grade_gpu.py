@@ -23,17 +23,17 @@ import time
 import unittest
 from pathlib import Path
 
+from grader.config import load_config
 from tests.grader.test_static_check import WRONG
 from tools.instructor.variants.wrong import mutations, submission
 from tools.author.make_skeletons import derive
 
 KIT = Path(__file__).resolve().parents[2]
 
-SOURCES = {"01-global-strided": "reduce.cu", "02-shared-strided": "reduce.cu", "03-sequential": "reduce.cu",
-           "04-unrolled": "reduce.cu", "05-coarsened": "reduce.cu", "06-scan": "scan.cu", "07-compact": "compact.cu",
-           "08-single-pass": "scan.cu"}
+# the labs as grader/labs.toml lists them (a lab added there is graded here too): name -> its one file, the bonus ones
+SOURCES = {lab.name: lab.source for lab in load_config().labs}
 LABS = list(SOURCES)
-BONUS = ["08-single-pass"]
+BONUS = [lab.name for lab in load_config().labs if lab.bonus]
 PERFORMANCE = "performance"
 STATIC_CHECKS = "static checks"  # each lab's first row, of no points: grader/compile/static_check.py
 SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness groups: grader/sanitize/
