@@ -40,7 +40,8 @@ SANITIZERS = "sanitizers"  # compute-sanitizer's row, after the correctness grou
 GRADE_TIMEOUT = 1800  # seconds for one whole grading run
 # What the harness says when a blank lab computes a wrong answer: a wrong sum (reductions), a wrong element
 # (scans, compaction), a wrong count (compaction).
-WRONG_ANSWER = re.compile(r"wrong sum|element \d+: got|count: got")
+# a wrong answer in each pattern's words: a reduction's sum, a scan's or compaction's element or count, a histogram's bin
+WRONG_ANSWER = re.compile(r"wrong sum|element \d+: got|count: got|bin \d+ .*: got")
 BROKEN_SIGNS = ("timed out", "crashed with signal", "CUDA error", "does not compile", "harness rejected")
 
 
