@@ -248,6 +248,18 @@ class Drain(threading.Thread):
                         self.on_line(line)
 
 
+def run_end(raw: bytes) -> dict | None:
+    """The run-end line of a --runs-fd program's list (its "run" index and "exit" status) that raw holds, else None."""
+    if b'"run-end"' not in raw:
+        return None
+    try:
+        line = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    ok = isinstance(line, dict) and line.get("kind") == "run-end" and isinstance(line.get("run"), int)
+    return line if ok else None
+
+
 def run_seconds(path, arrivals: list, start: float) -> dict:
     """Run index -> the wall seconds of that run of a --runs-fd program: from the previous run's run-end line (the
     program's start for the first) to its own, as the grader received them (Drain.arrivals). Measured by the
@@ -259,14 +271,11 @@ def run_seconds(path, arrivals: list, start: float) -> dict:
     seconds, offset, previous = {}, 0, start
     for raw in data.split(b"\n"):
         offset += len(raw) + 1
-        if b'"run-end"' not in raw:
-            continue
-        try:
-            line = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        line = run_end(raw)
+        if line is None:
             continue
         came = next((t for received, t in arrivals if received >= offset - 1), None)
-        if came is not None and isinstance(line, dict) and isinstance(line.get("run"), int):
+        if came is not None:
             seconds[line["run"]] = round(came - previous, 3)
             previous = came
     return seconds
@@ -352,13 +361,8 @@ class ListEnds:
         self._changed = threading.Condition()
 
     def on_line(self, raw: bytes) -> None:
-        if b'"run-end"' not in raw:
-            return
-        try:
-            line = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return
-        if isinstance(line, dict) and line.get("kind") == "run-end" and isinstance(line.get("run"), int):
+        line = run_end(raw)
+        if line is not None:
             with self._changed:
                 self.exits[line["run"]] = line.get("exit")
                 self.seconds_at[line["run"]] = time.monotonic()

@@ -16,7 +16,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.sim import simulator
+from tests.sim.test_sim import build_reduction
 from tools.instructor.variants.wrong import mutated_text
 
 KIT = Path(__file__).resolve().parents[2]
@@ -37,15 +37,7 @@ class GeneratedOnTheDevice(unittest.TestCase):
 
     def build(self, tag: str, text: str) -> Path:
         """text built as a reduction lab for the simulator (mk/sim.mk); returns the lab program."""
-        folder = Path(self.tmp.name) / tag
-        folder.mkdir(parents=True, exist_ok=True)
-        copy = folder / "reduce.cu"
-        copy.write_text(text)
-        proc = subprocess.run(["make", "-s", "-f", str(simulator.SIM_MAKEFILE), f"KIT={KIT}", "PATTERN=reduce",
-                               f"LAB_SRC={copy}", f"BUILD={folder}"], cwd=KIT, capture_output=True, text=True,
-                              timeout=900)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        return folder / "reduce_lab"
+        return build_reduction(self, Path(self.tmp.name) / tag, text)
 
     def run_lab(self, program: Path, args, generate_min=None) -> tuple:
         """(exit status, the checks' result lines, stderr) of one run in process, PPL_TRACE on."""

@@ -39,6 +39,18 @@ CAUGHT_BEFORE_RUNNING = {n: m["verdict"] for n, m in TABLE.items() if m.get("cau
 GPU_ONLY = {n: m["gpu_only"] for n, m in TABLE.items() if m.get("caught") == "gpu only"}
 
 
+def build_reduction(test: unittest.TestCase, folder: Path, text: str) -> Path:
+    """text built as a reduction lab's reduce.cu for the simulator with mk/sim.mk itself, its copy in folder (made
+    here) as the grader has it; the test fails with make's output if it does not build. Returns the lab program."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "reduce.cu"
+    copy.write_text(text)
+    proc = subprocess.run(["make", "-s", "-f", str(simulator.SIM_MAKEFILE), f"KIT={KIT}", "PATTERN=reduce",
+                           f"LAB_SRC={copy}", f"BUILD={folder}"], cwd=KIT, capture_output=True, text=True, timeout=900)
+    test.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    return folder / "reduce_lab"
+
+
 def sim_grader(config, folder, run_pool=None, **kwargs):
     """A Grader on the simulator's back end (python3 -m grader --simulator)."""
     return Grader(config, folder, platform=simulator.SimPlatform(run_pool=run_pool), **kwargs)
@@ -329,15 +341,7 @@ class FindingsTheStudentCannotTouch(SimGrading):
     def build(self, tag: str, text: str) -> Path:
         """Builds text as lab 04's reduce.cu with mk/sim.mk itself (no grader/compile/build.py: it would refuse #line),
         the copy in the build folder as the grader has it; returns the lab program."""
-        folder = Path(self.tmp.name) / tag
-        folder.mkdir(parents=True)
-        copy = folder / "reduce.cu"
-        copy.write_text(text)
-        proc = subprocess.run(["make", "-s", "-f", str(simulator.SIM_MAKEFILE), f"KIT={KIT}", "PATTERN=reduce",
-                               f"LAB_SRC={copy}", f"BUILD={folder}"], cwd=KIT, capture_output=True, text=True,
-                              timeout=900)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        return folder / "reduce_lab"
+        return build_reduction(self, Path(self.tmp.name) / tag, text)
 
     def run_sim(self, program, tag: str):
         workdir = Path(self.tmp.name) / tag / "run"
