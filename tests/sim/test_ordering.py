@@ -25,6 +25,7 @@ from grader.patterns import KIT
 from grader.run.runs_ahead import RunPool
 from tests.sim.test_sim import SimGrading
 from tools.instructor.variants.wrong import mutations, submission
+from tests.timing import slow
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
 TABLE = Path(__file__).resolve().parent / "ordering" / "variants.toml"
@@ -149,6 +150,7 @@ class DirectRuns(unittest.TestCase):
     budget of 30 million, and is neither a hang nor out of its budget, which grows with the threads launched
     (issue 20: it was "TIMEOUT ... it probably loops forever")."""
 
+    @slow  # 47 s on 2 cores (tests/timing.py: over about 20 s, make test-all's)
     def test_direct_variants_pass_in_order(self):
         table = mutations(TABLE)
         direct = [n for n, v in table.items() if v.get("direct")]

@@ -23,6 +23,7 @@ from pathlib import Path
 from grader.classroom import slurm
 from grader.patterns import KIT
 from tools.instructor import make_class
+from tests.timing import slow
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo")
 JOB_WAIT = 600  # seconds for the whole class (the harness may have to be built first)
@@ -190,6 +191,7 @@ class SingleNodeSlurm(unittest.TestCase):
         cls.cluster.stop()
         cls.tmp.cleanup()
 
+    @slow  # 41 s on 2 cores, a real single-node Slurm (tests/timing.py: make test-all's)
     def test_a_class_graded_by_a_job_array(self):
         root = Path(self.tmp.name)
         uploads, out = root / "uploads", root / "out"

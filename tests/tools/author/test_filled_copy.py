@@ -95,6 +95,7 @@ class FilledCopy(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn(f"{len(self.filled)} with edits", done.stdout)
 
+    @slow  # 36 s on 2 cores (tests/timing.py: over about 20 s, make test-all's)
     def test_the_release_ships_skeletons_not_answers(self):
         self.unittest_in_copy("tests.tools.instructor.test_dist.Rules", "tests.tools.instructor.test_dist.Release")
 
