@@ -22,7 +22,6 @@ from grader.intake.collect import collect
 from grader.sim.simulator import SIM_MAX_N, largest_size
 from tests.grader.classroom.test_intake import disk_bytes, nested_bomb
 from tools.author.make_skeletons import blank_out
-from tests.timing import slow
 
 BOMB_NOTE = "could not unpack inner.zip: the upload unpacks to more than 200 MiB (the limit for one upload"
 
@@ -264,7 +263,6 @@ class Autograder(GradescopeFormat):
         self.assertNotIn("Grade on a GPU for the full marks", data["output"])  # make grade SIM=1's advice
         self.assertNotIn("leaderboard", data)  # an estimate is never put beside the measured speedups
 
-    @slow  # 27 s on 2 cores (tests/timing.py: over about 20 s, make test-all's)
     @unittest.skipUnless(have_nvcc(), "nvcc not found: the autograder cannot compile here (install the CUDA toolkit)")
     def test_a_compile_error(self):
         data, _ = self.grade(self.autograder_root({"reduce.cu": BROKEN}))
