@@ -294,8 +294,7 @@ class Grader:
         try:
             yield
         finally:
-            stages = self.report.stage_seconds.setdefault(lab, {}) if getattr(self, "report", None) else {}
-            stages[name] = round(stages.get(name, 0.0) + time.monotonic() - start, 3)
+            self.add_stage(lab, name, time.monotonic() - start)
 
     def add_stage(self, lab: str, name: str, seconds: float) -> None:
         """Adds seconds to report.stage_seconds[lab][name], for a stage timed otherwise than by a with-block."""
@@ -455,13 +454,11 @@ class Grader:
                 if tail is not None:
                     self.bench_tails[lab.name] = tail
                 try:
-                    start = time.monotonic()
                     with self.stage(lab.name, "correctness"):
                         results = [checked, *self.grade_groups(lab, built.program)]
                     if tail is not None and tail.opened is not None and tail.correct_until is not None:
                         # the stage ends with the last correctness list, not with the benchmark after it
-                        self.add_stage(lab.name, "correctness", (tail.correct_until - start) -
-                                       (time.monotonic() - start))
+                        self.add_stage(lab.name, "correctness", tail.correct_until - time.monotonic())
                 except BaseException:  # an error, or Ctrl-C: nothing will read the row
                     cancel.set()
                     raise

@@ -167,8 +167,13 @@ class GpuPlatform(Platform):
         if (perf is None or grader.gpu_lock is not None or grader.run_many is not run_harness_runs or
                 grader._skip(lab, "performance", perf.points)):
             return None
-        return BenchTail(["--bench", perf.bench, "--seed", str(grader.seed)], max(perf.timeout or 0, grader.timeout),
-                         ready, grader.gpu_snapshot, grader.stage, lab.name)
+        return BenchTail(*self._bench_run(grader, lab), ready, grader.gpu_snapshot, grader.stage, lab.name)
+
+    @staticmethod
+    def _bench_run(grader, lab) -> tuple:
+        """(the benchmark's arguments, its time limit in seconds), as the correctness program's last list or alone."""
+        perf = lab.performance
+        return ["--bench", perf.bench, "--seed", str(grader.seed)], max(perf.timeout or 0, grader.timeout)
 
     def grade_performance(self, grader, lab, program, correct: bool, report):
         """Scores the benchmark if every correctness group passed: the correctness program's last list where it ran
@@ -193,13 +198,12 @@ class GpuPlatform(Platform):
 
     def _bench_apart(self, grader, lab, program) -> tuple:
         """(before, outcome, after) of the benchmark as a program of its own, the GPU queries around it."""
-        perf = lab.performance
-        args = ["--bench", perf.bench, "--seed", str(grader.seed)]
+        args, timeout = self._bench_run(grader, lab)
         with grader._gpu("exclusive"):  # in a class run, no other student's runs beside the timed one
             with grader.stage(lab.name, "GPU queries"):
                 before = grader.gpu_snapshot()
             with grader.stage(lab.name, "benchmark"):
-                outcome = grader._run(lab, "bench", program, args, max(perf.timeout or 0, grader.timeout))
+                outcome = grader._run(lab, "bench", program, args, timeout)
             with grader.stage(lab.name, "GPU queries"):
                 after = grader.gpu_snapshot()
         return before, outcome, after

@@ -136,18 +136,10 @@ def left_by_us(pid) -> bool:
     """Whether process pid (an nvidia-smi pid, an int or a string) is this process's descendant or an orphan (parent
     pid 1); a process that cannot be read (gone, or another pid namespace's) counts as ours, so nothing is hidden."""
     try:
-        pid = int(pid)
+        parent = _parent(int(pid))
     except (TypeError, ValueError):
         return True
-    me, seen = os.getpid(), 0
-    parent = _parent(pid)
-    if parent is None or parent == 1:
-        return True
-    while parent not in (None, 0, 1) and seen < 4096:
-        if parent == me:
-            return True
-        parent, seen = _parent(parent), seen + 1
-    return False
+    return parent is None or parent == 1 or ours(pid)
 
 
 def ours(pid) -> bool:

@@ -192,7 +192,12 @@ int ppl_check_input_unchanged_i32(const int *now, const int *was, size_t n, char
 
 int ppl_check_input_sum(uint64_t got, const void *was, size_t n, uint64_t key, char *message, size_t message_len)
 {
-    if (got == ppl_checksum_u32(was, n, 0, key))
+    return ppl_check_input_checksum(got, ppl_checksum_u32(was, n, 0, key), n, message, message_len);
+}
+
+int ppl_check_input_checksum(uint64_t got, uint64_t want, size_t n, char *message, size_t message_len)
+{
+    if (got == want)
         return 1;
     snprintf(message, message_len,
              "the input was modified: its checksum after the call differs (at n = %zu only a checksum comes back, so "

@@ -89,19 +89,26 @@ const void *ppl_output(const ppl_link *l) { return l->area[1]; }
 
 static uint32_t loaded_elem_bytes = 4; /* of the input loaded last: ppl_want_input's words */
 
+/* Sends a request that makes the input of the runs to come (LOAD, GENERATE: what its reply's n must say), and takes
+ * its reply; a failure is reported for the case in progress (ppl_link_fail). */
+static void make_input(ppl_link *l, uint32_t type, const char *what, const void *rq, size_t rq_bytes,
+                       const void *bulk, size_t bulk_bytes, uint64_t n, uint32_t elem_bytes)
+{
+    ppl_load_reply reply;
+    const int code = ppl_link_call(l, type, rq, rq_bytes, bulk, bulk_bytes, &reply, sizeof reply, NULL, 0);
+    if (code != 0)
+        ppl_link_fail(l, code);
+    if (reply.n != n)
+        ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a %s reply for another size", what),
+                          PPL_LINK_GARBAGE));
+    loaded_elem_bytes = elem_bytes;
+}
+
 void ppl_load(ppl_link *l, const void *input, uint64_t n, uint32_t elem_bytes)
 {
     ppl_trace("load", n);
     const ppl_load_request rq = {n, elem_bytes, 0};
-    ppl_load_reply reply;
-    const int code = ppl_link_call(l, PPL_MSG_LOAD, &rq, sizeof rq, input, n * elem_bytes, &reply, sizeof reply,
-                                   NULL, 0);
-    if (code != 0)
-        ppl_link_fail(l, code);
-    if (reply.n != n)
-        ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a LOAD reply for another size"),
-                          PPL_LINK_GARBAGE));
-    loaded_elem_bytes = elem_bytes;
+    make_input(l, PPL_MSG_LOAD, "LOAD", &rq, sizeof rq, input, n * elem_bytes, n, elem_bytes);
     ppl_trace("loaded", n);
 }
 
@@ -124,14 +131,7 @@ void ppl_generate(ppl_link *l, uint64_t n, const ppl_generator *gen)
     memset(&rq, 0, sizeof rq);
     rq.n = n;
     rq.gen = *gen;
-    ppl_load_reply reply;
-    const int code = ppl_link_call(l, PPL_MSG_GENERATE, &rq, sizeof rq, NULL, 0, &reply, sizeof reply, NULL, 0);
-    if (code != 0)
-        ppl_link_fail(l, code);
-    if (reply.n != n)
-        ppl_link_fail(l, (snprintf(l->message, sizeof l->message, "a GENERATE reply for another size"),
-                          PPL_LINK_GARBAGE));
-    loaded_elem_bytes = 4;
+    make_input(l, PPL_MSG_GENERATE, "GENERATE", &rq, sizeof rq, NULL, 0, n, 4);
     ppl_trace("generated", n);
 }
 

@@ -29,6 +29,10 @@ void ppl_kept_indices_i32(const int *in, size_t n, int threshold, const size_t *
  * input was changed, somewhere (a large input comes back as its checksum only). */
 int ppl_check_input_sum(uint64_t got, const void *was, size_t n, uint64_t key, char *message, size_t message_len);
 
+/* The same with the input's checksum already known (want: one the checker computed without a copy, reference.h's
+ * ppl_generated_sums), for an input of n elements. */
+int ppl_check_input_checksum(uint64_t got, uint64_t want, size_t n, char *message, size_t message_len);
+
 /* Fills d[0..count) (device) with the poison pattern. */
 void ppl_poison_i32(int *d, size_t count);
 

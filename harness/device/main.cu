@@ -204,6 +204,16 @@ void ppl_serve_record(const ppl_run_record *r)
 static uint64_t loaded_n;           /* elements of the input loaded last (0: none) */
 static uint32_t loaded_elem_bytes; /* and their size */
 
+/* The input of the runs to come is n elements of elem_bytes bytes (a LOAD's or a GENERATE's): replied to type. */
+static void loaded(uint32_t type, uint64_t n, uint32_t elem_bytes)
+{
+    loaded_n = n;
+    loaded_elem_bytes = elem_bytes;
+    reply_begin(sizeof(ppl_load_reply));
+    ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = n;
+    reply_send(type);
+}
+
 /* A LOAD: the request through the pipe, the input in the checker's input area, mapped read-only (its pages mapped
  * at once: one fault per page would cost more than the copy) and unmapped once it is on the device. */
 static void serve_load(const ppl_msg_header *h)
@@ -221,11 +231,7 @@ static void serve_load(const ppl_msg_header *h)
         ppl_device_fatal("the device program cannot map the checker's input area", PPL_EXIT_CUDA);
     ppl_pattern_load(input, rq.n, rq.elem_bytes);
     munmap(input, bytes);
-    loaded_n = rq.n;
-    loaded_elem_bytes = rq.elem_bytes;
-    reply_begin(sizeof(ppl_load_reply));
-    ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
-    reply_send(PPL_MSG_LOAD);
+    loaded(PPL_MSG_LOAD, rq.n, rq.elem_bytes);
 }
 
 /* A GENERATE: the pattern makes the input on the device from the generator; nothing is mapped. */
@@ -238,11 +244,7 @@ static void serve_generate(const ppl_msg_header *h)
         rq.gen.m < 1)
         ppl_device_fatal("the device program got a GENERATE it cannot serve (a kit bug)", PPL_EXIT_USAGE);
     ppl_pattern_generate(rq.n, &rq.gen);
-    loaded_n = rq.n;
-    loaded_elem_bytes = 4;
-    reply_begin(sizeof(ppl_load_reply));
-    ((ppl_load_reply *)reply_room(sizeof(ppl_load_reply)))->n = rq.n;
-    reply_send(PPL_MSG_GENERATE);
+    loaded(PPL_MSG_GENERATE, rq.n, 4);
 }
 
 static void serve(const ppl_msg_header *h, uint64_t n)
