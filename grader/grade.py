@@ -41,9 +41,9 @@ from grader.run.process import left_by_us
 from grader.report.text import printable
 from grader.run.run import NO_DEVICE_MESSAGE, run_harness, run_harness_runs
 from grader.sanitize.runs import run_sanitizers
-from grader.score.score import (FORBIDDEN, STATIC_CHECKS, TestResult, apply_hazards, hang_note, hung_labs,
-                                no_device, not_run, note_writes_past_the_end, score_group, score_static_check,
-                                student_path_mapper, student_paths)
+from grader.score.score import (FORBIDDEN, HANG_NOTE_START, STATIC_CHECKS, TestResult, apply_hazards, hang_note,
+                                hung_labs, no_device, not_run, note_writes_past_the_end, score_group,
+                                score_static_check, student_path_mapper, student_paths)
 
 KIT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0
@@ -111,6 +111,7 @@ class Grader:
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
         self.sim_verdicts = sim_verdicts  # lab -> the simulator's Verdict, checked ahead (sim_check.GivenVerdicts)
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
+        self.sim_apart = None  # with sim_verdicts LATER: the GivenVerdicts whose labs lay_over_sim_checks completes
         self.platform.attach(self)
 
     def sim_check_plan(self) -> tuple:
@@ -144,7 +145,9 @@ class Grader:
         # whole: mk/lab.mk)
         checking, why = self.sim_check_plan()
         report.simulator_check = {"enabled": checking, "why": why, "labs": {}}
-        if checking and self.sim_verdicts is not None:  # checked ahead (a class run's CPU side)
+        if checking and self.sim_verdicts == sim_check_mod.LATER:  # checked apart, laid over later (a class run)
+            self.sim_checker = self.sim_apart = sim_check_mod.GivenVerdicts(self, {}, later=True)
+        elif checking and self.sim_verdicts is not None:  # checked ahead
             self.sim_checker = sim_check_mod.GivenVerdicts(self, self.sim_verdicts)
         elif checking:  # the simulator's harness objects build beside the GPU's
             self.sim_checker = sim_check_mod.SimCheck(self, Grader, hooks=self.sim_hooks,
@@ -230,11 +233,9 @@ class Grader:
 
     def _finish(self, labs, report, start) -> Report:
         """The report's closing parts once every lab is graded: the simulator's check laid over, notes, seconds."""
-        if self.sim_checker is not None:
+        if self.sim_checker is not None and not self.sim_checker.later:
             self.combine_sim_checks(labs, report)
-        hung = hung_labs(report)
-        if hung:
-            report.notes.append(hang_note(hung))
+        self.note_hangs(report)
         report.no_device = self.no_device
         ran = any(r.status not in ("not run", "FORBIDDEN", "NO BUILD") for r in report.results
                   if r.name != "static checks")
@@ -260,6 +261,29 @@ class Grader:
                                 "correctness tests of small sizes on the kit's CPU simulator.")
         report.seconds = time.monotonic() - start
         return report
+
+    @staticmethod
+    def note_hangs(report) -> None:
+        """The note under the table that names the labs with a hung run (hang_note), in place of any said before."""
+        report.notes = [n for n in report.notes if not n.startswith(HANG_NOTE_START)]
+        hung = hung_labs(report)
+        if hung:
+            report.notes.append(hang_note(hung))
+
+    def lay_over_sim_checks(self, labs, report, submitted, dropped: dict) -> None:
+        """Completes a grading whose simulator's verdicts came after it (sim_verdicts LATER): lays this Grader's
+        sim_verdicts over report as the grading's end does (combine_sim_checks), for the labs the GPU grading
+        submitted to the check and with the checks it dropped (lab -> why: that grading's sim_apart), then names
+        the hung labs again (the simulator's rows may add one)."""
+        self.report, self.no_device = report, report.no_device
+        checker = sim_check_mod.GivenVerdicts(self, self.sim_verdicts if isinstance(self.sim_verdicts, dict) else {})
+        checker.submitted, checker.dropped = set(submitted), dict(dropped)
+        self.sim_checker = checker
+        try:
+            self.combine_sim_checks(labs, report)
+        finally:
+            self.sim_checker = None
+        self.note_hangs(report)
 
     def combine_sim_checks(self, labs, report) -> None:
         """Waits for each lab's simulator check and lays it over the lab's GPU rows in report (sim_check.combine);

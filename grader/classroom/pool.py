@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import traceback
+import typing
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -18,9 +19,12 @@ from grader.classroom.gradebook import points_cell, write_gradebook
 from grader.classroom.overrides import OverrideError
 from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
                                       context_key, hooks_of, recorded_row)
+from grader.report import charts
 from grader.run import runs_ahead
 from grader.run.run import run_harness
-from grader.classroom.student import worker_init, error_row, finish, grade_one, labs_of, prepare
+from grader.sim import sim_check
+from grader.classroom.student import (complete, error_row, grade_one, labs_of, prepare, simulate, started, turn,
+                                      worker_init)
 
 
 # ---- GPUs ----
@@ -106,6 +110,19 @@ class Progress:
 
 # ---- grading a class on this machine ----
 
+class Job(typing.NamedTuple):
+    """A task of a class run in one of its pools: kind (prepare, simulate, turn, complete; grade: a student whole,
+    without a GPU), whose, the Pool and its executor when submitted, the GPU slot of a turn, the Turn a complete
+    finishes (to try it again)."""
+
+    kind: str
+    entry: object
+    pool: object
+    executor: object = None
+    gpu: int | None = None
+    turn: object = None
+
+
 class Pool:
     """A process pool that is made again when one of its workers dies (a worker killed for memory, say)."""
 
@@ -183,26 +200,38 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
                background=bool(gpu_ids))  # behind the GPU turns' own CPU work
     slots = [gpu for gpu in gpu_ids for _ in range(max(1, options.graders_per_gpu))]  # a worker each: its GPU
     gpus = [Pool(1, gpu) for gpu in slots]
+    for pool in gpus:  # each GPU's worker starts (a fresh interpreter, the grader imported) while the builds run
+        pool.submit(started)
     idle = list(range(len(gpus)))
     ready = collections.deque()  # (entry, Prepared) waiting for a GPU
-    pending = {}  # future -> (entry, pool, executor, GPU index or None)
+    pending = {}  # future -> Job
     retried = set()
     by_student = {e.student: e for e in entries}
+    prepared_of, turns, sims = {}, {}, {}  # student -> Prepared; Turn; the simulator's verdicts (simulate)
 
-    def submit_cpu(entry):  # with GPUs, the simulator's check goes with the build: a GPU turn never waits for it
+    def submit(job: Job, fn, *args):
+        pending[job.pool.submit(fn, *args)] = job._replace(executor=job.pool.executor)
+
+    def submit_cpu(entry):  # with GPUs: the build and static checks, then the simulator's check as a job apart
         if gpus:
-            future = cpu.submit(prepare, options, entry, context, True)
+            submit(Job("prepare", entry, cpu), prepare, options, entry, context, True)
         else:
-            future = cpu.submit(grade_one, options, entry, context)
-        pending[future] = (entry, cpu, cpu.executor, None)
+            submit(Job("grade", entry, cpu), grade_one, options, entry, context)
         progress.where(entry.student, "building")
 
     def dispatch():
         while ready and idle:
             k = idle.pop(0)
             entry, prepared = ready.popleft()
-            pending[gpus[k].submit(finish, options, entry, prepared)] = (entry, gpus[k], gpus[k].executor, k)
+            submit(Job("turn", entry, gpus[k], gpu=k), turn, options, entry, prepared)
             progress.where(entry.student, f"gpu{slots[k]}")
+
+    def complete_when_ready(entry):  # the turn is over and the simulator's check (if any) too: the folder's writing
+        prepared = prepared_of[entry.student]
+        if entry.student in turns and (not prepared.sim_apart or entry.student in sims):
+            done_turn = turns.pop(entry.student)
+            submit(Job("complete", entry, cpu, turn=done_turn), complete, options, entry, prepared, done_turn,
+                   sims.get(entry.student))
 
     def done(entry, row, unchanged):
         rows[entry.student] = row
@@ -210,38 +239,63 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         closing.mark_outputs(options, closing.final_row(row, table, labs))
         write_gradebook(out / GRADEBOOK, [closing.final_row(r, table, labs) for r in rows.values()], labs)
 
+    def failed(job: Job, error: BaseException) -> None:
+        """A job that raised: a broken pool (a worker died, perhaps on another student's job) tries a prepare or a
+        complete once more; a simulator's check that failed leaves the GPU's verdict alone, saying so; anything
+        else gives the student an error row and the class goes on."""
+        broken = isinstance(error, BrokenProcessPool)
+        if broken and job.pool.executor is job.executor:
+            job.pool.renew()
+        if job.kind == "simulate":
+            why = f"the check failed ({type(error).__name__}: {error})"
+            sims[job.entry.student] = {lab.name: sim_check.Verdict("error", message=why) for lab in labs}
+            complete_when_ready(job.entry)
+            return
+        if broken and job.kind in ("prepare", "grade", "complete") and job.entry.student not in retried:
+            retried.add(job.entry.student)
+            if job.kind == "complete":
+                turns[job.entry.student] = job.turn
+                complete_when_ready(job.entry)
+            else:
+                submit_cpu(job.entry)
+            return
+        if not broken:  # a grader bug on this student: say so, go on with the class
+            traceback.print_exception(error, file=sys.stderr)
+        done(job.entry, error_row(job.entry, labs, error), False)
+
     try:
         for entry in entries:
             submit_cpu(entry)
+        charts.preload()  # the class's report.html at the end draws with matplotlib: imported while the class grades
         while pending:
             finished, _ = cf.wait(pending, timeout=NUDGE_SECONDS, return_when=cf.FIRST_COMPLETED)
             continue_workers()
             for future in finished:
-                entry, pool, executor, k = pending.pop(future)
-                if k is not None:
-                    idle.append(k)
+                job = pending.pop(future)
+                if job.gpu is not None:
+                    idle.append(job.gpu)
                 try:
                     result = future.result()
-                except BrokenProcessPool as e:
-                    if pool.executor is executor:
-                        pool.renew()
-                    if entry.student in retried or k is not None:
-                        done(entry, error_row(entry, labs, e), False)
-                    else:  # a worker died, perhaps on another student's job: once more
-                        retried.add(entry.student)
-                        submit_cpu(entry)
+                except Exception as e:
+                    failed(job, e)
                     continue
-                except Exception as e:  # a grader bug on this student: say so, go on with the class
-                    traceback.print_exception(e, file=sys.stderr)
-                    done(entry, error_row(entry, labs, e), False)
-                    continue
-                if isinstance(result, dict):  # finish(): the row
-                    done(entry, result, False)
-                elif result.row is not None:
-                    done(entry, result.row, result.unchanged)
-                else:
-                    ready.append((entry, result))
-                    progress.where(entry.student, "waiting")
+                if job.kind in ("grade", "prepare") and result.row is not None:
+                    done(job.entry, result.row, result.unchanged)
+                elif job.kind == "prepare":
+                    prepared_of[job.entry.student] = result
+                    ready.append((job.entry, result))
+                    progress.where(job.entry.student, "waiting")
+                    if result.sim_apart:
+                        submit(Job("simulate", job.entry, cpu), simulate, options, job.entry, result)
+                elif job.kind == "simulate":
+                    sims[job.entry.student] = result
+                    complete_when_ready(job.entry)
+                elif job.kind == "turn":
+                    turns[job.entry.student] = result
+                    progress.where(job.entry.student, "finishing")
+                    complete_when_ready(job.entry)
+                else:  # complete: the row
+                    done(job.entry, result, False)
             dispatch()
     except KeyboardInterrupt:
         log("\ninterrupted: stopping the workers (what is graded is kept; run the same command again to go on)")

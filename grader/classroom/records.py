@@ -100,9 +100,22 @@ class Prepared:
     builds: dict = field(default_factory=dict)  # lab -> BuildResult
     verdicts: dict = field(default_factory=dict)  # lab -> static_check.Verdict, or the ToolError's message
     sim_verdicts: dict | None = None  # lab -> the simulator's sim_check.Verdict, checked on the CPU side (or None)
+    sim_apart: bool = False  # the simulator's check is a CPU job of its own (student.py's simulate), beside the turn
     seed: int | None = None  # the seed both sides grade with (the simulator's check was made with it)
     stages: dict = field(default_factory=dict)  # lab -> {"build": s, "static checks": s}: the CPU side's seconds
     seconds: float = 0.0
+
+
+@dataclass
+class Turn:
+    """What a student's GPU turn made (grader/classroom/student.py's turn), for complete() to finish on the CPU
+    side: the report of the run-time tests, the seconds the turn took, and with the simulator's check made apart
+    (Prepared.sim_apart) what the Grader's check stood for (Grader.sim_apart): (the labs it submitted to the check,
+    lab -> why its check was dropped), for complete() to lay the simulator's verdicts over the report."""
+
+    report: object
+    seconds: float = 0.0
+    apart: object = None
 
 
 # ---- the key of a grading: what must not change for a rerun to skip a student ----

@@ -18,8 +18,8 @@ from grader.compile import static_check
 from grader.compile.build import BuildResult
 from grader.classroom import intake
 from grader.classroom.measurements import save as save_measurements
-from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, blank_row, final_record,
-                                      hooks_of, identity, raw_hash, row_of, student_key, write_json)
+from grader.classroom.records import (Options, Prepared, RECORD, STATIC_ONLY_MESSAGE, STUDENTS, Turn, blank_row,
+                                      final_record, hooks_of, identity, raw_hash, row_of, student_key, write_json)
 from grader.config import load_config
 from grader.gradescope import fallback_results
 from grader.intake.metadata import MetadataError, read_export
@@ -79,6 +79,11 @@ def worker_init(gpu, cores=None, background=False):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+def started() -> None:
+    """A worker's first task, which only makes it start: a class run's GPU workers are started with the class,
+    so that a student's first turn does not wait for a fresh interpreter to import the grader."""
+
+
 class _interruptible:
     """Ctrl-C (or SIGTERM) stops the task now running (its harness or compiler is killed with its process
     group)."""
@@ -100,11 +105,11 @@ def student_folder(options: Options, student: str) -> Path:
     return Path(options.out) / STUDENTS / student
 
 
-def prepare(options: Options, entry: intake.Entry, context: str, sim_ahead: bool = False) -> Prepared:
+def prepare(options: Options, entry: intake.Entry, context: str, sim_apart: bool = False) -> Prepared:
     """The CPU side of one student: unpack the upload, skip it if unchanged, else build every lab and run the
-    static checks. An unreadable upload is finished here, with its row. sim_ahead (the GPU side runs in another
-    worker): the simulator's check of the labs is made here too (check_on_the_simulator), so that the student's
-    GPU turn does not wait for it."""
+    static checks. An unreadable upload is finished here, with its row. sim_apart (the GPU side runs in another
+    worker): the simulator's check of the labs is to be a CPU job of its own (simulate), beside the student's GPU
+    turn, which then neither waits for it nor holds the GPU while it runs; the seed both grade with is drawn here."""
     with _interruptible():
         start = time.monotonic()
         labs, folder = labs_of(options), student_folder(options, entry.student)
@@ -139,8 +144,9 @@ def prepare(options: Options, entry: intake.Entry, context: str, sim_ahead: bool
                 except static_check.ToolError as e:
                     prepared.verdicts[lab.name] = str(e)
                 prepared.stages[lab.name]["static checks"] = round(time.monotonic() - built_at, 3)
-        if sim_ahead and simulator_checks(options):
-            check_on_the_simulator(options, prepared, labs, folder)
+        if sim_apart and simulator_checks(options):
+            prepared.sim_apart = True
+            prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
         prepared.seconds = time.monotonic() - start
         return prepared
 
@@ -153,10 +159,20 @@ def simulator_checks(options: Options) -> bool:
                 and not options.simulator and hooks_of(options).run is run_harness)
 
 
+def simulate(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
+    """The simulator's check of a student's labs as a CPU job of its own (prepare's sim_apart), beside their GPU
+    turn: lab name -> sim_check.Verdict, which complete() lays over the turn's report."""
+    with _interruptible():
+        labs, folder = labs_of(options), student_folder(options, entry.student)
+        check_on_the_simulator(options, prepared, labs, folder)
+        return prepared.sim_verdicts
+
+
 def check_on_the_simulator(options: Options, prepared: Prepared, labs, folder: Path) -> None:
     """The simulator's check of each lab that built and passed its static checks (the ones the GPU side will run),
     into prepared.sim_verdicts, graded with prepared.seed (drawn here when the class has no --seed)."""
-    prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
+    if prepared.seed is None:
+        prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
     grader = Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
                     seed=prepared.seed, build_timeout=options.build_timeout, check=_checked(prepared))
     verdicts = prepared.verdicts
@@ -181,9 +197,10 @@ def _static_only_run(program, args, *, timeout, workdir, cwd=None, source="the l
     return Outcome("no-device", NO_DEVICE_MESSAGE)
 
 
-def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
+def turn(options: Options, entry: intake.Entry, prepared: Prepared) -> Turn:
     """The GPU side of one student: the Grader, with the builds and static checks the CPU side made, runs the
-    run-time tests; then results.json, feedback.txt and the record are written. Returns the row."""
+    run-time tests. What is left (the simulator's verdicts laid over, the student's folder written) is complete()'s,
+    so that a class run's GPU takes its next student meanwhile."""
     with _interruptible():
         start = time.monotonic()
         labs, folder = labs_of(options), student_folder(options, entry.student)
@@ -193,10 +210,15 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
             return builds[Path(target).name]
 
         run = _static_only_run if options.static_only else hooks_of(options).run
-        # the simulator's check (grader/sim/sim_check.py): made on the CPU side already (prepare's sim_ahead), else
-        # beside this GPU work
+        # the simulator's check (grader/sim/sim_check.py): a CPU job of its own (simulate) whose verdicts complete()
+        # lays over, made ahead, or else beside this GPU work
         checking = simulator_checks(options)
-        ahead = {"sim_verdicts": prepared.sim_verdicts} if checking and prepared.sim_verdicts is not None else {}
+        if checking and prepared.sim_apart:
+            ahead = {"sim_verdicts": sim_check.LATER}
+        elif checking and prepared.sim_verdicts is not None:
+            ahead = {"sim_verdicts": prepared.sim_verdicts}
+        else:
+            ahead = {}
         if options.simulator:
             from grader.sim.simulator import SimPlatform
             on = {"platform": SimPlatform()}
@@ -210,6 +232,22 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
         if options.graders_per_gpu > 1 and not options.simulator:  # students side by side, benchmarks alone
             grader.gpu_lock = GpuLock(Path(options.out) / "_locks", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
         report = grader.grade(labs)
+        apart = grader.sim_apart
+        return Turn(report, time.monotonic() - start,
+                    None if apart is None else (sorted(apart.submitted), dict(apart.dropped)))
+
+
+def complete(options: Options, entry: intake.Entry, prepared: Prepared, done: Turn, sim_verdicts=None) -> dict:
+    """The end of one student's grading, after their GPU turn (done): the simulator's verdicts made apart
+    (sim_verdicts, from simulate) laid over the report, then results.json, feedback.txt and the record written.
+    Returns the row."""
+    with _interruptible():
+        start = time.monotonic()
+        labs, folder = labs_of(options), student_folder(options, entry.student)
+        report = done.report
+        if done.apart is not None:
+            Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
+                   seed=report.seed, sim_verdicts=sim_verdicts or {}).lay_over_sim_checks(labs, report, *done.apart)
         report.seconds += prepared.seconds
         for lab, stages in prepared.stages.items():  # the CPU side's seconds, where the GPU side's hooks took none
             report.stage_seconds.setdefault(lab, {}).update(stages)
@@ -217,12 +255,17 @@ def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
         save_measurements(folder, report, prepared.got, labs, str(options.kit))  # what make rescore scores again
         row = row_of(entry, report, prepared.got, options)
         write_outputs(options, entry, folder, report, prepared.got, row, prepared.key,
-                      prepared.seconds + time.monotonic() - start, prepared.files)
+                      prepared.seconds + done.seconds + time.monotonic() - start, prepared.files)
         if not options.keep_builds:
             for lab in labs:
                 for program in (folder / "build" / lab.name).glob("*_lab"):
                     program.unlink(missing_ok=True)
         return row
+
+
+def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
+    """The GPU side of one student and its end in one process (turn, then complete): returns the row."""
+    return complete(options, entry, prepared, turn(options, entry, prepared), prepared.sim_verdicts)
 
 
 def grade_one(options: Options, entry: intake.Entry, context: str) -> Prepared:

@@ -233,9 +233,12 @@ def hung_labs(report) -> list:
     return list(dict.fromkeys(r.lab for r in report.results if r.status == STATUS_WORDS["timeout"]))
 
 
+HANG_NOTE_START = "Hung: "
+
+
 def hang_note(labs: list) -> str:
     """The line under the table that says why a grading with a hung run fails."""
-    return (f"Hung: {', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
+    return (f"{HANG_NOTE_START}{', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
             f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
 
 

@@ -513,11 +513,12 @@ if __name__ == "__main__":
     unittest.main()
 
 
-class SimulatorCheckAhead(ClassRun):
-    """With GPUs, a student's labs are checked on the simulator on the CPU side (student.prepare), so that the
-    student's GPU turn never waits for it; the GPU side's Grader is given the verdicts and lays them over its rows."""
+class SimulatorCheckApart(ClassRun):
+    """With GPUs, a student's labs are checked on the simulator by a CPU job of its own (student.simulate), beside
+    the student's GPU turn (student.turn), which neither waits for it nor writes the student's folder: complete()
+    lays the verdicts over the turn's rows, then writes results.json and the record."""
 
-    def test_prepare_checks_and_finish_lays_the_verdicts_over(self):
+    def test_the_turn_leaves_the_verdicts_to_complete(self):
         from unittest import mock
         from grader.sim import sim_check
         from grader.classroom import student
@@ -534,11 +535,18 @@ class SimulatorCheckAhead(ClassRun):
             return {lab.name: sim_check.Verdict("ran", [small]) for lab in wanted}
 
         with mock.patch.object(sim_check, "check_ahead", check_ahead):
-            prepared = student.prepare(options, entry, records.context_key(options, labs), sim_ahead=True)
-        self.assertEqual(asked, [(["01-first"], 7)])  # the lab that built, with the class's seed
-        self.assertEqual(prepared.seed, 7)
-        with mock.patch.object(sim_check.SimCheck, "start", side_effect=AssertionError("checked again")):
-            row = student.finish(options, entry, prepared)
+            prepared = student.prepare(options, entry, records.context_key(options, labs), sim_apart=True)
+            self.assertEqual((asked, prepared.seed, prepared.sim_apart), ([], 7, True))  # the check is not here
+            verdicts = student.simulate(options, entry, prepared)
+            self.assertEqual(asked, [(["01-first"], 7)])  # the lab that built, with the class's seed
+            with mock.patch.object(sim_check.SimCheck, "start", side_effect=AssertionError("checked again")):
+                done = student.turn(options, entry, prepared)
+        self.assertFalse((self.folder("ann") / "results.json").exists())  # the turn writes nothing
+        small = next(r for r in done.report.results if r.lab == "01-first" and r.name == "small")
+        self.assertEqual(small.score, 10)  # the GPU's row, the simulator's verdict not laid over yet
+        self.assertEqual(done.apart[0], ["01-first"])  # submitted to the check; 02-second, which scored 0, dropped
+        self.assertIn("cannot lower", done.apart[1]["02-second"])
+        row = student.complete(options, entry, prepared, done, verdicts)
         results = json.loads((self.folder("ann") / "results.json").read_text())
         small = next(t for t in results["tests"] if t["name"].startswith("01-first") and "small" in t["name"])
         self.assertEqual(small["score"], 0, small)
@@ -546,6 +554,7 @@ class SimulatorCheckAhead(ClassRun):
         self.assertEqual(results["extra_data"]["simulator_check"]["labs"]["01-first"]["status"], "ran")
         # the exact group's 20: small lost on the simulator, so no performance
         self.assertEqual(row["labs"]["01-first"], 20)
+        self.assertTrue((self.folder("ann") / records.RECORD).exists())
 
     def test_without_gpus_the_check_stays_beside_the_gpu_work(self):
         from unittest import mock
