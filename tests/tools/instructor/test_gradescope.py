@@ -8,6 +8,7 @@ import io
 import os
 import shutil
 import stat
+import sys
 import tarfile
 import tempfile
 import time
@@ -156,6 +157,12 @@ class Autograder(GradescopeFormat):
             cls.names = z.namelist()
             cls.modes = {i.filename: (i.external_attr >> 16) for i in z.infolist()}
         cls.count = 0
+        if have_nvcc():  # what setup.sh builds in Gradescope's image before any submission (the simulator's library
+            # and harness), so that no test relies on another's build (test_an_empty_submission's NVCC=/bin/true)
+            built = run([sys.executable, "-m", "grader.gradescope", "--prebuild", "--lab", "03"], cls.source,
+                        env={"PYTHONPATH": str(cls.source), "SM": None})
+            if built.returncode != 0:
+                raise AssertionError(f"the zip's --prebuild failed:\n{built.stdout}{built.stderr}")
 
     @classmethod
     def tearDownClass(cls):
