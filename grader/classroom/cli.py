@@ -64,6 +64,7 @@ from grader.classroom.pool import build_harnesses, grade_class, graders_per_gpu,
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
 from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
+from grader.report import charts
 from grader.compile.build_sandbox import ALLOW_WEAKER, weaker_sandbox
 from grader.config import ConfigError, DEFAULT_PATH
 from grader.grade import DEFAULT_TIMEOUT
@@ -80,6 +81,7 @@ def run_grade(args, hooks: Hooks = Hooks()) -> int:
     static_only = args.static_only or (args.gpus == 0 and not args.simulator)  # no GPU asked for: none is used
     if refused_sandbox(args, "grade-class"):
         return EXIT_BROKEN
+    charts.preload()  # the class's report.html at the end draws with matplotlib: imported while the class grades
     options = Options(out=str(out), config=str(Path(args.config).resolve()), lab=args.lab, timeout=args.timeout,
                       build_timeout=args.build_timeout, seed=args.seed, static_only=static_only,
                       simulator=args.simulator, simulator_check=not args.no_simulator_check,

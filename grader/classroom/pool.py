@@ -19,7 +19,6 @@ from grader.classroom.gradebook import points_cell, write_gradebook
 from grader.classroom.overrides import OverrideError
 from grader.classroom.records import (EXIT_BROKEN, EXIT_INTERRUPTED, GRADEBOOK, NUDGE_SECONDS, Options, blank_row,
                                       context_key, hooks_of, recorded_row)
-from grader.report import charts
 from grader.run import runs_ahead
 from grader.run.run import run_harness
 from grader.sim import sim_check
@@ -263,10 +262,10 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
             traceback.print_exception(error, file=sys.stderr)
         done(job.entry, error_row(job.entry, labs, error), False)
 
+    similar = None  # the similarity report's future (closing.start_similarity), False for none
     try:
         for entry in entries:
             submit_cpu(entry)
-        charts.preload()  # the class's report.html at the end draws with matplotlib: imported while the class grades
         while pending:
             finished, _ = cf.wait(pending, timeout=NUDGE_SECONDS, return_when=cf.FIRST_COMPLETED)
             continue_workers()
@@ -297,6 +296,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
                 else:  # complete: the row
                     done(job.entry, result, False)
             dispatch()
+            if similar is None and not any(job.kind in ("prepare", "grade") for job in pending.values()):
+                similar = closing.start_similarity(options, labs) or False  # every upload is unpacked
     except KeyboardInterrupt:
         log("\ninterrupted: stopping the workers (what is graded is kept; run the same command again to go on)")
         stop_workers([cpu, *gpus])
@@ -306,7 +307,7 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         return EXIT_INTERRUPTED
     for pool in (cpu, *gpus):
         pool.shutdown()
-    return closing.close(list(rows.values()), options, labs, table, log)
+    return closing.close(list(rows.values()), options, labs, table, log, similar=similar or None)
 
 def build_harnesses(options: Options, log) -> str:
     """Builds the harness of every graded pattern once, before any student; returns the error, or ""."""

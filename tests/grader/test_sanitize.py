@@ -202,6 +202,34 @@ class FakeSanitizer(unittest.TestCase):
                          [("racecheck", "cancelled"), ("memcheck", "clean")])
         self.assertIn("correctness runs hung", outcome.runs[0].message)
 
+    def test_racecheck_starts_first_and_the_row_keeps_the_tools_order(self):
+        """The slowest tool (runs.FIRST_TOOL) starts alone, the others STAGGER_SECONDS after it, so that its CUDA
+        context, which the driver makes one at a time, is not the last; the runs stay in the order of tools. A
+        cancel while the others wait starts none of them."""
+        started = {}
+
+        def run_tool(sanitizer, tool, program, args, **kw):
+            started[tool] = time.monotonic()
+            return runs.ToolRun(tool, list(args), "clean")
+
+        tools = ("memcheck", "racecheck", "synccheck", "initcheck")
+        with mock.patch.object(runs, "run_tool", run_tool):
+            outcome = run_sanitizers(self.program(), [["--n", "1"]], tools=tools, timeout=60,
+                                     workdir=self.dir / "runs", source="reduce.cu", kit=KIT, sanitizer=str(self.tool))
+            self.assertEqual([r.tool for r in outcome.runs], list(tools))
+            for tool in ("memcheck", "synccheck", "initcheck"):
+                self.assertGreaterEqual(started[tool] - started["racecheck"], runs.STAGGER_SECONDS * 0.9, tool)
+            cancel = threading.Event()
+            threading.Timer(runs.STAGGER_SECONDS / 3, cancel.set).start()
+            started.clear()
+            outcome = run_sanitizers(self.program(), [["--n", "1"]], tools=tools, timeout=60,
+                                     workdir=self.dir / "runs2", source="reduce.cu", kit=KIT,
+                                     sanitizer=str(self.tool), cancel=cancel)
+        self.assertEqual(list(started), ["racecheck"])
+        self.assertEqual([(r.tool, r.status) for r in outcome.runs],
+                         [("memcheck", "cancelled"), ("racecheck", "clean"), ("synccheck", "cancelled"),
+                          ("initcheck", "cancelled")])
+
     def test_command_line(self):
         argv = runs.tool_argv("/opt/cuda/compute-sanitizer/compute-sanitizer", "racecheck", "/b/reduce_lab",
                                   ["--n", "1"], log_fd=12, prefix="=p=")
