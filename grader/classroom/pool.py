@@ -245,6 +245,8 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
         broken = isinstance(error, BrokenProcessPool)
         if broken and job.pool.executor is job.executor:
             job.pool.renew()
+        if not broken:  # a grader bug on this student: say so, go on with the class
+            traceback.print_exception(error, file=sys.stderr)
         if job.kind == "simulate":
             why = f"the check failed ({type(error).__name__}: {error})"
             sims[job.entry.student] = {lab.name: sim_check.Verdict("error", message=why) for lab in labs}
@@ -258,8 +260,6 @@ def grade_class(entries, options: Options, jobs: int, gpu_ids: list, log=None, s
             else:
                 submit_cpu(job.entry)
             return
-        if not broken:  # a grader bug on this student: say so, go on with the class
-            traceback.print_exception(error, file=sys.stderr)
         done(job.entry, error_row(job.entry, labs, error), False)
 
     similar = None  # the similarity report's future (closing.start_similarity), False for none
