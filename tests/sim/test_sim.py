@@ -51,9 +51,20 @@ def build_reduction(test: unittest.TestCase, folder: Path, text: str) -> Path:
     return folder / "reduce_lab"
 
 
-def sim_grader(config, folder, run_pool=None, **kwargs):
-    """A Grader on the simulator's back end (python3 -m grader --simulator)."""
-    return Grader(config, folder, platform=simulator.SimPlatform(run_pool=run_pool), **kwargs)
+class WithoutCounts(simulator.SimPlatform):
+    """The simulator's back end, its performance row left at "needs a GPU" without the counts and the estimate behind
+    it (about 10 s for a reduction lab that passes: the estimate builds and simulates the baseline in each build
+    folder), for tests that read the other rows. The row itself is tested by tests/grader/test_estimate.py (make grade
+    SIM=1's estimate) and tests/tools/instructor/test_gradescope.py (the reference solution without a GPU)."""
+
+    def grade_performance(self, grader, lab, program, correct, report):
+        return simulator.needs_gpu(lab.name, "performance", lab.performance.points, "not measured in this test")
+
+
+def sim_grader(config, folder, run_pool=None, counts=True, **kwargs):
+    """A Grader on the simulator's back end (python3 -m grader --simulator); counts=False: WithoutCounts."""
+    platform = (simulator.SimPlatform if counts else WithoutCounts)(run_pool=run_pool)
+    return Grader(config, folder, platform=platform, **kwargs)
 
 
 class Helpers(unittest.TestCase):
@@ -218,8 +229,9 @@ class SimGrading(unittest.TestCase):
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class Grading(SimGrading):
 
-    def grade(self, folder, prefix, tag):
-        grader = self.SimGrader(self.config, Path(folder), build_dir=str(Path(self.tmp.name) / tag), seed=12345)
+    def grade(self, folder, prefix, tag, counts=True):
+        grader = self.SimGrader(self.config, Path(folder), build_dir=str(Path(self.tmp.name) / tag), seed=12345,
+                                counts=counts)
         return grader.grade(self.config.select(prefix))
 
     @slow  # make test-all's: see tests/timing.py
@@ -286,7 +298,7 @@ class Grading(SimGrading):
 
     def test_report_file_from_the_runner_process(self):
         """The lab's code runs in a child process that ends with _exit: the report must be there all the same."""
-        report = self.grade(KIT / "solutions", "03", "report")
+        report = self.grade(KIT / "solutions", "03", "report", counts=False)  # the correctness runs' reports
         self.assertTrue(simulator.sim_full_marks(report))
         found = list((Path(self.tmp.name) / "report" / "03-sequential" / "runs").glob("*/sim-report.json"))
         self.assertTrue(found)
