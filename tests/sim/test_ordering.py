@@ -9,7 +9,7 @@ near-empty blocks) keeps every correctness point the simulator can give. The ref
 the same way by tests/sim/test_sim.py.
 
 Needs nvcc (skipped, saying so, without it). Each variant is graded once, its lab only, in a temporary build folder
-(the harness objects are shared), without the performance row's counts (test_sim.WithoutCounts): about 3
+(the harness objects are shared), without the performance row's counts (test_sim.WithoutCounts): about 2
 minutes on 2 cores.
 """
 import functools
