@@ -65,8 +65,9 @@ class Grader:
     sim_check: "auto" (the simulator's check of every lab, grader/sim/sim_check.py, when the grading builds and runs on
         a GPU as the kit does: build and run not replaced; labs.toml's [limits] simulator_check can turn it off),
         True (always, also with replaced hooks), False (never: --no-simulator-check); sim_hooks: the simulator's
-        side's build, build_harness and run (a dict; default grader/sim/simulator.py's); sim_verdicts: the simulator's
-        verdicts made ahead (lab name -> sim_check.Verdict: sim_check.check_ahead), used in place of a check now
+        side's build, build_harness and run (a dict; default grader/sim/simulator.py's); sim_later: the simulator's
+        check is made apart (a class run's CPU pool) and laid over the report after the grading
+        (lay_over_sim_checks)
     sanitize(program, runs, tools=, timeout=, workdir=, cwd=, source=, source_path=, kit=, log=) -> sanitize.Outcome
         (a class attribute: a test sets it on its Grader)
     platform: the back end (grader/platform.py): GpuPlatform (the default), or the simulator's SimPlatform
@@ -84,7 +85,7 @@ class Grader:
     def __init__(self, config, submission, *, kit=KIT, build_dir=None, timeout=None,
                  build_timeout=build_mod.DEFAULT_BUILD_TIMEOUT, seed=None, harness_build=None, log=None,
                  build=None, build_harness=None, run=None, run_many=None, check=static_check.check_object,
-                 sandbox="auto", sim_check="auto", sim_hooks=None, sim_verdicts=None, platform=None):
+                 sandbox="auto", sim_check="auto", sim_hooks=None, sim_later=False, platform=None):
         self.platform = platform if platform is not None else GpuPlatform()
         hooks = self.platform.hooks()
         build, build_harness = build or hooks["build"], build_harness or hooks["build_harness"]
@@ -109,9 +110,9 @@ class Grader:
         self.hung = set()  # labs in which a run timed out: their later tests are not run
         self.bench_tails = {}  # lab -> platform.BenchTail: its benchmark as its correctness program's last list
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
-        self.sim_verdicts = sim_verdicts  # lab -> the simulator's Verdict, checked ahead (sim_check.GivenVerdicts)
+        self.sim_later = sim_later
         self.sim_checker = None  # the running sim_check.SimCheck of a grading, or None
-        self.sim_apart = None  # with sim_verdicts LATER: the GivenVerdicts whose labs lay_over_sim_checks completes
+        self.sim_apart = None  # with sim_later: the GivenVerdicts whose labs lay_over_sim_checks completes
         self.platform.attach(self)
 
     def sim_check_plan(self) -> tuple:
@@ -145,10 +146,8 @@ class Grader:
         # whole: mk/lab.mk)
         checking, why = self.sim_check_plan()
         report.simulator_check = {"enabled": checking, "why": why, "labs": {}}
-        if checking and self.sim_verdicts == sim_check_mod.LATER:  # checked apart, laid over later (a class run)
-            self.sim_checker = self.sim_apart = sim_check_mod.GivenVerdicts(self, {}, later=True)
-        elif checking and self.sim_verdicts is not None:  # checked ahead
-            self.sim_checker = sim_check_mod.GivenVerdicts(self, self.sim_verdicts)
+        if checking and self.sim_later:  # checked apart, laid over after the grading (a class run)
+            self.sim_checker = self.sim_apart = sim_check_mod.GivenVerdicts(self, {})
         elif checking:  # the simulator's harness objects build beside the GPU's
             self.sim_checker = sim_check_mod.SimCheck(self, Grader, hooks=self.sim_hooks,
                                                       lab_seconds=self.config.limits.simulator_check_seconds)
@@ -233,7 +232,7 @@ class Grader:
 
     def _finish(self, labs, report, start) -> Report:
         """The report's closing parts once every lab is graded: the simulator's check laid over, notes, seconds."""
-        if self.sim_checker is not None and not self.sim_checker.later:
+        if self.sim_checker is not None and self.sim_apart is None:
             self.combine_sim_checks(labs, report)
         self.note_hangs(report)
         report.no_device = self.no_device
@@ -270,13 +269,13 @@ class Grader:
         if hung:
             report.notes.append(hang_note(hung))
 
-    def lay_over_sim_checks(self, labs, report, submitted, dropped: dict) -> None:
-        """Completes a grading whose simulator's verdicts came after it (sim_verdicts LATER): lays this Grader's
-        sim_verdicts over report as the grading's end does (combine_sim_checks), for the labs the GPU grading
-        submitted to the check and with the checks it dropped (lab -> why: that grading's sim_apart), then names
-        the hung labs again (the simulator's rows may add one)."""
+    def lay_over_sim_checks(self, labs, report, verdicts: dict, submitted, dropped: dict) -> None:
+        """Completes a grading whose simulator's check was made apart (sim_later): lays verdicts (lab name ->
+        sim_check.Verdict: sim_check.check_ahead's) over report as the grading's end does (combine_sim_checks), for
+        the labs the grading submitted to the check and with the checks it dropped (lab -> why: that grading's
+        sim_apart), then names the hung labs again (the simulator's rows may add one)."""
         self.report, self.no_device = report, report.no_device
-        checker = sim_check_mod.GivenVerdicts(self, self.sim_verdicts if isinstance(self.sim_verdicts, dict) else {})
+        checker = sim_check_mod.GivenVerdicts(self, verdicts)
         checker.submitted, checker.dropped = set(submitted), dict(dropped)
         self.sim_checker = checker
         try:

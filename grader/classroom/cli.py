@@ -64,9 +64,9 @@ from grader.classroom.pool import build_harnesses, grade_class, graders_per_gpu,
 from grader.classroom.records import EXIT_BROKEN, EXIT_INTERRUPTED, Hooks, Options, list_students, write_class_file
 from grader.classroom.slurm import run_harness_build, run_merge, run_options, run_slurm, run_task
 from grader.classroom.student import raise_interrupt, labs_of
-from grader.report import charts
 from grader.compile.build_sandbox import ALLOW_WEAKER, weaker_sandbox
 from grader.config import ConfigError, DEFAULT_PATH
+from grader.report import charts
 from grader.grade import DEFAULT_TIMEOUT
 
 

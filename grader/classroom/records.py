@@ -99,7 +99,6 @@ class Prepared:
     got: intake.Intake | None = None  # the intake: the labs/-shaped folder and the notes on it
     builds: dict = field(default_factory=dict)  # lab -> BuildResult
     verdicts: dict = field(default_factory=dict)  # lab -> static_check.Verdict, or the ToolError's message
-    sim_verdicts: dict | None = None  # lab -> the simulator's sim_check.Verdict, checked on the CPU side (or None)
     sim_apart: bool = False  # the simulator's check is a CPU job of its own (student.py's simulate), beside the turn
     seed: int | None = None  # the seed both sides grade with (the simulator's check was made with it)
     stages: dict = field(default_factory=dict)  # lab -> {"build": s, "static checks": s}: the CPU side's seconds

@@ -164,21 +164,18 @@ def simulate(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
     turn: lab name -> sim_check.Verdict, which complete() lays over the turn's report."""
     with _interruptible():
         labs, folder = labs_of(options), student_folder(options, entry.student)
-        check_on_the_simulator(options, prepared, labs, folder)
-        return prepared.sim_verdicts
+        return check_on_the_simulator(options, prepared, labs, folder)
 
 
-def check_on_the_simulator(options: Options, prepared: Prepared, labs, folder: Path) -> None:
+def check_on_the_simulator(options: Options, prepared: Prepared, labs, folder: Path) -> dict:
     """The simulator's check of each lab that built and passed its static checks (the ones the GPU side will run),
-    into prepared.sim_verdicts, graded with prepared.seed (drawn here when the class has no --seed)."""
-    if prepared.seed is None:
-        prepared.seed = options.seed if options.seed is not None else secrets.randbits(63)
+    graded with prepared.seed (prepare's): lab name -> sim_check.Verdict."""
     grader = Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
                     seed=prepared.seed, build_timeout=options.build_timeout, check=_checked(prepared))
     verdicts = prepared.verdicts
     wanted = [lab for lab in labs if prepared.builds[lab.name].ok and not isinstance(verdicts.get(lab.name), str)
               and score_static_check(lab.name, verdicts[lab.name], lab.source).status != FORBIDDEN]
-    prepared.sim_verdicts = sim_check.check_ahead(grader, Grader, wanted,
+    return sim_check.check_ahead(grader, Grader, wanted,
                                                   lab_seconds=config_of(options).limits.simulator_check_seconds)
 
 
@@ -211,19 +208,13 @@ def turn(options: Options, entry: intake.Entry, prepared: Prepared) -> Turn:
 
         run = _static_only_run if options.static_only else hooks_of(options).run
         # the simulator's check (grader/sim/sim_check.py): a CPU job of its own (simulate) whose verdicts complete()
-        # lays over, made ahead, or else beside this GPU work
+        # lays over, or else beside this GPU work
         checking = simulator_checks(options)
-        if checking and prepared.sim_apart:
-            ahead = {"sim_verdicts": sim_check.LATER}
-        elif checking and prepared.sim_verdicts is not None:
-            ahead = {"sim_verdicts": prepared.sim_verdicts}
-        else:
-            ahead = {}
         if options.simulator:
             from grader.sim.simulator import SimPlatform
             on = {"platform": SimPlatform()}
         else:
-            on = {"sim_check": checking, **ahead}
+            on = {"sim_check": checking, "sim_later": checking and prepared.sim_apart}
         grader = Grader(config_of(options), prepared.got.submission, kit=options.kit,
                         build_dir=folder / "build", timeout=options.timeout, build_timeout=options.build_timeout,
                         seed=options.seed if prepared.seed is None else prepared.seed,
@@ -247,7 +238,7 @@ def complete(options: Options, entry: intake.Entry, prepared: Prepared, done: Tu
         report = done.report
         if done.apart is not None:
             Grader(config_of(options), prepared.got.submission, kit=options.kit, build_dir=folder / "build",
-                   seed=report.seed, sim_verdicts=sim_verdicts or {}).lay_over_sim_checks(labs, report, *done.apart)
+                   seed=report.seed).lay_over_sim_checks(labs, report, sim_verdicts or {}, *done.apart)
         report.seconds += prepared.seconds
         for lab, stages in prepared.stages.items():  # the CPU side's seconds, where the GPU side's hooks took none
             report.stage_seconds.setdefault(lab, {}).update(stages)
@@ -265,7 +256,7 @@ def complete(options: Options, entry: intake.Entry, prepared: Prepared, done: Tu
 
 def finish(options: Options, entry: intake.Entry, prepared: Prepared) -> dict:
     """The GPU side of one student and its end in one process (turn, then complete): returns the row."""
-    return complete(options, entry, prepared, turn(options, entry, prepared), prepared.sim_verdicts)
+    return complete(options, entry, prepared, turn(options, entry, prepared))
 
 
 def grade_one(options: Options, entry: intake.Entry, context: str) -> Prepared:

@@ -28,7 +28,7 @@ UNTRUSTED = ("unreadable", "incomplete")  # a run's statuses that fail the row (
 # The tools of one argument list go side by side, the slowest first: on the lent H200, racecheck took 1.35-1.6 s alone
 # on lab 03's program and the others 0.7 s, whatever their options, and the driver makes the CUDA contexts of
 # processes that start together one at a time, in no set order; racecheck started last made the row take 2.1 s. So the
-# others (and, in a grading, the correctness program beside them) start STAGGER_SECONDS after it.
+# other tools start STAGGER_SECONDS after it (a grading's correctness program beside them is not held back).
 FIRST_TOOL = "racecheck"
 STOPPED = "stopped by the grader: the lab's correctness runs hung"  # a run the grader's cancel stopped
 STAGGER_SECONDS = 0.3

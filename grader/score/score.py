@@ -238,8 +238,8 @@ HANG_NOTE_START = "Hung: "
 
 def hang_note(labs: list) -> str:
     """The line under the table that says why a grading with a hung run fails."""
-    return (f"{HANG_NOTE_START}{', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails (exit status 1), "
-            f"bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
+    return (f"{HANG_NOTE_START}{', '.join(labs)}: a run never finished (TIMEOUT above), so this grading fails "
+            f"(exit status 1), bonus lab or not: a kernel or host loop that never ends would hang a GPU too. Fix it first.")
 
 
 def hazards_of(row) -> list:

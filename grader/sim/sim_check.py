@@ -279,19 +279,15 @@ def check_platform(*, deadline: float, stop=None, run_pool=None):
     return CheckPlatform()
 
 
-LATER = "later"  # a Grader's sim_verdicts when they come after its grading (GivenVerdicts.later)
-
-
 class GivenVerdicts:
     """SimCheck's stand-in in a Grader whose labs the simulator checks apart from its GPU work: a class run checks
     each student's labs in its CPU pool, beside other students' GPU turns (grader/classroom/student.py's simulate),
     so that the student's GPU turn neither waits for the simulator nor holds the GPU while it works. verdicts: lab
-    name -> Verdict; later (the Grader's sim_verdicts is LATER): none yet, the grading ends without them and
-    Grader.lay_over_sim_checks lays them over its report once they are in."""
+    name -> Verdict, none while the grading runs (Grader.sim_later): Grader.lay_over_sim_checks lays them over its
+    report once they are in."""
 
-    def __init__(self, grader, verdicts: dict, later: bool = False):
+    def __init__(self, grader, verdicts: dict):
         self.grader, self.verdicts, self.submitted, self.dropped = grader, dict(verdicts), set(), {}
-        self.later = later
 
     def start(self, patterns) -> None:
         pass
@@ -316,8 +312,8 @@ class GivenVerdicts:
 
 
 def check_ahead(grader, grader_class, labs, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS) -> dict:
-    """The simulator's Verdict of each of labs (lab name -> Verdict), checked now, for a grading that gives them to
-    its Grader later (GivenVerdicts). grader: the Grader whose submission, seed, kit and build folder the GPU side
+    """The simulator's Verdict of each of labs (lab name -> Verdict), checked now, for a grading that lays them over
+    its report later (Grader.lay_over_sim_checks). grader: the Grader whose submission, seed, kit and build folder the GPU side
     will use."""
     check = SimCheck(grader, grader_class, hooks=hooks, lab_seconds=lab_seconds)
     try:
@@ -337,8 +333,6 @@ class SimCheck:
 
     hooks: build, build_harness, run for the simulator's side (default grader/sim/simulator.py's build_lab_sim,
     build_harness_sim, run_harness_sim)."""
-
-    later = False  # its verdicts are waited for at the grading's end (GivenVerdicts.later)
 
     def __init__(self, grader, grader_class, *, hooks=None, lab_seconds: float = DEFAULT_LAB_SECONDS,
                  max_workers: int | None = None):

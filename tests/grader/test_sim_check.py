@@ -207,11 +207,12 @@ class Moot(SimCheckRun):
             "status"], "ran")
 
 
-class CheckedAhead(SimCheckRun):
-    """A class run checks each student's labs on the simulator on the CPU side (sim_check.check_ahead) and gives the
-    verdicts to the GPU side's Grader (sim_verdicts), which lays them over its rows as it would its own check's."""
+class CheckedApart(SimCheckRun):
+    """A class run checks each student's labs on the simulator in a CPU job of its own (sim_check.check_ahead); the
+    GPU side's Grader (sim_later) ends its grading without them, and lay_over_sim_checks lays them over its rows as
+    the Grader would its own check's."""
 
-    def test_verdicts_made_ahead_count_as_a_check_made_now(self):
+    def test_verdicts_made_apart_count_as_a_check_made_now(self):
         config = load_config(write_file(self.dir, "labs.toml", SMALL_TOML))
         gpu, sim = self.fake(PASS, name="gpu_lab"), self.fake(FAILS_EXACT + PASS, name="sim_lab")
         lab = [x for x in config.labs if x.name == "01-first"]
@@ -221,9 +222,13 @@ class CheckedAhead(SimCheckRun):
         calls = len(self.sim_calls)
         self.assertGreater(calls, 0)
         grader = self.grader(config, {"01-first": gpu}, labs=["01-first"], sim_check=True,
-                             sim_hooks=self.sim_hooks(sim), sim_verdicts=verdicts)
+                             sim_hooks=self.sim_hooks(sim), sim_later=True)
         self.report = grader.grade(lab)
         self.assertEqual(len(self.sim_calls), calls)  # nothing simulated again
+        self.assertEqual({r.name: r.status for r in rows(self.report, "01-first")}["exact"], "pass")  # the GPU's
+        apart = grader.sim_apart
+        Grader(config, grader.submission, kit=self.kit).lay_over_sim_checks(lab, self.report, verdicts,
+                                                                             apart.submitted, apart.dropped)
         got = {r.name: r for r in rows(self.report, "01-first")}
         self.assertEqual((got["exact"].score, got["exact"].status), (0, "FAIL"))
         self.assertTrue(got["exact"].summary.startswith("the simulator: n=5 integer: wrong sum"), got["exact"].summary)
