@@ -49,7 +49,9 @@ CLIENT_LIB := $(SIM_BUILD)/libpplsim-client.a
 CUDA_INCLUDE ?= $(abspath $(dir $(shell command -v $(NVCC) 2>/dev/null))../include)
 HEADERS := $(wildcard $(HARNESS)/device/*.h $(HARNESS)/runner/*.h $(HARNESS)/common/*.h $(HARNESS)/include/*.h \
                       $(PATTERNS_DIR)/*/*.h $(PATTERNS_DIR)/*/include/*.h)
-STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES)
+# The student's fatbinary is left uncompressed (nvcc 13 compresses it with zstd by default): the simulator's check
+# reads the PTX of this very object without libzstd (grader/sim/sim_check.py), as mk/sim.mk's builds are read.
+STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES) -Xfatbin -compress=false
 
 .PHONY: all harness run check sanitize profile grade sim clean student-flags help
 all: $(PROGRAM)

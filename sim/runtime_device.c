@@ -53,6 +53,47 @@ const rt_shape *rt_device_shape(void)
     return &shape;
 }
 
+/* A whole number of bytes from the environment variable var, or fallback when it is unset or empty; exit status 2
+   when it is not one. */
+static size_t env_bytes(const char *var, size_t fallback)
+{
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    const unsigned long long bytes = strtoull(v, &end, 10);
+    if (*end || !bytes || v[0] == '-') {
+        fprintf(stderr, RT_PREFIX "%s=%s: expected a whole number of bytes, 1 or more, or nothing for the "
+                                  "simulator's own\n", var, v);
+        exit(2);
+    }
+    return (size_t)bytes;
+}
+
+const rt_identity *rt_device_identity(void)
+{
+    static rt_identity id;
+    static int read;
+    if (read)
+        return &id;
+    read = 1;
+    const char *name = getenv("PPL_SIM_DEVICE_NAME");
+    snprintf(id.name, sizeof id.name, "%s", name && *name ? name : RT_DEVICE_NAME);
+    id.memory = env_bytes("PPL_SIM_DEVICE_MEMORY", 0);
+    id.l2 = env_bytes("PPL_SIM_DEVICE_L2", (size_t)4 << 20);
+    if (id.l2 > (size_t)1 << 30) {
+        fprintf(stderr, RT_PREFIX "PPL_SIM_DEVICE_L2=%zu: more than 1 GiB of L2\n", id.l2);
+        exit(2);
+    }
+    return &id;
+}
+
+/* The total memory the device reports: the GPU's where the grader gave it, else what cudaMalloc gives out. */
+static size_t reported_memory(void)
+{
+    return rt_device_identity()->memory ? rt_device_identity()->memory : rt_total_memory();
+}
+
 /* ---- the device ---- */
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -92,8 +133,8 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     if (device != 0)
         return rt_fail(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof *prop);
-    snprintf(prop->name, sizeof prop->name, "%s", RT_DEVICE_NAME);
-    prop->totalGlobalMem = rt_total_memory();
+    snprintf(prop->name, sizeof prop->name, "%.255s", rt_device_identity()->name);
+    prop->totalGlobalMem = reported_memory();
     prop->sharedMemPerBlock = RT_SHARED_PER_BLOCK;
     prop->regsPerBlock = RT_REGS_PER_BLOCK;
     prop->warpSize = 32;

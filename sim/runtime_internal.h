@@ -20,6 +20,16 @@
    86 for compute_86 (8.6), RT_CC_DEFAULT (Turing, 7.5) before any is registered, so it never disagrees with the
    code it runs. */
 #define RT_DEVICE_NAME "PPL SIMT simulator"
+/* The identity the device reports, where the grader gives the GPU's (the simulator's check of a GPU grading,
+   grader/sim/sim_check.py: the runner must see the GPU it is graded on, not a simulator): PPL_SIM_DEVICE_NAME
+   (the name), PPL_SIM_DEVICE_MEMORY (total memory in bytes: what cudaGetDeviceProperties and cudaMemGetInfo report;
+   what cudaMalloc gives out stays rt_total_memory's) and PPL_SIM_DEVICE_L2 (the L2 cache in bytes); each unset
+   or empty: the simulator's own. A value that is not one stops the program with exit status 2. */
+typedef struct rt_identity {
+    char name[256];
+    size_t memory, l2;
+} rt_identity;
+const rt_identity *rt_device_identity(void);
 #define RT_CC_DEFAULT 75
 int rt_compute_capability(void);
 #define RT_CC_MAJOR (rt_compute_capability() / 10)
@@ -41,7 +51,7 @@ const rt_shape *rt_device_shape(void);
 #define RT_MAX_BLOCKS_PER_SM (rt_device_shape()->blocks_per_sm)
 #define RT_SHARED_PER_SM ((size_t)rt_device_shape()->shared_per_sm)
 #define RT_REGS_PER_BLOCK 65536
-#define RT_L2_BYTES (4 * 1024 * 1024)
+#define RT_L2_BYTES ((int)rt_device_identity()->l2)
 #define RT_CONST_BYTES (64 * 1024)
 
 /* The error every later call returns after a kernel fault (cudaSuccess while there has been none). */

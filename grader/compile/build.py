@@ -165,7 +165,8 @@ def student_command(kit, pattern, copy, folder, *, harness_build=None, makefile=
 
 def native_arch(command: list) -> list:
     """command with -arch=native replaced by this machine's GPUs' architectures (nvidia-smi), since nvcc cannot
-    see the GPU from inside the sandbox; unchanged when none can be read."""
+    see the GPU from inside the sandbox; unchanged when none can be read. Each architecture keeps its PTX beside its
+    machine code, as -arch=native and -arch=sm_NN do: the simulator's check runs that PTX (mk/cuda.mk)."""
     if "-arch=native" not in command:
         return command
     try:
@@ -177,7 +178,8 @@ def native_arch(command: list) -> list:
                                                                                                   ln.strip())})
     if done.returncode != 0 or not caps:
         return command
-    arch = [f"-arch=sm_{caps[0]}"] if len(caps) == 1 else [f"-gencode=arch=compute_{c},code=sm_{c}" for c in caps]
+    arch = [f"-arch=sm_{caps[0]}"] if len(caps) == 1 else [f"-gencode=arch=compute_{c},code={kind}_{c}"
+                                                            for c in caps for kind in ("sm", "compute")]
     k = command.index("-arch=native")
     return command[:k] + arch + command[k + 1:]
 
@@ -229,10 +231,12 @@ def limit_hint(output: str, limits: Limits) -> str:
 
 
 def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TIMEOUT, harness_build=None,
-              makefile="lab.mk", sandbox: str = "auto", limits: Limits = Limits()) -> BuildResult:
+              makefile="lab.mk", sandbox: str = "auto", limits: Limits = Limits(), object_from=None) -> BuildResult:
     """Builds folder/PATTERN_lab (and folder/PATTERN_runner) from a copy of source (the student's file) in the
     emptied folder, as the module's docstring says. sandbox: "auto" (bubblewrap where it works), "require" (no
-    build without it: a kit problem) or "off".
+    build without it: a kit problem) or "off". object_from: the student.o of a build made already from the same
+    file (the GPU's), linked as it is instead of compiling source again: the simulator's check runs the very
+    object the GPU runs, its machine code and its PTX (grader/sim/sim_check.py).
 
     Reports a missing source file, a refused source text (with its lines), compile or link errors (trimmed, paths
     relative to the copy), an oversized object and a timeout.
@@ -253,17 +257,16 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     except (ValueError, OSError, subprocess.TimeoutExpired) as e:
         result.message = f"the kit cannot say how to compile {source.name} (a kit bug): {e}"
         return result
+    if object_from is not None:
+        return _link_built(kit, pattern, command, copy, folder, Path(object_from), result, timeout=timeout,
+                           harness_build=harness_build, makefile=makefile, sandbox=sandbox, limits=limits)
     includes = include_folders(command)
     refusals = check_source(copy.read_bytes(), source.name, includes)
     if refusals:
         result.message = (f"{source.name} is refused before compiling:\n" + "\n".join(refusals[:MAX_ERROR_LINES]))
         return result
-    why_not = sandbox_plan(command, sandbox)
-    nobody = bool(why_not) and as_nobody_here()
-    result.layers = ["source", *(["uid"] if nobody else []), "limits"] if why_not else ["source", "bwrap", "limits"]
-    result.missing = [f"bwrap: {why_not}"] if why_not else []
+    why_not, nobody = _containment(command, sandbox, result)
     if why_not and sandbox == "require":
-        result.message = f"the build's sandbox cannot run here (a kit problem): {why_not}"
         return result
     proc = compile_student(command, copy, folder / "out", timeout=timeout, limits=limits, bwrap=not why_not,
                            log_path=folder / "compile.log", as_nobody=nobody)
@@ -284,6 +287,41 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
                           f"under 1 MiB; does it declare a large initialized array?")
         return result
     result.object = made.rename(folder / "student.o")
+    return _link(kit, pattern, command, copy, folder, result, timeout=timeout, harness_build=harness_build,
+                 makefile=makefile, sandbox=sandbox, limits=limits, bwrap=not why_not, nobody=nobody)
+
+
+def _containment(command: list, sandbox: str, result: BuildResult) -> tuple:
+    """(why bubblewrap cannot hold the build, "" when it can; whether it runs as nobody instead), with the layers
+    and missing ones noted in result (and, with sandbox "require" and no bubblewrap, its message)."""
+    why_not = sandbox_plan(command, sandbox)
+    nobody = bool(why_not) and as_nobody_here()
+    result.layers = ["source", *(["uid"] if nobody else []), "limits"] if why_not else ["source", "bwrap", "limits"]
+    result.missing = [f"bwrap: {why_not}"] if why_not else []
+    if why_not and sandbox == "require":
+        result.message = f"the build's sandbox cannot run here (a kit problem): {why_not}"
+    return why_not, nobody
+
+
+def _link_built(kit, pattern, command, copy, folder, made: Path, result: BuildResult, **kw) -> BuildResult:
+    """build_lab's link of an object built already (made, another build's student.o), contained as a link of a
+    fresh compile is."""
+    if not made.is_file():
+        result.message = f"the kit lost the object it built from {copy.name} ({made}): a kit bug"
+        return result
+    why_not, nobody = _containment(command, kw["sandbox"], result)
+    if why_not and kw["sandbox"] == "require":
+        return result
+    shutil.copyfile(made, folder / "student.o")
+    result.object = folder / "student.o"
+    return _link(kit, pattern, command, copy, folder, result, bwrap=not why_not, nobody=nobody, **kw)
+
+
+def _link(kit, pattern, command, copy, folder, result: BuildResult, *, timeout, harness_build, makefile, sandbox,
+          limits, bwrap: bool, nobody: bool) -> BuildResult:
+    """The rest of build_lab once folder/student.o is made: the kit's parts made current, the runner linked, the
+    module written."""
+    source = copy
     # The kit's parts the link takes (the pattern's device program, the runner's objects, the checker) made current
     # first, outside the sandbox (kit code alone): two patterns' harnesses built side by side both write the shared
     # objects, and the later write leaves the other pattern's device program older than them, which the link's make
@@ -292,7 +330,7 @@ def build_lab(kit, pattern, source, folder, *, timeout: float = DEFAULT_BUILD_TI
     if not refreshed.ok:
         result.message = refreshed.message
         return result
-    proc = link_student(kit, pattern, command, copy, folder, timeout=timeout, limits=limits, bwrap=not why_not,
+    proc = link_student(kit, pattern, command, copy, folder, timeout=timeout, limits=limits, bwrap=bwrap,
                         as_nobody=nobody, harness_build=harness_build, makefile=makefile)
     if proc.timed_out:
         result.message = f"linking {source.name} timed out after {timeout:g} s"

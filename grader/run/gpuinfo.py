@@ -190,3 +190,27 @@ def warnings(env: dict) -> list:
         out.append(f"{n} sample{'s were' if n != 1 else ' was'} discarded because the SM clock fell under "
                    f"{threshold}% of its maximum (throttling) and taken again")
     return out
+
+
+IDENTITY_FIELDS = (("memory.total", "memory_mib"), ("name", "name"))
+
+
+def identity(visible: str | None = None, order: str | None = None, runner=subprocess.run,
+             timeout: float = TIMEOUT) -> dict:
+    """The GPU a run on this machine uses, as nvidia-smi (a kit process, never the student's) names it: {"name",
+    "memory_mib"}, or {} where nvidia-smi cannot be asked or cannot tell which GPU (device_name's rule). The
+    simulator's check shows it to the runner (grader/sim/sim_target.py: graded_gpu_env)."""
+    text, error = _nvidia_smi(["--query-gpu=" + ",".join(f for f, _ in IDENTITY_FIELDS),
+                               "--format=csv,noheader,nounits"], runner, timeout)
+    if error:
+        return {}
+    rows = [r for r in parse_csv(text, IDENTITY_FIELDS) if r.get("name")]
+    name = device_name({"gpus": rows}, visible, order)
+    row = next((r for r in rows if r["name"] == name), None)
+    if row is None:
+        return {}
+    try:
+        memory = int(float(row.get("memory_mib") or 0))
+    except ValueError:
+        memory = 0
+    return {"name": name, **({"memory_mib": memory} if memory > 0 else {})}

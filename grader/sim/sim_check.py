@@ -10,9 +10,11 @@ lab (its runs past it are "could not tell"), so that a lab's grading takes at mo
 
 How it runs. Once a lab has built and passed its static checks on the GPU side, SimCheck grades the same file on the
 simulator in a thread of its own (a Grader on check_platform: grader/sim/simulator.py's SimPlatform, with its
-adversarial schedules, built by mk/sim.mk in BUILD_DIR/sim/LAB so that its folders never meet the GPU build's), while
-the GPU runs the lab's correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs'
-checks run side by side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and
+adversarial schedules, linked by mk/sim.mk in BUILD_DIR/sim/LAB from the GPU build's own student.o, so that it
+simulates the PTX of the very object the GPU runs and its folders never meet the GPU build's; its device shows the
+runner the graded GPU's name, memory and shape: sim_target.graded_gpu_env), while the GPU runs the lab's
+correctness groups, compute-sanitizer and the benchmark; the simulator is CPU-only, and the labs' checks run side by
+side (WORKERS of them, half the machine's cores at most), each lab's runs (every case in order and
 under its three adversarial schedules, grader/sim/schedules.py) started ahead in one pool as wide
 (grader/run/runs_ahead.py, as in make grade SIM=1: the verdict of the runs one at a time). The
 simulator's harness objects are built once, beside the GPU's. When every lab is graded on the GPU, combine() lays the
@@ -47,7 +49,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.run import runs_ahead
+from grader.run import gpuinfo, runs_ahead
+from grader.sim import sim_target
 from grader.config import SANITIZERS
 from grader.run.run import Outcome
 from grader.score.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
@@ -354,7 +357,13 @@ class SimCheck:
         self.dropped = {}  # lab -> why its check was dropped
 
     def start(self, patterns) -> None:
-        """Builds each pattern's harness for the simulator, in the pool (beside the GPU's harness builds)."""
+        """Builds each pattern's harness for the simulator, in the pool (beside the GPU's harness builds), and gives
+        the simulator's device the graded GPU's identity (nvidia-smi's: sim_target.graded_gpu_env), so that a
+        runner reading the device's properties cannot tell that it is watched."""
+        if not self.grader.no_device:
+            gpu = gpuinfo.identity(os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"))
+            if gpu:
+                sim_target.set_graded_gpu(sim_target.graded_gpu_env(gpu))
         for pattern in patterns:
             self.harnesses[pattern] = self.pool.submit(self.build_harness, self.grader.kit, pattern,
                                                        timeout=self.grader.build_timeout)
@@ -425,8 +434,13 @@ class SimCheck:
             run = functools.partial(run, cancel=self.stops[lab.name])
         platform = check_platform(deadline=start + self.lab_seconds, stop=lambda: self._stop(lab),
                                   run_pool=self.run_pool)
+        build = self.build
+        gpu_object = Path(main.build_dir) / lab.name / "student.o"
+        if "object_from" in inspect.signature(build).parameters and gpu_object.is_file():
+            # the very object the GPU runs, its PTX simulated: no #if __CUDA_ARCH__ tells the check from the GPU
+            build = functools.partial(build, object_from=gpu_object)
         return self.grader_class(
             main.config, main.submission, kit=main.kit, build_dir=self.folder, seed=main.seed,
-            build_timeout=main.build_timeout, sandbox=main.sandbox, build=self.build,
+            build_timeout=main.build_timeout, sandbox=main.sandbox, build=build,
             build_harness=lambda kit, pattern, **kw: harnesses[pattern].result(), run=run, check=main.check,
             log=lambda message: log(f"[simulator] {message}"), platform=platform)

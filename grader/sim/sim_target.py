@@ -3,7 +3,8 @@ kit's floor, Turing) unless SM=NN is given as for a GPU build (mk/cuda.mk), and 
 compute capability (sim/runtime_internal.h: it follows the PTX the program carries). What the kit's tools say about
 it when a build fails: an intrinsic or type of a later GPU (__reduce_add_sync, bf16 arithmetic: compute capability
 8.0) is an nvcc error at compute_75, and the student needs to know which target was built and how to pick another.
-And the environment a simulated run gets (sim_env): its report channel, its counts table, its instruction budget.
+And the environment a simulated run gets (sim_env): its report channel, its counts table, its instruction budget,
+and, in the simulator's check of a GPU grading, the graded GPU's identity (graded_gpu_env).
 """
 import os
 import re
@@ -55,6 +56,42 @@ def may_need_later_gpu(output: str) -> bool:
     return bool(LATER_GPU_WORDS.search(output))
 
 
+# The GPU a GPU grading is graded on, as the simulator's device shows it in that grading's check
+# (grader/sim/sim_check.py): the variables of graded_gpu_env, which sim_env adds to every simulated run of this
+# process. Set once (set_graded_gpu), by the check, from nvidia-smi; a process that grades on a GPU grades on one.
+_graded_gpu: dict = {}
+
+
+def graded_gpu_env(gpu: dict, gpus: dict | None = None) -> dict:
+    """The environment that makes the simulator's device the GPU gpu (gpuinfo.identity's {"name", "memory_mib"}):
+    its name and memory (PPL_SIM_DEVICE_NAME, PPL_SIM_DEVICE_MEMORY) and, where grader/gpus.toml knows the model
+    (gpus: its tables by key, loaded when None), its shape and L2 (PPL_SIM_DEVICE, PPL_SIM_DEVICE_L2: SMs, threads,
+    blocks and shared memory per SM), so that a runner reading the device's properties reads the graded GPU's.
+    Its compute capability is the PTX's the build carries (mk/cuda.mk), which is the GPU's. {} for no gpu."""
+    if not gpu.get("name"):
+        return {}
+    env = {"PPL_SIM_DEVICE_NAME": gpu["name"]}
+    if gpu.get("memory_mib"):
+        env["PPL_SIM_DEVICE_MEMORY"] = str(int(gpu["memory_mib"]) << 20)
+    if gpus is None:
+        from grader.sim.estimate import EstimateError, load_specs
+        try:
+            gpus = load_specs()[0]
+        except EstimateError:
+            gpus = {}
+    model = next((g for g in gpus.values() if g.name == gpu["name"]), None)
+    if model is not None:
+        env.update(model.device_env())
+        env["PPL_SIM_DEVICE_L2"] = str(model.l2_mb << 20)
+    return env
+
+
+def set_graded_gpu(env: dict) -> None:
+    """Makes env (graded_gpu_env's) part of every simulated run's environment from now on (sim_env)."""
+    _graded_gpu.clear()
+    _graded_gpu.update(env)
+
+
 def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: int | None = None) -> dict:
     """The environment of a simulated run: this one, in order (without PPL_SIM_SCHEDULE), plus PPL_SIM_COUNTS=1
     (the counts table on stderr at exit, for people), PPL_SIM_REPORT=report (the report as JSON, a file: `make
@@ -62,7 +99,7 @@ def sim_env(counts: bool = False, report=None, budget: bool = False, report_fd: 
     instruction limit (SIM_MAX_INSTRUCTIONS) unless PPL_SIM_MAX_INSTRUCTIONS is set already. The checker's
     OpenMP team is one thread (grader/run/run.py's checker_env says why a team costs where programs run side by
     side)."""
-    env = dict(os.environ)
+    env = {**os.environ, **_graded_gpu}
     env.pop("PPL_SIM_REPORT_FD", None)  # a descriptor of this process's: only the one asked for here
     env.pop("PPL_SIM_SCHEDULE", None)  # in order unless a caller asks for another (grader/sim/schedules.py)
     env["OMP_NUM_THREADS"] = "1"  # the checker's team: a simulated size (SIM_MAX_N at most) is not worth one

@@ -85,9 +85,11 @@ def build_harness_sim(kit, pattern, **kwargs):
     return build_mod.build_harness(kit, pattern, makefile="sim.mk", **kwargs)
 
 
-def build_lab_sim(kit, pattern, source, folder, **kwargs):
-    """build.build_lab with mk/sim.mk: the same program, its kernels run by the simulator."""
-    return build_mod.build_lab(kit, pattern, source, folder, makefile="sim.mk", **kwargs)
+def build_lab_sim(kit, pattern, source, folder, object_from=None, **kwargs):
+    """build.build_lab with mk/sim.mk: the same program, its kernels run by the simulator. object_from: the GPU
+    build's student.o, linked as it is (the simulator's check: one build, the GPU's PTX), else source compiled for
+    the simulator's target."""
+    return build_mod.build_lab(kit, pattern, source, folder, makefile="sim.mk", object_from=object_from, **kwargs)
 
 
 def _high_pipe(minimum: int) -> tuple:

@@ -209,6 +209,12 @@ class Sandbox(unittest.TestCase):
             with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):
                 self.assertEqual(native_arch(["nvcc", "-O3", "-arch=native", "-lineinfo"]),
                                  ["nvcc", "-O3", "-arch=sm_90", "-lineinfo"])
+            smi.write_text("#!/bin/sh\necho 8.0; echo 9.0\n")
+            with mock.patch.dict(os.environ, {"PATH": f"{tmp}:{os.environ['PATH']}"}):  # each keeps its PTX
+                self.assertEqual(native_arch(["nvcc", "-arch=native"]),
+                                 ["nvcc", "-gencode=arch=compute_80,code=sm_80",
+                                  "-gencode=arch=compute_80,code=compute_80", "-gencode=arch=compute_90,code=sm_90",
+                                  "-gencode=arch=compute_90,code=compute_90"])
             self.assertEqual(native_arch(["nvcc", "-gencode", "arch=compute_75,code=sm_75"]),
                              ["nvcc", "-gencode", "arch=compute_75,code=sm_75"])
 

@@ -13,7 +13,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader.sim.sim_target import target_note
+from grader.compile.build import build_lab
+from grader.sim.estimate import load_specs
+from grader.sim.sim_target import graded_gpu_env, sim_env, set_graded_gpu, target_note
 from grader.sim.simulator import build_lab_sim
 from tools.student.sim import build_folder
 
@@ -102,6 +104,57 @@ class SimulatedTarget(unittest.TestCase):
         self.assertIn("__reduce_add_sync", built.message)
         self.assertIn(target_note(env={}, command="make grade SIM=1"), built.message)
         self.assertIn("make grade SIM=1 SM=80", built.message)
+
+
+class GradedGpuIdentity(unittest.TestCase):
+    """In the simulator's check of a GPU grading the device is the graded GPU: nvidia-smi's name and memory, and the
+    shape and L2 grader/gpus.toml gives the model (sim_target.graded_gpu_env), in every simulated run's
+    environment (sim_env)."""
+
+    def test_a_known_model_gets_its_name_memory_shape_and_l2(self):
+        gpus = load_specs()[0]
+        for gpu in gpus.values():
+            env = graded_gpu_env({"name": gpu.name, "memory_mib": 81559}, gpus)
+            self.assertEqual(env["PPL_SIM_DEVICE_NAME"], gpu.name)
+            self.assertEqual(env["PPL_SIM_DEVICE_MEMORY"], str(81559 << 20))
+            self.assertEqual(env["PPL_SIM_DEVICE"], gpu.device_env()["PPL_SIM_DEVICE"])
+            self.assertEqual(env["PPL_SIM_DEVICE_L2"], str(gpu.l2_mb << 20))
+
+    def test_an_unknown_model_keeps_the_simulators_shape(self):
+        env = graded_gpu_env({"name": "NVIDIA Future GPU"}, load_specs()[0])
+        self.assertEqual(env, {"PPL_SIM_DEVICE_NAME": "NVIDIA Future GPU"})
+        self.assertEqual(graded_gpu_env({}), {})
+
+    def test_every_simulated_run_gets_it_once_set(self):
+        try:
+            set_graded_gpu({"PPL_SIM_DEVICE_NAME": "NVIDIA H100 80GB HBM3"})
+            self.assertEqual(sim_env()["PPL_SIM_DEVICE_NAME"], "NVIDIA H100 80GB HBM3")
+        finally:
+            set_graded_gpu({})
+        self.assertNotIn("PPL_SIM_DEVICE_NAME", sim_env())
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs")
+class OneBuild(unittest.TestCase):
+    """The simulator's check links the GPU build's own student.o (build_lab_sim's object_from): the object the
+    simulator runs is the GPU's byte for byte, its PTX of the GPU's target (mk/cuda.mk keeps the PTX), so no #if
+    __CUDA_ARCH__ can tell the two apart; and the runner sees the graded GPU's name and shape."""
+
+    def test_the_check_runs_the_gpus_object_as_the_graded_gpu(self):
+        with tempfile.TemporaryDirectory(prefix="ppl-one-build-") as folder:
+            gpu = build_lab(KIT, "reduce", SOLUTION, Path(folder) / "gpu")
+            self.assertTrue(gpu.ok, gpu.message)
+            sim = build_lab_sim(KIT, "reduce", SOLUTION, Path(folder) / "sim", object_from=gpu.object)
+            self.assertTrue(sim.ok, sim.message)
+            self.assertEqual(sim.object.read_bytes(), gpu.object.read_bytes())
+            h100 = next(g for g in load_specs()[0].values() if g.key == "H100")
+            env = {**sim_env(), **graded_gpu_env({"name": h100.name, "memory_mib": 81559})}
+            done = subprocess.run([str(sim.program), "--n", "33,1025", "--seed", "5"], env=env, cwd=KIT,
+                                  capture_output=True, text=True, timeout=300)
+        out = done.stdout + done.stderr
+        self.assertEqual(done.returncode, 0, out)
+        self.assertRegex(out, rf"device: {re.escape(h100.name)} \(sm_\d+, {h100.sms} SMs\)")
+        self.assertEqual(len(re.findall(r"^PASS ", done.stdout, re.M)), 2, out)
 
 
 if __name__ == "__main__":
