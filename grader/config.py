@@ -14,7 +14,7 @@ DEFAULT_PATH = Path(__file__).resolve().parent / "labs.toml"
 LAB_NAME = re.compile(r"^[0-9][0-9]-[a-z0-9][a-z0-9-]*$")
 # Arguments the grader adds itself (grader/run/run.py turns --seed into --seed-fd); a group's runs must not set them.
 GRADER_ARGS = ("--seed", "--result", "--bench", "--dataset", "--expected", "--seed-fd", "--result-fd", "--in-process",
-               "--host-memory-mib")
+               "--host-memory-mib", "--cpu-seconds")
 # What a lab's benchmark compares against: the kit's baseline kernel (speedup = baseline_ms / student_ms) or CUB
 # (speedup = cub_ms / student_ms, the fraction of CUB's speed).
 YARDSTICKS = ("baseline", "cub")
@@ -122,6 +122,10 @@ class Lab:
     sanitizers: Sanitizers | None = None  # the compute-sanitizer row, from its suite (or the lab's own table)
     due: object = None  # the lab's own due date (an aware datetime; grader/score/late.py), over [late]'s
     lms_name: str = ""  # the assignment's name in the course's grade systems (canvas.csv, gradescope.csv's column)
+    # A group that the simulator's check cannot judge because of the student's file (its work budget) keeps the
+    # GPU's verdict instead of losing its points (grader/sim/sim_check.py): a course's relaxation, which the report
+    # names. False (the default): the check fails closed.
+    simulator_check_open: bool = False
 
     @property
     def max_score(self) -> float:
@@ -150,6 +154,7 @@ class Limits:
     lab_file_kib: int = 256  # the largest lab file graded (or compared for similarity); see lab_file_bytes
     simulator_check: bool = True  # a GPU grading also grades each lab on the simulator (grader/sim/sim_check.py)
     simulator_check_seconds: float = 900.0  # the simulator's share of a lab's grading: its runs past it not graded
+    simulator_cpu_seconds: float = 60.0  # CPU seconds each process of a simulated lab program may use (RLIMIT_CPU)
 
     @property
     def lab_file_bytes(self) -> int:
@@ -173,14 +178,14 @@ def _limits(raw, where: str) -> Limits:
     raw = _table(raw, where)
     _check_keys(raw, where, set(), {"host_memory_mib", "simulator_host_memory_mib", "run_floor_seconds",
                                     "run_reference_factor", "lab_file_kib", "simulator_check",
-                                    "simulator_check_seconds"})
+                                    "simulator_check_seconds", "simulator_cpu_seconds"})
     values = {}
     for key in raw:
         value = raw[key]
         if key == "simulator_check":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}.{key}: expected true or false, got {value!r}")
-        elif key.startswith("run_") or key == "simulator_check_seconds":
+        elif key.startswith("run_") or key in ("simulator_check_seconds", "simulator_cpu_seconds"):
             _positive(raw, key, where)
         elif key == "lab_file_kib":
             if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 64 << 10:
@@ -429,7 +434,7 @@ def parse_config(data: dict, path: Path) -> Config:
             raise ConfigError(f"{where}: a lab's name is its folder's, like 03-sequential")
         raw = _table(raw, where)
         _check_keys(raw, where, {"pattern", "source", "suite"},
-                    {"performance", "args", "bonus", SANITIZERS, "due", "lms_name"})
+                    {"performance", "args", "bonus", SANITIZERS, "due", "lms_name", "simulator_check_open"})
         source = _string(raw, "source", where)
         if "/" in source or source.startswith("."):
             raise ConfigError(f"{where}.source: expected a file name inside the lab folder, got {source!r}")
@@ -461,7 +466,8 @@ def parse_config(data: dict, path: Path) -> Config:
         labs.append(Lab(name=lab_name, pattern=pattern, source=source,
                         groups=suites[suite], performance=perf, args=args, bonus=_bool(raw, "bonus", where, False),
                         sanitizers=sanitizers, due=_due(raw, where),
-                        lms_name=_string(raw, "lms_name", where) if "lms_name" in raw else ""))
+                        lms_name=_string(raw, "lms_name", where) if "lms_name" in raw else "",
+                        simulator_check_open=_bool(raw, "simulator_check_open", where, False)))
     try:
         policy = late.parse_policy(data["late"], f"{name}: late", {lab.name: lab.due for lab in labs if lab.due}) \
             if "late" in data else None

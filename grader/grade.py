@@ -107,7 +107,8 @@ class Grader:
         self.sandbox_layers = {}  # lab -> the checker's sandbox line (layers, missing) of its first run
         self.build_layers = {}  # lab -> {"layers": [...], "missing": [...]}: what held the compile of its file
         self.no_device = False
-        self.hung = set()  # labs in which a run timed out: their later tests are not run
+        self.hung = set()  # labs in which a run timed out or used up its CPU time: their later tests are not run
+        self.spent = set()  # those of them whose run used up its CPU time (labs.toml [limits] simulator_cpu_seconds)
         self.bench_tails = {}  # lab -> platform.BenchTail: its benchmark as its correctness program's last list
         self.sim_check, self.sim_hooks = sim_check, sim_hooks
         self.sim_later = sim_later
@@ -303,6 +304,11 @@ class Grader:
                 "stages": verdict.stages,
                 "tests": {r.name: {"gpu": sim_check_mod.brief(r), "simulator": sim_check_mod.brief(sims.get(r.name))}
                           for r in gpu if r.name != "performance"}}
+            relaxed = [r.name for r in rows if (r.data or {}).get("check_relaxed")]
+            if relaxed:
+                report.notes.append(f"{lab.name}: the simulator's check could not judge {', '.join(relaxed)} because "
+                                    f"of the file, and labs.toml's simulator_check_open = true let the GPU's verdict "
+                                    f"stand")
             if verdict.status in ("kit error", "error"):
                 report.notes.append(f"{lab.name}: the simulator's check did not run ({verdict.message}): a kit "
                                     f"problem, not the student's; this lab is graded on the GPU alone")
@@ -421,6 +427,7 @@ class Grader:
             # verdict counts (a red-team helper's point about GRADERS_PER_GPU)
             self.log(f"{lab.name}: a run failed while other students' runs shared the GPU: again, alone")
             self.hung.discard(lab.name)
+            self.spent.discard(lab.name)
             with self._gpu("exclusive"):
                 results = self._run_time_tests(lab, built, checked)
         if lab.performance:
@@ -509,9 +516,12 @@ class Grader:
         return score_static_check(lab.name, verdict, lab.source)
 
     def _args(self, args) -> list:
-        """A run's arguments with the host memory of labs.toml's [limits] and the grader's sandbox demand."""
-        memory = ["--host-memory-mib", str(self.host_memory_mib())]
-        return [*args, *memory, "--sandbox", self.sandbox] if self.sandbox != "auto" else [*args, *memory]
+        """A run's arguments with the host memory and CPU time of labs.toml's [limits] and the grader's sandbox
+        demand."""
+        limits = ["--host-memory-mib", str(self.host_memory_mib())]
+        cpu = self.platform.cpu_seconds(self.config.limits)
+        limits += ["--cpu-seconds", f"{cpu:g}"] if cpu else []
+        return [*args, *limits, "--sandbox", self.sandbox] if self.sandbox != "auto" else [*args, *limits]
 
     def host_memory_mib(self) -> int:
         return self.platform.host_memory_mib(self.config.limits)
@@ -523,6 +533,14 @@ class Grader:
             self.no_device = True
         elif outcome.status == "timeout":
             self.hung.add(lab.name)
+        elif outcome.status == "crash" and "SIGXCPU" in outcome.message:
+            self.hung.add(lab.name)  # it would spin as long again in every later run: one budget a lab
+            self.spent.add(lab.name)
+            cpu = self.platform.cpu_seconds(self.config.limits)
+            outcome.message += (f": a process of the lab's program used up its CPU time ({cpu:g} s, labs.toml "
+                                f"[limits] simulator_cpu_seconds, many times what the reference solutions' slowest "
+                                f"program takes). Host code that spins or waits in a loop does this; the limit "
+                                f"counts work, not seconds, so a busy machine does not change it")
         elif outcome.status == "crash" or outcome.status == "cuda-error" and any(
                 words in outcome.message.lower() for words in ("out of memory", "memory allocation")):
             # perhaps out of host memory: say where the limit is
@@ -601,6 +619,9 @@ class Grader:
         """The not-run result of a test that cannot run now (no device, or a hang earlier in this lab), else None."""
         if self.no_device:
             return no_device(lab.name, name, points)
+        if lab.name in self.spent:
+            return not_run(lab.name, name, points, "not run: an earlier run of this lab used up its CPU time (it "
+                                                   "would again; fix it first)")
         if lab.name in self.hung:
             return not_run(lab.name, name, points, "not run: an earlier test of this lab timed out (a hung kernel "
                                                    "would hang again; fix it first)")

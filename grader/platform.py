@@ -108,6 +108,11 @@ class Platform:
         """The lab's benchmark as its correctness program's last list (BenchTail), or None: it runs apart or not."""
         return None
 
+    def cpu_seconds(self, limits) -> float | None:
+        """The CPU seconds each process of a lab program may use (the checker's --cpu-seconds: RLIMIT_CPU of its
+        runner and device program), or None for no such limit (a GPU's runs have their calls' time limits)."""
+        return None
+
 
 class GpuPlatform(Platform):
     """The GPU: the kit's build (mk/lab.mk), every correctness group, compute-sanitizer, a benchmark."""

@@ -248,7 +248,8 @@ def recorded_row(options: Options, entry: intake.Entry, labs, missing: str) -> d
 
 def lab_notes(report) -> list:
     """One note per lab that lost points for a reason worth a line: no file, no build, forbidden code, a failed,
-    hung or crashed test ("03-sequential: TIMEOUT datasets")."""
+    hung or crashed test ("03-sequential: TIMEOUT datasets"), and one for the rows the simulator's check could not
+    judge through the kit's fault (data["kit_fault"], grader/sim/sim_check.py), which the instructors review."""
     notes = []
     for lab in report.labs():
         rows = [r for r in report.results if r.lab == lab]
@@ -263,6 +264,10 @@ def lab_notes(report) -> list:
                                                                      "ERROR", "slow", "not graded")]
         if bad:
             notes.append(f"{lab}: " + ", ".join(bad))
+        kit = [r.name for r in rows if (r.data or {}).get("kit_fault")]
+        if kit:  # the GPU's verdict stood where the simulator's check failed through the kit's fault: for review
+            notes.append(f"{lab}: the simulator's check could not judge {', '.join(kit)} (the kit's fault; the GPU's "
+                         f"verdict stands): review")
     return notes
 
 

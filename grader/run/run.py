@@ -379,6 +379,24 @@ class ListEnds:
             return self.exits.get(k)
 
 
+# The checker's options that hold its runner and device program from their start (RLIMIT_CPU), so that a program of
+# many lists (--runs-fd) takes them from its own command line, not from a list's.
+PROGRAM_OPTIONS = ("--cpu-seconds",)
+
+
+def split_program_options(args) -> tuple:
+    """(args without PROGRAM_OPTIONS and their values, those options with their values)."""
+    rest, taken, k = [], [], 0
+    while k < len(args):
+        if args[k] in PROGRAM_OPTIONS and k + 1 < len(args):
+            taken += args[k:k + 2]
+            k += 2
+        else:
+            rest.append(args[k])
+            k += 1
+    return rest, taken
+
+
 def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str = "the lab's file",
                      slack: float = 60.0, more_argv=(), pass_fds=(), env=None, cancel=None, on_line=None,
                      gate=None, ends: ListEnds | None = None) -> list:
@@ -397,14 +415,19 @@ def run_harness_runs(program, runs, *, timeouts, workdir, cwd=None, source: str 
     list's result lines (those of no list first).
     """
     workdir, result = result_file(workdir)
-    seeds, lists = set(), []
+    seeds, lists, held = set(), [], set()
     for args, limit in zip(runs, timeouts):
         args, found = split_seed(args)
         seeds.add(found)
+        args, limits = split_program_options(args)
+        held.add(tuple(limits))
         lists.append([*args, "--timeout", f"{limit:g}"])
     seeds.discard(None)
     if len(seeds) > 1:  # one checker reads one seed: the lists of one program share it
         raise ValueError(f"the runs of one program carry {len(seeds)} different seeds")
+    if len(held) > 1:
+        raise ValueError(f"the runs of one program carry different {', '.join(PROGRAM_OPTIONS)}")
+    more_argv = [*next(iter(held), ()), *more_argv]
     result_read, result_write = os.pipe()
     runs_read, runs_write = os.pipe()
     feed = _Feed(runs_write, [_runs_payload([args]) for args in lists], gate)

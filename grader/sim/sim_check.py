@@ -51,6 +51,7 @@ from pathlib import Path
 
 from grader.run import gpuinfo, runs_ahead
 from grader.sim import sim_target
+from grader.sim.sim_report import KIT as KIT_FAULT, STUDENT
 from grader.config import SANITIZERS
 from grader.run.run import Outcome
 from grader.score.score import (FORBIDDEN, HAZARD, STATIC_CHECKS, TestResult, apply_hazards, hazards_of, not_run,
@@ -61,8 +62,11 @@ SIM = "the simulator"
 GPU = "the GPU"
 DEFAULT_LAB_SECONDS = 900.0  # labs.toml [limits] simulator_check_seconds, when it gives none
 NO_GPU_RUN = "there is no GPU run to compare with (no CUDA device)"  # why a check is skipped where no GPU ran
-# The simulator's row statuses that say nothing about the student's code: the GPU's verdict stands alone.
-COULD_NOT_TELL = ("needs GPU", "not graded", "not run", "ERROR", "NO BUILD", FORBIDDEN)
+# The simulator's row statuses that give no verdict on the student's code; whose() says whose doing that is.
+NEEDS_GPU_STATUS, NOT_GRADED_STATUS = "needs GPU", "not graded"
+COULD_NOT_TELL = (NEEDS_GPU_STATUS, NOT_GRADED_STATUS, "not run", "ERROR", "NO BUILD", FORBIDDEN)
+SIZE = "size"
+KIT_NOTE = "the kit's fault: the instructors should look at it (the gradebook's notes name it)"
 
 
 def workers(cpus: int | None = None) -> int:
@@ -114,16 +118,28 @@ def words(r: TestResult) -> str:
 
 
 def could_not_tell(r: TestResult | None) -> str:
-    """Why the simulator's row r says nothing about the student's code ("" when it does): a status of
-    COULD_NOT_TELL, or a TIMEOUT of its wall clock (the simulator is thousands of times slower than a GPU, and the
-    GPU ran the same runs to their end), not of its instruction limit (the kernel looped)."""
+    """Why the simulator's row r gives no verdict on the student's code ("" when it does): a status of
+    COULD_NOT_TELL, or a TIMEOUT of its wall clock (a backstop: the work limits stop a kernel that loops and host
+    code that spins), not of its instruction limit (the kernel looped)."""
     if r is None:
         return "it did not grade this test"
     if r.status in COULD_NOT_TELL:
         return r.summary or r.status
     if r.status == "TIMEOUT" and r.data.get("wall_clock"):
-        return f"it ran past its own time limit ({r.summary}): the simulator is slow, not necessarily your code"
+        return f"its wall-clock backstop stopped a run ({r.summary}): the kit's fault, not your code's"
     return ""
+
+
+def whose(r: TestResult | None) -> str:
+    """Whose doing it is that the simulator's row r gives no verdict (could_not_tell): STUDENT (a launch past the
+    instruction budget: the file does far more work than the lab needs), SIZE (sizes the simulator does not run:
+    the GPU alone judges them, by design) or KIT (the simulator's gap or fault: an instruction it lacks, its
+    crash, its build, its wall-clock backstop or time share)."""
+    if r is not None and r.status == NEEDS_GPU_STATUS:
+        return SIZE
+    if r is not None and r.status == NOT_GRADED_STATUS:
+        return (r.data or {}).get("whose", KIT_FAULT)
+    return KIT_FAULT
 
 
 def kit_failure_rows(lab, gpu_results: list, verdict: Verdict) -> list:
@@ -137,6 +153,7 @@ def kit_failure_rows(lab, gpu_results: list, verdict: Verdict) -> list:
             continue
         new = _with(r, detail=_join(r.detail, words))
         new.data["platforms"] = {"gpu": brief(r), "simulator": {"status": verdict.status, "summary": verdict.message}}
+        new.data["kit_fault"] = f"the simulator's check did not run: {verdict.message}"
         out.append(new)
     return out
 
@@ -160,7 +177,7 @@ def combine(lab, gpu_results: list, verdict: Verdict | None) -> list:
     out = []
     for r in gpu_results:
         if r.name in groups:
-            out.append(_group(r, None if whole else sim.get(r.name), whole))
+            out.append(_group(r, None if whole else sim.get(r.name), whole, lab))
         elif r.name == SANITIZERS:
             out.append(_sanitizers(r, None if whole else sim.get(r.name), whole))
         else:
@@ -190,12 +207,32 @@ def _platform(r: TestResult) -> str:
     return {"simulator": SIM, "gpu": GPU}.get(said, "the GPU and the simulator")
 
 
-def _group(gpu: TestResult, sim: TestResult | None, whole: str = "") -> TestResult:
-    """One correctness group's row: the lesser of the two platforms', saying which failed it."""
+def _group(gpu: TestResult, sim: TestResult | None, whole: str = "", lab=None) -> TestResult:
+    """One correctness group's row: the lesser of the two platforms', saying which failed it. Where the simulator
+    gives no verdict (could_not_tell) because of the student's file (whose: STUDENT), the check fails closed: the
+    group's points are withheld, saying why and what to change, unless the lab's labs.toml table says
+    simulator_check_open = true (the GPU's verdict then stands, saying so); where it is the kit's, the GPU's verdict
+    stands and the row is marked for the instructors (data["kit_fault"])."""
     why = whole or could_not_tell(sim)
+    owner = KIT_FAULT if whole else whose(sim)
     platforms = {"gpu": brief(gpu), "simulator": brief(sim) if sim is not None else {"summary": why}}
-    if why:
+    if why and owner == STUDENT and not getattr(lab, "simulator_check_open", False):
+        new = _with(sim, summary=said(SIM, sim.summary),
+                    detail=_join(sim.detail, f"The simulator's check could not judge this group because of what "
+                                             f"{gpu.lab}'s file does, so its points are withheld until it can (on "
+                                             f"the GPU: {words(gpu)}). The check watches every graded program; a "
+                                             f"file it cannot judge earns nothing it guards."))
+        new.data.pop("run_seconds", None)
+        new.data["failed_on"] = "simulator"
+    elif why:
         new = _with(gpu, detail=_join(gpu.detail, f"{SIM} could not tell: {why}"))
+        if owner == STUDENT:
+            new.detail = _join(new.detail, f"grader/labs.toml's simulator_check_open = true for {gpu.lab} lets the "
+                                           f"GPU's verdict stand where the check could not judge the file")
+            new.data["check_relaxed"] = why
+        elif owner == KIT_FAULT:
+            new.detail = _join(new.detail, f"That is {KIT_NOTE}.")
+            new.data["kit_fault"] = why
     elif sim.score < gpu.score:
         new = _with(sim, summary=said(SIM, sim.summary),
                     detail=_join(sim.detail, f"On the GPU this group passed ({gpu.summary}); {SIM} runs it under "
@@ -260,6 +297,7 @@ def check_platform(*, deadline: float, stop=None, run_pool=None):
                                                       f"labs.toml [limits] simulator_check_seconds)")
             if why:
                 outcome = Outcome("not-simulated", f"not graded: {why}")
+                outcome.whose = KIT_FAULT  # a share of wall-clock time, a dropped check: never the student's
                 self.group_outcomes.append(outcome)
                 self.group_args.append(list(args))
                 return outcome

@@ -281,6 +281,19 @@ def diagnostic(report: SimReport) -> str:
     return demangle("\n".join(said))
 
 
+# Whose a limitation is (sim/runtime.c's "cannot-simulate" statuses): a launch past its instruction budget is the
+# student's file's doing (far more work than the lab needs: the simulator's check withholds the points it guards,
+# grader/sim/sim_check.py); every other (PTX it cannot parse, an instruction it lacks, device code it cannot load)
+# is the simulator's gap, the kit's. A run stopped by the grader's wall-clock backstop is the kit's too (KIT).
+STUDENT, KIT = "student", "kit"
+STUDENT_LIMITS = ("budget",)
+
+
+def whose_limit(limit: dict) -> str:
+    """STUDENT or KIT: whose doing the limitation limit (SimReport.limitation's) is."""
+    return STUDENT if limit.get("status") in STUDENT_LIMITS else KIT
+
+
 def not_graded_message(limit: dict) -> str:
     return f"not graded on the simulator: {demangle(limitation_text(limit))}; grade on a GPU"
 

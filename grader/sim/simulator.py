@@ -63,17 +63,21 @@ from grader.patterns import parse_size, pattern as pattern_named
 from grader.report.report import NEEDS_GPU, NOT_GRADED
 from grader.score.score import TestResult, hung_labs, reproduce_line
 from grader.sim.sim_target import SIM_MAX_INSTRUCTIONS, sim_env, sim_harness_build
-from grader.sim.sim_report import (ReportReader, RunsReportReader, SimReport, as_text, counts_summary, demangle,
-                               diagnostic, fault_text, finding_text, load_report, not_graded_message)
+from grader.sim.sim_report import (KIT as KIT_FAULT, ReportReader, RunsReportReader, SimReport, as_text,
+                                   counts_summary, demangle, diagnostic, fault_text, finding_text, load_report,
+                                   not_graded_message, whose_limit)
 
 KIT = Path(__file__).resolve().parents[2]
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
 SIM_MAX_N = 1 << 21  # the largest size a group may ask for to run on the simulator (the edge sizes go to 2^20+1)
-# Seconds a run may take on the simulator. It is some thousand times slower than a GPU, but the runs it takes are
-# small: every correctness run of all eight reference solutions together takes under a minute on 2 cores, so a run
-# still going after this loops forever (a kernel at the instruction limit stops sooner; a host loop does not).
-# PPL_SIM_TIMEOUT=S overrides it.
-SIM_TIMEOUT = float(os.environ.get("PPL_SIM_TIMEOUT", "60"))
+# The wall-clock backstop of a run on the simulator, seconds: never a verdict on the student's code. What can change
+# a verdict counts work, which a busy machine does not change: the launch's instruction budget (a kernel that never
+# ends: sim_target.SIM_MAX_INSTRUCTIONS) and the CPU time of each of the program's processes (host code that spins:
+# labs.toml [limits] simulator_cpu_seconds, 60 s). A run still going after this was stopped by neither, so the kit
+# is at fault (a run waiting on something that never comes): it is graded again once and, if it hits the backstop
+# again, "not graded", the kit's (judge_run). 600 s is 10 times the CPU limit: a program's runner and device at
+# their limits on a machine with every core busy five times over still end first. PPL_SIM_TIMEOUT=S overrides it.
+SIM_TIMEOUT = float(os.environ.get("PPL_SIM_TIMEOUT", "600"))
 SIM_PREFIX = "ppl-sim: "  # every line the simulator's runtime prints starts so (sim/runtime_internal.h): for people
 TIMEOUT = "TIMEOUT"  # the table status of a group whose run hung (grader/score/score.py's STATUS_WORDS)
 REPORT_FD_MIN = 10  # the report pipe's write end is moved to a descriptor at least this (--runner-fd: >= 5)
@@ -307,6 +311,13 @@ def judge_run(outcome, report: SimReport) -> None:
         return
     if limit:
         outcome.status, outcome.message = "not-simulated", not_graded_message(limit)
+        outcome.whose = whose_limit(limit)
+    elif outcome.status == "timeout" and not any(e["status"] == "limit" for e in report.faults()):
+        # the wall clock stopped it, not the work limits: the kit's backstop, never the student's hang
+        outcome.status, outcome.whose, outcome.backstop = "not-simulated", KIT_FAULT, True
+        outcome.message = (f"not graded: the simulator's wall-clock backstop stopped this run ({outcome.message}), "
+                           f"which its work limits (the instruction budget, the CPU time limit) had not: a fault "
+                           f"of the kit, not of your code; grade again, or on a GPU")
     elif any(e["status"] == "limit" for e in report.faults()):
         outcome.status = "timeout"
         # the simulator saw the kernel loop, not the wall clock (grader/sim/sim_check.py)
@@ -572,7 +583,12 @@ class SimPlatform(Platform):
         return limits.for_run(True)
 
     def reference_seconds(self, grader, lab, group):
-        return None  # no GPU's calibration applies: the grader's own timeout bounds each run
+        return None  # no GPU's calibration applies: the work limits and the backstop bound each run
+
+    def cpu_seconds(self, limits) -> float | None:
+        # CPU time counts the work of the runner's host code and of the simulation alike, whatever else the machine
+        # runs: a limit that cannot change with the load (labs.toml [limits] simulator_cpu_seconds)
+        return limits.simulator_cpu_seconds
 
     def gpu_pids(self, grader):
         return None
@@ -627,6 +643,9 @@ class SimPlatform(Platform):
 
     def run_case(self, grader, lab, tag, program, args, timeout):
         outcome = grader.run_case(lab, tag, program, args, timeout)
+        if getattr(outcome, "backstop", False):  # the kit's wall-clock backstop, not a verdict: once more
+            grader.log(f"{lab.name}: a run hit the simulator's wall-clock backstop: graded again")
+            outcome = grader.run_case(lab, tag, program, args, timeout)
         if outcome.passed and self.kit_run:  # and under three other orders (grader/sim/schedules.py)
             failed = run_schedules(grader.run, lab.name, tag, program, grader._args(args), timeout=timeout,
                                    workdir=grader.build_dir / lab.name / "runs" / tag, cwd=grader.kit,
@@ -647,9 +666,14 @@ class SimPlatform(Platform):
                                    schedule=getattr(failed[1], "schedule", None)))
         limited = next((o for o in self.group_outcomes if o.status == "not-simulated"), None)
         if limited is not None and not result.full:
+            whose = getattr(limited, "whose", KIT_FAULT)
             result = TestResult(lab.name, group.name, group.points, 0.0, NOT_GRADED, limited.message,
-                                "the simulator's limitation, not necessarily a fault of your code: the points of "
-                                "this group need a GPU")
+                                "the simulator's limitation, not a fault of your code: the points of this group "
+                                "need a GPU" if whose == KIT_FAULT else
+                                "your code's doing: a launch ran far more warp instructions than the lab needs "
+                                "(sim/README.md, \"Instruction budget\"), so the simulator could not judge it; do "
+                                "less work per launch (a loop bound, a grid of one block per few elements)",
+                                data={"whose": whose})
         if result.status != NEEDS_GPU and not result.full:
             self.sim_failed.add(lab.name)
         return result

@@ -15,7 +15,7 @@ from grader.sim import sim_check
 from grader.compile.build import BuildResult
 from grader.config import SANITIZERS, load_config
 from grader.grade import Grader, main
-from grader.report.report import format_table, gradescope_results
+from grader.report.report import Report, format_table, gradescope_results
 from grader.run.run import Outcome, run_harness
 from grader.score.score import HAZARD, TestResult, hung_labs
 from tests.grader.fakes import PASS, SMALL_TOML, write_file
@@ -177,8 +177,54 @@ class Combined(SimCheckRun):
         out = {r.name: r for r in sim_check.combine(lab, gpu, sim_check.Verdict("ran", [hang, slow]))}
         self.assertEqual((out["small"].score, out["small"].status), (0, "TIMEOUT"))
         self.assertEqual((out["exact"].score, out["exact"].status), (20, "pass"))
-        self.assertIn("it ran past its own time limit", out["exact"].detail)
+        self.assertIn("its wall-clock backstop stopped a run", out["exact"].detail)
+        self.assertIn("timed out after 60 s", out["exact"].data["kit_fault"])  # marked for the instructors
         self.assertEqual([r.score for r in gpu], [10, 20])  # the GPU's rows are not changed
+
+    def combined(self, sim_rows, toml=SMALL_TOML):
+        lab = load_config(write_file(self.dir, "labs.toml", toml)).labs[0]
+        gpu = [TestResult(lab.name, "small", 10, 10, "pass", "3 cases passed"),
+               TestResult(lab.name, "exact", 20, 20, "pass", "3 cases passed")]
+        return {r.name: r for r in sim_check.combine(lab, gpu, sim_check.Verdict("ran", sim_rows))}
+
+    def budget(self, lab_name):
+        return TestResult(lab_name, "exact", 20, 0, "not graded",
+                          "not graded on the simulator: ... instruction budget exhausted, not a hang ...",
+                          "your code's doing: a launch ran far more warp instructions than the lab needs",
+                          data={"whose": "student"})
+
+    def test_what_the_file_keeps_the_check_from_judging_costs_its_points(self):
+        """Fails closed: a launch past the instruction budget (the student's doing) withholds the group's points,
+        whatever the GPU said, and the row says why and what to change."""
+        out = self.combined([TestResult("01-first", "small", 10, 10, "pass", "3 cases passed"),
+                             self.budget("01-first")])
+        self.assertEqual((out["exact"].score, out["exact"].status), (0, "not graded"))
+        self.assertTrue(out["exact"].summary.startswith("the simulator: "), out["exact"].summary)
+        self.assertIn("points are withheld", out["exact"].detail)
+        self.assertIn("far more warp instructions than the lab needs", out["exact"].detail)
+        self.assertEqual(out["exact"].data["failed_on"], "simulator")
+        self.assertEqual(out["small"].score, 10)
+
+    def test_a_course_may_let_the_gpus_verdict_stand_and_the_report_says_so(self):
+        toml = SMALL_TOML.replace("[labs.01-first]", "[labs.01-first]\nsimulator_check_open = true")
+        out = self.combined([self.budget("01-first")], toml)
+        self.assertEqual((out["exact"].score, out["exact"].status), (20, "pass"))
+        self.assertIn("simulator_check_open = true", out["exact"].detail)
+        self.assertIn("instruction budget", out["exact"].data["check_relaxed"])
+
+    def test_the_kits_gap_keeps_the_gpus_verdict_and_marks_the_row_for_review(self):
+        gap = TestResult("01-first", "exact", 20, 0, "not graded",
+                         "not graded on the simulator: the simulator cannot run k (unsupported): redux.sync.max",
+                         data={"whose": "kit"})
+        out = self.combined([TestResult("01-first", "small", 10, 10, "pass", "3 cases passed"), gap])
+        self.assertNotIn("kit_fault", out["small"].data)
+        self.assertEqual((out["exact"].score, out["exact"].status), (20, "pass"))
+        self.assertIn("unsupported", out["exact"].data["kit_fault"])
+        from grader.classroom.records import lab_notes
+        report = Report("s", 1)
+        report.results = list(out.values())
+        self.assertTrue(any("could not judge exact (the kit's fault" in n for n in lab_notes(report)),
+                        lab_notes(report))
 
 
 class Moot(SimCheckRun):
