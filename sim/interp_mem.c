@@ -397,15 +397,17 @@ static inline int conflicts(ctx *c, const warp *w, uint16_t tid, uint16_t otid, 
 static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t insn, uint16_t otid, unsigned access,
                  uint64_t off, const region *r)
 {
-    int same_warp = (otid >> 5) == w->id;
+    const int same_warp = (otid >> 5) == w->id;
+    const sim_finding_kind kind = same_warp ? (r ? F_GLOBAL_RACE_WARP : F_SHARED_RACE_WARP)
+                                            : (r ? F_GLOBAL_RACE_BLOCK : F_SHARED_RACE_BLOCK);
+    if (sim_finding_again(kind, c->k, prev_insn, insn, access))
+        return; /* met before at these instructions: counted, nothing to write */
     char space[160];
     if (r)
         snprintf(space, sizeof space, "global memory (%s, byte offset %llu)", r->label, (unsigned long long)off);
     else
         snprintf(space, sizeof space, "shared memory (byte offset %llu)", (unsigned long long)off);
-    finding(c, same_warp ? (r ? F_GLOBAL_RACE_WARP : F_SHARED_RACE_WARP)
-                         : (r ? F_GLOBAL_RACE_BLOCK : F_SHARED_RACE_BLOCK),
-            w, lane, prev_insn, insn, access, "on %s between thread %u and thread %u %s", space, (unsigned)otid,
+    finding(c, kind, w, lane, prev_insn, insn, access, "on %s between thread %u and thread %u %s", space, (unsigned)otid,
             w->id * 32 + (unsigned)lane, same_warp ? "of the same warp" : "of different warps");
 }
 
