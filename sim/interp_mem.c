@@ -407,8 +407,8 @@ static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t i
         snprintf(space, sizeof space, "global memory (%s, byte offset %llu)", r->label, (unsigned long long)off);
     else
         snprintf(space, sizeof space, "shared memory (byte offset %llu)", (unsigned long long)off);
-    finding(c, kind, w, lane, prev_insn, insn, access, "on %s between thread %u and thread %u %s", space, (unsigned)otid,
-            w->id * 32 + (unsigned)lane, same_warp ? "of the same warp" : "of different warps");
+    finding(c, kind, w, lane, prev_insn, insn, access, "on %s between thread %u and thread %u %s", space,
+            (unsigned)otid, w->id * 32 + (unsigned)lane, same_warp ? "of the same warp" : "of different warps");
 }
 
 /* Records an access of size bytes at byte offset off of the shadow words `shadow` (shared memory, or global

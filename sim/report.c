@@ -207,11 +207,11 @@ void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const pt
     f->insn_a = ia;
     f->insn_b = ib;
     f->kernel = dupn(kernel->name, strlen(kernel->name));
-    f->where_a = dupn(buf_a, strlen(buf_a));
+    f->where_a = dupn(here.where_a, strlen(here.where_a));
     f->ptx_a = a->ptx_line;
     f->text_a = dupn(m->text + a->text_off, a->text_len);
     if (b) {
-        f->where_b = dupn(buf_b, strlen(buf_b));
+        f->where_b = dupn(here.where_b, strlen(here.where_b));
         f->ptx_b = b->ptx_line;
         f->text_b = dupn(m->text + b->text_off, b->text_len);
     }

@@ -197,8 +197,8 @@ class MakeSimSaysTheAtomic(unittest.TestCase):
         hazards = [ln for ln in proc.stderr.splitlines() if ln.startswith("[")]
         self.assertTrue(hazards, out[-3000:])
         for line in hazards:
-            self.assertRegex(line, r"^\[shared-race-(intra|inter)-warp\] kernel histogram_kernel\(.*histogram\.cu:\d+ and "
-                                   r"histogram\.cu:\d+ \(\d+ times\): read-modify-write race")
+            self.assertRegex(line, r"^\[shared-race-(intra|inter)-warp\] kernel histogram_kernel\(.*histogram\.cu:\d+ "
+                                   r"and histogram\.cu:\d+ \(\d+ times\): read-modify-write race")
             self.assertIn("atomicAdd", line)
             self.assertNotIn("__syncthreads()", line)
             self.assertNotIn("__syncwarp()", line)
