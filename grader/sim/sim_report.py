@@ -17,7 +17,7 @@ from grader.run.run import LineReader
 REPORT_MARK = b'{"ppl_sim_report": '  # how every report line starts (sim/runtime.c)
 MAX_REPORT_LINE = 16 << 20  # bytes of one report line read; a longer line is dropped, counted as garbage
 MAX_KEPT = 1000  # distinct findings (and errors) kept per run
-MAX_FINDING_LINES = 3  # findings a run's diagnostic names (the reproduction prints them all)
+MAX_FINDING_LINES = 3  # findings a run's diagnostic names (the reproduction lists up to ten, as the sanitizers row)
 MAX_COUNT_LINES = 40  # lines of the counts table in the performance row
 COUNT_KEYS = ("launches", "blocks", "threads", "barriers", "fences", "atomics", "warp_instructions", "active_lanes",
               "predicated_on_lanes", "branches", "divergent_branches", "shared_requests", "shared_wavefronts",
@@ -295,8 +295,8 @@ def diagnostic(report: SimReport) -> str:
     said = [fault_text(e) for e in report.faults()]
     said += [finding_text(f) for f in report.findings[:MAX_FINDING_LINES]]
     if len(report.findings) > MAX_FINDING_LINES:
-        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the run's reproduction "
-                    f"below, on the simulator, prints them all)")
+        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the sanitizers row lists "
+                    f"them, and so does the run's reproduction below, on the simulator)")
     return demangle("\n".join(said))
 
 
