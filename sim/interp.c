@@ -687,17 +687,18 @@ int sim_release_barrier(ctx *c)
        thread that passed a barrier of this block and exited while the others wait at one again skipped a barrier
        the rest still take: a barrier in divergent code (`if (t < stride) { ...; __syncthreads(); }`), which
        compute-sanitizer's synccheck reports too. */
-    if (skipped) {
+    const uint32_t bar_insn = (uint32_t)(bar - c->m->code);
+    if (skipped && !sim_finding_again(F_BARRIER_EXITED, c->k, bar_insn, UINT32_MAX, 0)) {
         char d[400];
         snprintf(d, sizeof d, "__syncthreads() completed with %u of the block's %u threads exited after passing an "
                  "earlier __syncthreads() of the block: they skipped a barrier the other threads still take (a "
                  "barrier in divergent code, undefined by the CUDA programming guide: every thread of the block "
                  "must reach each __syncthreads())",
                  skipped, total);
-        sim_finding_add(F_BARRIER_EXITED, c->m, c->k, bar, NULL, d);
+        sim_finding_add(F_BARRIER_EXITED, c->m, c->k, bar, NULL, 0, d);
     }
-    if (divergent) {
-        sim_finding_add(F_BARRIER_DIVERGENT, c->m, c->k, bar, NULL,
+    if (divergent && !sim_finding_again(F_BARRIER_DIVERGENT, c->k, bar_insn, UINT32_MAX, 0)) {
+        sim_finding_add(F_BARRIER_DIVERGENT, c->m, c->k, bar, NULL, 0,
                         "threads of one block passed different __syncthreads() calls together (a barrier inside "
                         "divergent code)");
     }

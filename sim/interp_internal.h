@@ -42,6 +42,10 @@ typedef struct warp {
                              the same load of the same lane reading the same value again is a spin (sched.c) */
     uint32_t spin_lane;
     uint64_t spin_addr, spin_val;
+    uint64_t last_read[2][32]; /* per lane, the word it last read (race tracking): [0] shared (its byte offset, tagged
+                                  as a generic shared address), [1] global (its address); 0: none. A write that races
+                                  with another thread's write to the word its own lane last read is a read-modify-write
+                                  (x++, x += v): a lost update, which an atomic fixes and a barrier does not */
 } warp;
 
 /* Shadow state of one 4-byte shared-memory word (race detection). tid 0xffff: none. */

@@ -355,11 +355,16 @@ int sim_footprint_conflict(const sim_footprint *a, const sim_footprint *b, uint6
 /* ------------------------------------------------------------------ findings */
 
 static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint32_t insn_a, uint32_t insn_b,
-                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+                    unsigned access, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 
+/* Records a finding at instructions insn_a and insn_b (UINT32_MAX: none) met by lane of w; access: SIM_ACC_* bits
+   (races). A finding already recorded at these instructions is only counted (sim_finding_again), without formatting
+   its message: a race in a loop is met once per iteration and thread. */
 static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint32_t insn_a, uint32_t insn_b,
-                    const char *fmt, ...)
+                    unsigned access, const char *fmt, ...)
 {
+    if (sim_finding_again(kind, c->k, insn_a, insn_b, access))
+        return;
     char detail[512];
     va_list ap;
     va_start(ap, fmt);
@@ -371,7 +376,7 @@ static void finding(ctx *c, sim_finding_kind kind, const warp *w, int lane, uint
         snprintf(detail + n, sizeof detail - (size_t)n, " (first seen: block (%u,%u,%u) thread (%u,%u,%u))", c->bid.x,
                  c->bid.y, c->bid.z, tid % bx, tid / bx % by, tid / (bx * by));
     sim_finding_add(kind, c->m, c->k, &c->m->code[insn_a], insn_b != UINT32_MAX ? &c->m->code[insn_b] : NULL,
-                    detail);
+                    access, detail);
 }
 
 /* ------------------------------------------------------------------ shared-memory race tracking */
@@ -385,47 +390,54 @@ static inline int conflicts(ctx *c, const warp *w, uint16_t tid, uint16_t otid, 
     return we == w->wepoch;
 }
 
-/* A race on the word at byte offset off of shared memory (r NULL) or of global region r. */
-static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t insn, uint16_t otid, int what,
+/* A race on the word at byte offset off of shared memory (r NULL) or of global region r; access: one SIM_ACC_* bit
+   (what the two accesses were), with SIM_ACC_RMW when the write is the second half of its thread's read-modify-write.
+   The message says what happened and where; the advice (which fix) is the report's (sim/report.c), which sees every
+   race of the same lines. */
+static void race(ctx *c, const warp *w, int lane, uint32_t prev_insn, uint32_t insn, uint16_t otid, unsigned access,
                  uint64_t off, const region *r)
 {
-    const char *kinds[] = {"read after write", "write after read", "write after write"};
-    int same_warp = (otid >> 5) == w->id;
+    const int same_warp = (otid >> 5) == w->id;
+    const sim_finding_kind kind = same_warp ? (r ? F_GLOBAL_RACE_WARP : F_SHARED_RACE_WARP)
+                                            : (r ? F_GLOBAL_RACE_BLOCK : F_SHARED_RACE_BLOCK);
+    if (sim_finding_again(kind, c->k, prev_insn, insn, access))
+        return; /* met before at these instructions: counted, nothing to write */
     char space[160];
     if (r)
         snprintf(space, sizeof space, "global memory (%s, byte offset %llu)", r->label, (unsigned long long)off);
     else
         snprintf(space, sizeof space, "shared memory (byte offset %llu)", (unsigned long long)off);
-    finding(c, same_warp ? (r ? F_GLOBAL_RACE_WARP : F_SHARED_RACE_WARP)
-                         : (r ? F_GLOBAL_RACE_BLOCK : F_SHARED_RACE_BLOCK),
-            w, lane, prev_insn, insn, "%s race on %s between thread %u and thread %u %s", kinds[what], space,
-            (unsigned)otid, w->id * 32 + (unsigned)lane,
-            same_warp ? "of the same warp with no __syncwarp() between (lanes of a warp are not in lockstep since "
-                        "Volta)"
-                      : "of different warps with no __syncthreads() between");
+    finding(c, kind, w, lane, prev_insn, insn, access, "on %s between thread %u and thread %u %s", space,
+            (unsigned)otid, w->id * 32 + (unsigned)lane, same_warp ? "of the same warp" : "of different warps");
 }
 
 /* Records an access of size bytes at byte offset off of the shadow words `shadow` (shared memory, or global
-   region r) and reports the races it makes. */
-static void track(ctx *c, shword *shadow, const region *r, const warp *w, int lane, uint32_t insn, uint64_t off,
+   region r) and reports the races it makes. A lane's reads are remembered (w->last_read) so that a write racing with
+   another thread's write to the word the lane itself just read is told apart as a read-modify-write. */
+static void track(ctx *c, shword *shadow, const region *r, warp *w, int lane, uint32_t insn, uint64_t off,
                   unsigned size, int is_write)
 {
     uint16_t tid = (uint16_t)(w->id * 32 + (unsigned)lane);
+    uint64_t *last_read = &w->last_read[r != NULL][lane];
+    const uint64_t base = r ? (uint64_t)r->base : PTX_GENERIC_SHARED;
     for (uint64_t word = off >> 2; word <= (off + size - 1) >> 2; word++) {
         shword *s = &shadow[word];
         if (s->w_insn && conflicts(c, w, tid, s->w_tid, s->w_be, s->w_we))
-            race(c, w, lane, s->w_insn - 1, insn, s->w_tid, is_write ? 2 : 0, word * 4, r);
+            race(c, w, lane, s->w_insn - 1, insn, s->w_tid,
+                 !is_write ? SIM_ACC_RAW : *last_read == base + word * 4 ? SIM_ACC_WAW | SIM_ACC_RMW : SIM_ACC_WAW,
+                 word * 4, r);
         if (is_write) {
             if (s->r1_insn && conflicts(c, w, tid, s->r1_tid, s->r1_be, s->r1_we))
-                race(c, w, lane, s->r1_insn - 1, insn, s->r1_tid, 1, word * 4, r);
+                race(c, w, lane, s->r1_insn - 1, insn, s->r1_tid, SIM_ACC_WAR, word * 4, r);
             else if (s->r2_insn && conflicts(c, w, tid, s->r2_tid, s->r2_be, s->r2_we))
-                race(c, w, lane, s->r2_insn - 1, insn, s->r2_tid, 1, word * 4, r);
+                race(c, w, lane, s->r2_insn - 1, insn, s->r2_tid, SIM_ACC_WAR, word * 4, r);
             s->w_insn = insn + 1;
             s->w_tid = tid;
             s->w_be = c->bepoch;
             s->w_we = w->wepoch;
             s->r1_insn = s->r2_insn = 0;
         } else {
+            *last_read = base + word * 4;
             if (!s->r1_insn || s->r1_be != c->bepoch || s->r1_tid == tid) {
                 s->r1_insn = insn + 1;
                 s->r1_tid = tid;
@@ -692,7 +704,7 @@ static int global_lane(ctx *c, warp *w, const ptx_insn *ins, int l, uint64_t o, 
                 }
         }
         if (!ok)
-            finding(c, F_UNINIT_GLOBAL, w, l, (uint32_t)(ins - c->m->code), UINT32_MAX,
+            finding(c, F_UNINIT_GLOBAL, w, l, (uint32_t)(ins - c->m->code), UINT32_MAX, 0,
                     "read of uninitialized global memory (%s, byte offset %llu)", r->label,
                     (unsigned long long)(o - r->base));
     }
@@ -792,7 +804,7 @@ static void track_lanes(ctx *c, warp *w, const ptx_insn *ins, unsigned total, me
             if (is_ld || is_atom) {
                 for (unsigned i = 0; i < total; i++)
                     if (!c->sh_init[o + i]) {
-                        finding(c, F_UNINIT_SHARED, w, l, pc, UINT32_MAX,
+                        finding(c, F_UNINIT_SHARED, w, l, pc, UINT32_MAX, 0,
                                 "read of uninitialized shared memory (byte offset %u)", o + i);
                         break;
                     }

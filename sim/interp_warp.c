@@ -57,6 +57,8 @@ static int check_member_masks(ctx *c, warp *w, const ptx_insn *ins, const uint64
    lanes past them; on a GPU such a lane's register usually still holds what the code expects, or not. */
 static void shfl_outside_mask(ctx *c, const warp *w, const ptx_insn *ins, int l, int j, uint32_t mask, uint32_t m)
 {
+    if (sim_finding_again(F_SHFL_OUTSIDE_MASK, c->k, (uint32_t)(ins - c->m->code), UINT32_MAX, 0))
+        return; /* counted: no message to write again */
     const unsigned tid = w->id * 32 + (unsigned)l, bx = c->block.x, by = c->block.y;
     char detail[512];
     snprintf(detail, sizeof detail,
@@ -66,7 +68,7 @@ static void shfl_outside_mask(ctx *c, const warp *w, const ptx_insn *ins, int l,
              "the mask, or keep the offsets inside it (first seen: block (%u,%u,%u) thread (%u,%u,%u))",
              l, j, mask, (m >> j & 1) ? "it calls the shuffle with another mask" : "it does not call this shuffle",
              c->bid.x, c->bid.y, c->bid.z, tid % bx, tid / bx % by, tid / (bx * by));
-    sim_finding_add(F_SHFL_OUTSIDE_MASK, c->m, c->k, ins, NULL, detail);
+    sim_finding_add(F_SHFL_OUTSIDE_MASK, c->m, c->k, ins, NULL, 0, detail);
 }
 
 /* shfl.sync.mode.b32 d[|p], a, b, c, membermask: b the lane or offset, c packs the segment mask (bits 8-12: 32 -

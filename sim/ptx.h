@@ -334,13 +334,40 @@ struct sim_site {
 sim_kstats *sim_stats_new(struct sim_module *m, ptx_func *f);
 /* Marks the module's stats blocks as orphans (their module is being freed). */
 void sim_stats_detach(struct sim_module *m);
-/* Records a finding (deduplicated on kind, kernel and both instructions; counts occurrences). b may be NULL. */
+/* What a race's two accesses were (the `access` bits of sim_finding_add and sim_finding_again; a finding ORs them
+   over its occurrences): read after write, write after read, write after write, and read-modify-write (a write
+   after write whose writer had itself just read the word: x++ or x += v by two threads at once, a lost update). */
+enum { SIM_ACC_RAW = 1, SIM_ACC_WAR = 2, SIM_ACC_WAW = 4, SIM_ACC_RMW = 8 };
+
+/* The fix a finding's advice names: an atomic for a read-modify-write race, __syncthreads() for any other race that
+   crosses warps (even where the same lines also race within a warp), __syncwarp() for one confined to a warp; none
+   for the other kinds (their message says what to do). */
+typedef enum sim_fix { SIM_FIX_NONE = 0, SIM_FIX_ATOMIC, SIM_FIX_SYNCTHREADS, SIM_FIX_SYNCWARP } sim_fix;
+
+/* Records a finding: one record per (kind, kernel, the unordered pair of the two instructions' source places; the
+   kind names the memory space), counting its occurrences and ORing `access` (SIM_ACC_* bits, races; 0 otherwise).
+   b may be NULL. detail says what happened, where and when first (the message's advice is added by the reports). */
 void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const ptx_func *kernel, const ptx_insn *a,
-                     const ptx_insn *b, const char *detail);
+                     const ptx_insn *b, unsigned access, const char *detail);
+
+/* Counts one more occurrence of a finding already recorded at this kind, kernel and pair of instruction indices
+   (insn_b UINT32_MAX: none), ORing access into it: 1, or 0 when there is none yet (describe it with
+   sim_finding_add). Constant time whatever the number of findings: a hash of the instruction pairs seen, so that a
+   race met a million times costs a lookup each, not a message. */
+int sim_finding_again(sim_finding_kind kind, const ptx_func *kernel, uint32_t insn_a, uint32_t insn_b,
+                      unsigned access);
 
 /* The i-th finding (tests and tools): its kind, kernel and "file:line" of both instructions (b: NULL if none).
    Returns 0, or -1 past the end. */
 int sim_finding_get(size_t i, sim_finding_kind *kind, const char **kernel, const char **where_a,
                     const char **where_b, uint64_t *count);
+
+/* The i-th finding's access bits (SIM_ACC_*) and the fix its advice names (SIM_FIX_NONE past the end). */
+unsigned sim_finding_access(size_t i);
+sim_fix sim_finding_fix(size_t i);
+
+/* The words of a fix's advice, for students ("" for SIM_FIX_NONE): the one place they are written (the reports
+   append them to the race's message, and give them apart as "advice"). */
+const char *sim_fix_advice(sim_fix fix);
 
 #endif /* PPL_SIM_PTX_H */

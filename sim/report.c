@@ -2,9 +2,13 @@
  * report.c - what the simulator counts and finds, and its text and JSON reports (schema: sim/README.md).
  *
  * Counters live per kernel and per PTX instruction (sim_kstats); the reports sum them per kernel and per source
- * line (.loc). Findings are deduplicated on (kind, kernel, first instruction, second instruction) and count their
- * occurrences. The registry outlives modules: freeing a module only marks its kernels' counters as orphans, so a
- * report at exit still shows them.
+ * line (.loc). A finding is recorded once per (kind, kernel, the unordered pair of its two source places), the kind
+ * naming the memory space, with a count of its occurrences and the access bits (SIM_ACC_*) seen: an unrolled line's
+ * many PTX instructions are one record, and a race met a million times costs a hash lookup each (sim_finding_again),
+ * so time and memory do not grow with repeats. The advice (which fix) is decided when a report is written, from all
+ * the records: an atomic for a read-modify-write race, __syncthreads() for a race that crosses warps (also on the
+ * same lines' race within a warp), __syncwarp() for one confined to a warp. The registry outlives modules: freeing a
+ * module only marks its kernels' counters as orphans, so a report at exit still shows them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +26,23 @@ typedef struct finding {
     char *text_a, *text_b;
     char *detail;
     uint64_t count;
+    unsigned access; /* SIM_ACC_* bits, over its occurrences */
 } finding;
 
 static sim_kstats *g_stats;
 static finding *g_findings;
 static size_t g_nfindings, g_capfindings;
+
+/* The instruction pairs met so far, each to its finding: open addressing, kept at most half full. */
+typedef struct pair_slot {
+    const sim_kstats *ks; /* NULL: empty */
+    uint32_t insn_a, insn_b;
+    sim_finding_kind kind;
+    size_t finding;
+} pair_slot;
+
+static pair_slot *g_pairs;
+static size_t g_npairs, g_cappairs;
 
 static char *dupn(const char *s, size_t n)
 {
@@ -81,66 +97,100 @@ static const char *where_of(const struct sim_module *m, const ptx_insn *ins, cha
     return ptx_where(m, ins, 0, buf, n);
 }
 
-/* A race within a warp and a race between warps at the same two instructions are one missing __syncthreads(), which
-   fixes both; the advice of the race within a warp alone (__syncwarp) would leave the other. Its detail says so
-   (grader/sim/sim_report.py's BOTH_RACES has the same words: the grader then puts the race between warps first). */
-static const char BOTH_RACES[] = " (this line races between warps too: the __syncthreads() that race needs orders "
-                                 "these lanes as well, where a __syncwarp() would fix this one alone)";
-
-static int other_scope(sim_finding_kind kind)
+static int is_race(sim_finding_kind kind)
 {
-    switch (kind) {
-    case F_SHARED_RACE_WARP: return F_SHARED_RACE_BLOCK;
-    case F_SHARED_RACE_BLOCK: return F_SHARED_RACE_WARP;
-    case F_GLOBAL_RACE_WARP: return F_GLOBAL_RACE_BLOCK;
-    case F_GLOBAL_RACE_BLOCK: return F_GLOBAL_RACE_WARP;
-    default: return -1;
-    }
+    return kind == F_SHARED_RACE_WARP || kind == F_SHARED_RACE_BLOCK || kind == F_GLOBAL_RACE_WARP ||
+           kind == F_GLOBAL_RACE_BLOCK;
 }
 
 static int is_warp_race(sim_finding_kind kind) { return kind == F_SHARED_RACE_WARP || kind == F_GLOBAL_RACE_WARP; }
 
+/* The race between warps of the same memory space as a race within a warp (-1 for any other kind). */
+static int between_warps(sim_finding_kind kind)
+{
+    return kind == F_SHARED_RACE_WARP ? F_SHARED_RACE_BLOCK : kind == F_GLOBAL_RACE_WARP ? F_GLOBAL_RACE_BLOCK : -1;
+}
+
 static int same_place(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
-/* Whether f and g race at the same two source places, in either order: the places a student reads, and those the
+/* Whether f and g are at the same two source places, in either order: the places a student reads, and those the
    grader matches (grader/sim/sim_report.py's _race_key). Two PTX instructions of one line (an unrolled loop's) are
-   one place: matching instructions missed the pair on a reduction's unrolled tree. */
+   one place. */
 static int same_places(const finding *f, const finding *g)
 {
     return (same_place(f->where_a, g->where_a) && same_place(f->where_b, g->where_b)) ||
            (same_place(f->where_a, g->where_b) && same_place(f->where_b, g->where_a));
 }
 
-/* Notes BOTH_RACES on the race within a warp f or its earlier partners are, where f and an earlier finding are the
-   same two places racing within a warp and between warps (an unrolled line gives several races within a warp). */
-static void note_both_races(finding *f)
+static size_t pair_hash(sim_finding_kind kind, const sim_kstats *ks, uint32_t a, uint32_t b)
 {
-    const int other = other_scope(f->kind);
-    for (size_t i = 0; other >= 0 && i + 1 < g_nfindings; i++) {
-        finding *g = &g_findings[i];
-        if ((int)g->kind != other || strcmp(g->kernel, f->kernel) != 0 || !same_places(f, g))
-            continue;
-        finding *warp = is_warp_race(f->kind) ? f : g;
-        size_t len = strlen(warp->detail);
-        if (len >= sizeof BOTH_RACES - 1 && strcmp(warp->detail + len - (sizeof BOTH_RACES - 1), BOTH_RACES) == 0)
-            continue;
-        char *longer = realloc(warp->detail, len + sizeof BOTH_RACES);
-        if (!longer)
-            abort();
-        memcpy(longer + len, BOTH_RACES, sizeof BOTH_RACES);
-        warp->detail = longer;
+    uint64_t h = (uint64_t)(uintptr_t)ks * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)a << 32 | b) * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)kind * 0x165667B19E3779F9ull;
+    return (size_t)(h ^ h >> 29);
+}
+
+static pair_slot *pair_find(sim_finding_kind kind, const sim_kstats *ks, uint32_t a, uint32_t b)
+{
+    if (!g_cappairs)
+        return NULL;
+    for (size_t i = pair_hash(kind, ks, a, b) & (g_cappairs - 1);; i = (i + 1) & (g_cappairs - 1)) {
+        pair_slot *p = &g_pairs[i];
+        if (!p->ks)
+            return NULL;
+        if (p->ks == ks && p->kind == kind && p->insn_a == a && p->insn_b == b)
+            return p;
     }
 }
 
+static void pair_insert(sim_finding_kind kind, const sim_kstats *ks, uint32_t a, uint32_t b, size_t finding)
+{
+    if (2 * (g_npairs + 1) > g_cappairs) { /* grow: rehash every pair into a table twice the size */
+        size_t cap = g_cappairs ? 2 * g_cappairs : 256;
+        pair_slot *old = g_pairs, *table = calloc(cap, sizeof *table);
+        if (!table)
+            abort();
+        size_t old_cap = g_cappairs;
+        g_pairs = table, g_cappairs = cap, g_npairs = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].ks)
+                pair_insert(old[i].kind, old[i].ks, old[i].insn_a, old[i].insn_b, old[i].finding);
+        free(old);
+    }
+    size_t i = pair_hash(kind, ks, a, b) & (g_cappairs - 1);
+    while (g_pairs[i].ks)
+        i = (i + 1) & (g_cappairs - 1);
+    g_pairs[i] = (pair_slot){ks, a, b, kind, finding};
+    g_npairs++;
+}
+
+int sim_finding_again(sim_finding_kind kind, const ptx_func *kernel, uint32_t insn_a, uint32_t insn_b,
+                      unsigned access)
+{
+    const pair_slot *p = pair_find(kind, kernel->stats, insn_a, insn_b);
+    if (!p)
+        return 0;
+    g_findings[p->finding].count++;
+    g_findings[p->finding].access |= access;
+    return 1;
+}
+
 void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const ptx_func *kernel, const ptx_insn *a,
-                     const ptx_insn *b, const char *detail)
+                     const ptx_insn *b, unsigned access, const char *detail)
 {
     uint32_t ia = (uint32_t)(a - m->code), ib = b ? (uint32_t)(b - m->code) : UINT32_MAX;
     const sim_kstats *ks = kernel->stats;
-    for (size_t i = g_nfindings; i-- > 0;) {
+    if (sim_finding_again(kind, kernel, ia, ib, access))
+        return;
+    char buf_a[512], buf_b[512];
+    finding here = {.where_a = (char *)where_of(m, a, buf_a, sizeof buf_a),
+                    .where_b = b ? (char *)where_of(m, b, buf_b, sizeof buf_b) : NULL};
+    for (size_t i = 0; i < g_nfindings; i++) { /* a new pair of instructions at places already recorded */
         finding *f = &g_findings[i];
-        if (f->kind == kind && f->ks == ks && f->insn_a == ia && f->insn_b == ib) {
+        if (f->kind == kind && f->ks == ks && same_places(f, &here)) {
             f->count++;
+            f->access |= access;
+            pair_insert(kind, ks, ia, ib, i);
             return;
         }
     }
@@ -157,20 +207,120 @@ void sim_finding_add(sim_finding_kind kind, const struct sim_module *m, const pt
     f->insn_a = ia;
     f->insn_b = ib;
     f->kernel = dupn(kernel->name, strlen(kernel->name));
-    char buf[512];
-    where_of(m, a, buf, sizeof buf);
-    f->where_a = dupn(buf, strlen(buf));
+    f->where_a = dupn(here.where_a, strlen(here.where_a));
     f->ptx_a = a->ptx_line;
     f->text_a = dupn(m->text + a->text_off, a->text_len);
     if (b) {
-        where_of(m, b, buf, sizeof buf);
-        f->where_b = dupn(buf, strlen(buf));
+        f->where_b = dupn(here.where_b, strlen(here.where_b));
         f->ptx_b = b->ptx_line;
         f->text_b = dupn(m->text + b->text_off, b->text_len);
     }
     f->detail = dupn(detail, strlen(detail));
     f->count = 1;
-    note_both_races(f);
+    f->access = access;
+    pair_insert(kind, ks, ia, ib, g_nfindings - 1);
+}
+
+/* The fix for finding f, from every record (a race within a warp takes __syncthreads() when the same kernel's same
+   places also race between warps: the barrier that race needs orders these lanes too, where __syncwarp() would
+   leave the other). */
+static sim_fix fix_of(const finding *f)
+{
+    if (!is_race(f->kind))
+        return SIM_FIX_NONE;
+    if (f->access & SIM_ACC_RMW)
+        return SIM_FIX_ATOMIC;
+    if (!is_warp_race(f->kind))
+        return SIM_FIX_SYNCTHREADS;
+    for (size_t i = 0; i < g_nfindings; i++) {
+        const finding *g = &g_findings[i];
+        if ((int)g->kind == between_warps(f->kind) && strcmp(g->kernel, f->kernel) == 0 && same_places(f, g))
+            return SIM_FIX_SYNCTHREADS;
+    }
+    return SIM_FIX_SYNCWARP;
+}
+
+const char *sim_fix_advice(sim_fix fix)
+{
+    switch (fix) {
+    case SIM_FIX_ATOMIC:
+        return "two threads each read this word, change it and write it back with nothing ordering them, so one "
+               "thread's update overwrites the other's (a lost update), and no barrier orders threads within one "
+               "step: make the update one atomic operation (atomicAdd(&x, v) for x += v or x++), or give each thread "
+               "a private copy (a register) and combine the copies afterwards";
+    case SIM_FIX_SYNCTHREADS:
+        return "put a __syncthreads() between the two accesses (in a loop: after one step's writes, before the "
+               "next step's reads), where every thread of the block reaches it, not inside an if: threads of "
+               "different warps race at these lines, and a __syncwarp() orders only the lanes of one warp";
+    case SIM_FIX_SYNCWARP:
+        return "put a __syncwarp() between the two accesses (since Volta the lanes of a warp are not in lockstep, "
+               "volatile or not), or exchange the values in registers with __shfl_down_sync()";
+    default: return "";
+    }
+}
+
+/* What a race's accesses were, in words: "read-modify-write", or the directions seen ("read after write and write
+   after read"). */
+static const char *access_words(unsigned access, char *buf, size_t n)
+{
+    if (access & SIM_ACC_RMW)
+        return "read-modify-write";
+    static const struct { unsigned bit; const char *words; } names[] = {
+        {SIM_ACC_RAW, "read after write"}, {SIM_ACC_WAR, "write after read"}, {SIM_ACC_WAW, "write after write"}};
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (access & names[i].bit)
+            len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? " and " : "", names[i].words);
+    return buf[0] ? buf : "data";
+}
+
+/* Finding f's message (malloc'd): a race's accesses, its detail (where, first seen) and its advice; any other
+   kind's detail as recorded. */
+static char *message_of(const finding *f)
+{
+    if (!is_race(f->kind))
+        return dupn(f->detail, strlen(f->detail));
+    char words[96];
+    const char *advice = sim_fix_advice(fix_of(f));
+    const char *what = access_words(f->access, words, sizeof words);
+    size_t n = strlen(what) + strlen(f->detail) + strlen(advice) + 16;
+    char *m = malloc(n);
+    if (!m)
+        abort();
+    snprintf(m, n, "%s race %s: %s", what, f->detail, advice);
+    return m;
+}
+
+/* The order the reports list findings in: recorded order, but where the same places race within a warp and
+   between warps, the races between warps first, at the place of the first of them (grader/sim/sim_report.py's
+   barrier_first): the first thing a student reads is then the barrier that fixes both. Returns a malloc'd
+   permutation of the g_nfindings indices. */
+static size_t *report_order(void)
+{
+    size_t *order = malloc((g_nfindings + 1) * sizeof *order), n = 0;
+    char *placed = calloc(g_nfindings + 1, 1);
+    if (!order || !placed)
+        abort();
+    for (size_t i = 0; i < g_nfindings; i++) {
+        if (placed[i])
+            continue;
+        const finding *f = &g_findings[i];
+        if (is_race(f->kind))
+            for (int pass = 0; pass < 2; pass++) /* the pair's races between warps, then those within a warp */
+                for (size_t j = i; j < g_nfindings; j++) {
+                    const finding *g = &g_findings[j];
+                    if (!placed[j] && is_race(g->kind) && is_warp_race(g->kind) == pass &&
+                        (g->kind == f->kind || (int)g->kind == between_warps(f->kind) ||
+                         (int)f->kind == between_warps(g->kind)) &&
+                        strcmp(g->kernel, f->kernel) == 0 && same_places(f, g))
+                        placed[j] = 1, order[n++] = j;
+                }
+        if (!placed[i])
+            placed[i] = 1, order[n++] = i;
+    }
+    free(placed);
+    return order;
 }
 
 /* One side of a stream race: a kernel's instruction (its kernel, place, PTX line and text), or a copy, which `what`
@@ -251,6 +401,10 @@ int sim_finding_get(size_t i, sim_finding_kind *kind, const char **kernel, const
     return 0;
 }
 
+unsigned sim_finding_access(size_t i) { return i < g_nfindings ? g_findings[i].access : 0; }
+
+sim_fix sim_finding_fix(size_t i) { return i < g_nfindings ? fix_of(&g_findings[i]) : SIM_FIX_NONE; }
+
 void sim_report_reset(void)
 {
     for (size_t i = 0; i < g_nfindings; i++) {
@@ -263,6 +417,9 @@ void sim_report_reset(void)
         free(f->detail);
     }
     g_nfindings = 0;
+    free(g_pairs);
+    g_pairs = NULL;
+    g_npairs = g_cappairs = 0;
     sim_kstats **pp = &g_stats;
     while (*pp) {
         sim_kstats *k = *pp;
@@ -356,6 +513,10 @@ static const char *file_base(const sim_kstats *k, uint16_t f)
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
+/* Findings the text report lists (the JSON report has them all): as many as the grade's sanitizers row shows
+   (grader/sim/simulator.py's MAX_HAZARDS_SHOWN), so that one bug's many lines cannot bury the rest of a report. */
+#define SIM_TEXT_FINDINGS 10
+
 static const char *kind_name(sim_finding_kind k)
 {
     switch (k) {
@@ -371,6 +532,22 @@ static const char *kind_name(sim_finding_kind k)
     case F_STREAM_RACE: return "stream-race";
     default: return "unknown";
     }
+}
+
+/* One finding as the text report has it: "[kind] kernel K, file:line and file:line (N times): message", then the
+   PTX line of each instruction; every line after prefix. */
+static void print_finding(FILE *out, const finding *f, const char *prefix)
+{
+    char *message = message_of(f);
+    fprintf(out, "%s   [%s] kernel %s, %s", prefix, kind_name(f->kind), f->kernel, f->where_a);
+    if (f->where_b)
+        fprintf(out, " and %s", f->where_b);
+    fprintf(out, " (%llu times): %s\n", (unsigned long long)f->count, message);
+    free(message);
+    if (f->ptx_a)
+        fprintf(out, "%s      PTX line %u: %s\n", prefix, f->ptx_a, f->text_a);
+    if (f->text_b && f->ptx_b)
+        fprintf(out, "%s      PTX line %u: %s\n", prefix, f->ptx_b, f->text_b);
 }
 
 void sim_report_text(FILE *out)
@@ -419,19 +596,23 @@ void sim_report_text(FILE *out)
         free(rows);
     }
     if (g_nfindings) {
+        size_t *order = report_order();
         fprintf(out, "== findings (%zu)\n", g_nfindings);
-        for (size_t i = 0; i < g_nfindings; i++) {
-            const finding *f = &g_findings[i];
-            fprintf(out, "   [%s] kernel %s, %s", kind_name(f->kind), f->kernel, f->where_a);
-            if (f->where_b)
-                fprintf(out, " and %s", f->where_b);
-            fprintf(out, " (%llu times): %s\n", (unsigned long long)f->count, f->detail);
-            if (f->ptx_a)
-                fprintf(out, "      PTX line %u: %s\n", f->ptx_a, f->text_a);
-            if (f->text_b && f->ptx_b)
-                fprintf(out, "      PTX line %u: %s\n", f->ptx_b, f->text_b);
-        }
+        for (size_t i = 0; i < g_nfindings && i < SIM_TEXT_FINDINGS; i++)
+            print_finding(out, &g_findings[order[i]], "");
+        if (g_nfindings > SIM_TEXT_FINDINGS)
+            fprintf(out, "   ... and %zu more findings (the JSON report, PPL_SIM_REPORT, has them all)\n",
+                    g_nfindings - SIM_TEXT_FINDINGS);
+        free(order);
     }
+}
+
+void sim_report_findings_since(FILE *out, size_t from, const char *prefix)
+{
+    for (size_t i = from; i < g_nfindings && i < from + SIM_TEXT_FINDINGS; i++)
+        print_finding(out, &g_findings[i], prefix);
+    if (g_nfindings > from + SIM_TEXT_FINDINGS)
+        fprintf(out, "%s   ... and %zu more findings\n", prefix, g_nfindings - from - SIM_TEXT_FINDINGS);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -516,8 +697,9 @@ void sim_report_json(FILE *out)
         free(rows);
     }
     fprintf(out, "],\n \"findings\": [");
+    size_t *order = report_order();
     for (size_t i = 0; i < g_nfindings; i++) {
-        const finding *f = &g_findings[i];
+        const finding *f = &g_findings[order[i]];
         fprintf(out, "%s\n  {\"kind\": \"%s\", \"kernel\": ", i ? "," : "", kind_name(f->kind));
         json_str(out, f->kernel);
         fprintf(out, ", \"where\": ");
@@ -532,9 +714,18 @@ void sim_report_json(FILE *out)
             fprintf(out, ", \"other_ptx_line\": %u, \"other_instruction\": ", f->ptx_b);
             json_str(out, f->text_b);
         }
+        char *message = message_of(f);
+        const sim_fix fix = fix_of(f);
+        static const char *const fixes[] = {"", "atomic", "__syncthreads", "__syncwarp"};
         fprintf(out, ", \"count\": %llu, \"message\": ", (unsigned long long)f->count);
-        json_str(out, f->detail);
+        json_str(out, message);
+        free(message);
+        if (fix != SIM_FIX_NONE) {
+            fprintf(out, ", \"fix\": \"%s\", \"advice\": ", fixes[fix]);
+            json_str(out, sim_fix_advice(fix));
+        }
         fputc('}', out);
     }
+    free(order);
     fprintf(out, "]}\n");
 }

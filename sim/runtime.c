@@ -260,33 +260,16 @@ static void write_report(const char *event)
     free(line);
 }
 
-/* Prints the findings the last launch added (sim_report_text's findings section from the first new one on). */
+/* Prints the findings the last launch added (as sim_report_text has them, recorded order). */
 static void print_new_findings(size_t before, const char *kernel)
 {
     const size_t now = sim_findings_count();
     if (now <= before)
         return;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem)
-        return;
-    sim_report_text(mem);
-    fclose(mem);
     fflush(stdout);
     fprintf(stderr, RT_PREFIX "kernel %s: %zu new finding%s (hazards that did not stop it):\n", kernel, now - before,
             now - before == 1 ? "" : "s");
-    const char *section = text ? strstr(text, "\n== findings") : NULL;
-    size_t index = 0;
-    for (const char *line = section ? strchr(section + 1, '\n') : NULL; line && line[1]; line = strchr(line + 1, '\n')) {
-        const char *start = line + 1, *end = strchr(start, '\n');
-        const int width = (int)(end ? end - start : (long)strlen(start));
-        if (strncmp(start, "   [", 4) == 0)
-            index++;
-        if (index > before)
-            fprintf(stderr, RT_PREFIX "%.*s\n", width, start);
-    }
-    free(text);
+    sim_report_findings_since(stderr, before, RT_PREFIX);
 }
 
 /* Writes the reports asked for by the environment and the findings; with PPL_SIM_STRICT=1, turns a clean exit with

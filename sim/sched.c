@@ -232,6 +232,7 @@ static int start_block(ctx *c, sched *s)
         w->valid = n == 32 ? 0xffffffffu : (1u << n) - 1;
         w->exited = w->bar_wait = w->bar_passed = w->ws_wait = w->held = w->hold_left = w->bar_pred = 0;
         w->spin_pc = 0;
+        memset(w->last_read, 0, sizeof w->last_read);
         w->id = i;
         memset(w->depth, 0, sizeof w->depth);
         for (int l = 0; l < 32; l++)

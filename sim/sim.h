@@ -145,9 +145,14 @@ void sim_stream_race_add(const sim_site *site_a, const char *what_a, const sim_s
    load/store requests and the 32-byte sectors they touch. Findings are hazards that do not stop the kernel:
    uninitialized shared/global reads, intra-warp shared-memory races with no __syncwarp or barrier between them. */
 
-/* Writes every kernel's counts, per-line counts and findings so far as text (human-readable tables) or JSON. */
+/* Writes every kernel's counts, per-line counts and findings so far as text (human-readable tables; at most 10
+   findings, the races between warps first, then a line saying how many more) or JSON (every finding). A finding is
+   one record per kind, kernel and pair of source lines, with its count; a race's message ends with its advice. */
 void sim_report_text(FILE *out);
 void sim_report_json(FILE *out);
+/* Writes the findings recorded from index `from` on (recorded order, at most 10, then how many more) as the text
+   report does, each line after `prefix`: what a launch added. */
+void sim_report_findings_since(FILE *out, size_t from, const char *prefix);
 /* The number of findings (hazards) recorded so far; nonzero findings make the runtime's exit status nonzero when
    PPL_SIM_STRICT=1. */
 size_t sim_findings_count(void);

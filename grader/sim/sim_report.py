@@ -17,7 +17,7 @@ from grader.run.run import LineReader
 REPORT_MARK = b'{"ppl_sim_report": '  # how every report line starts (sim/runtime.c)
 MAX_REPORT_LINE = 16 << 20  # bytes of one report line read; a longer line is dropped, counted as garbage
 MAX_KEPT = 1000  # distinct findings (and errors) kept per run
-MAX_FINDING_LINES = 3  # findings a run's diagnostic names (the reproduction prints them all)
+MAX_FINDING_LINES = 3  # findings a run's diagnostic names (the reproduction lists up to ten, as the sanitizers row)
 MAX_COUNT_LINES = 40  # lines of the counts table in the performance row
 COUNT_KEYS = ("launches", "blocks", "threads", "barriers", "fences", "atomics", "warp_instructions", "active_lanes",
               "predicated_on_lanes", "branches", "divergent_branches", "shared_requests", "shared_wavefronts",
@@ -93,7 +93,7 @@ class SimReport:
         self.lines += 1
         for f in obj.get("findings") or []:
             if isinstance(f, dict):
-                self._add("finding", {k: f.get(k) for k in (*FINDING_KEYS, "count", "message")})
+                self._add("finding", {k: f.get(k) for k in (*FINDING_KEYS, "count", "message", "fix", "advice")})
         for e in obj.get("errors") or []:
             if isinstance(e, dict):
                 self._add("error", {k: as_text(e.get(k)) for k in ("kind", "status", "what", "message")})
@@ -144,8 +144,7 @@ class SimReport:
 
 
 WARP_RACE, BLOCK_RACE = "-race-intra-warp", "-race-inter-warp"  # the ends of the kinds (sim/report.c)
-BOTH_RACES = (" (this line races between warps too: the __syncthreads() that race needs orders these lanes as well, "
-              "where a __syncwarp() would fix this one alone)")
+SYNCWARP = "__syncwarp"  # a race finding's "fix" when the race is confined to one warp (sim/report.c's sim_fix)
 
 
 def _race_key(f: dict):
@@ -158,13 +157,34 @@ def _race_key(f: dict):
     return None
 
 
+def hazard_key(f: dict) -> tuple:
+    """What makes a finding one hazard, as the simulator records it (sim/report.c): its kind (which names the memory
+    space), its kernel and the unordered pair of its source places. Runs of one lab that met the same race, first
+    at other threads or other PTX instructions of the line, give one hazard."""
+    places = frozenset((as_text(f.get("where")), as_text(f.get("other_where"))))
+    return as_text(f.get("kind")), as_text(f.get("kernel")), places
+
+
+def _take_advice(within: dict, between: dict) -> None:
+    """Gives a race within a warp whose advice is __syncwarp() the advice of the race between warps at the same
+    places (the barrier that race needs orders these lanes too, where a __syncwarp() would leave the other): the
+    simulator's own words, its "advice", which sim/report.c writes and decides itself when both races are in one
+    run; this does the same for races that different runs met. In place."""
+    old, new = as_text(within.get("advice")), as_text(between.get("advice"))
+    message = as_text(within.get("message"))
+    if within.get("fix") != SYNCWARP or not old or not new or not message.endswith(old):
+        return
+    within["message"] = message[:len(message) - len(old)] + new
+    within["fix"], within["advice"] = between.get("fix"), new
+
+
 def barrier_first(findings: list) -> list:
     """findings with the advice that fixes the most first: where the same lines race within a warp and between
     warps (one missing __syncthreads() makes both), the race between warps takes the place of the first of them and
-    the race within a warp follows it, its message saying that the barrier fixes it too, so that the first thing a
-    student reads is not a __syncwarp() that would leave the race between warps. Findings are the report's dicts
-    (kind, kernel, where, other_where, message); the order is otherwise kept. Returns a new list (the messages of
-    the races within a warp are changed in place)."""
+    the race within a warp follows it, with the barrier's advice (_take_advice), so that the first thing a student
+    reads is not a __syncwarp() that would leave the race between warps. Findings are the report's dicts (kind,
+    kernel, where, other_where, message, fix, advice); the order is otherwise kept. Returns a new list (the races
+    within a warp are changed in place)."""
     between = {}
     for f in findings:
         if as_text(f.get("kind")).endswith(BLOCK_RACE):
@@ -180,8 +200,7 @@ def barrier_first(findings: list) -> list:
         placed.add(key)  # the pair's place is that of its first finding, the race between warps first
         within = [g for g in findings if _race_key(g) == key and as_text(g.get("kind")).endswith(WARP_RACE)]
         for g in within:
-            if not as_text(g.get("message")).endswith(BOTH_RACES):
-                g["message"] = as_text(g.get("message")) + BOTH_RACES
+            _take_advice(g, between[key][0])
         ordered += [*between[key], *within]
     return ordered
 
@@ -276,8 +295,8 @@ def diagnostic(report: SimReport) -> str:
     said = [fault_text(e) for e in report.faults()]
     said += [finding_text(f) for f in report.findings[:MAX_FINDING_LINES]]
     if len(report.findings) > MAX_FINDING_LINES:
-        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the run's reproduction "
-                    f"below, on the simulator, prints them all)")
+        said.append(f"... and {len(report.findings) - MAX_FINDING_LINES} more findings (the sanitizers row lists "
+                    f"them, and so does the run's reproduction below, on the simulator)")
     return demangle("\n".join(said))
 
 

@@ -63,9 +63,9 @@ from grader.patterns import parse_size, pattern as pattern_named
 from grader.report.report import NEEDS_GPU, NOT_GRADED
 from grader.score.score import TestResult, hung_labs, reproduce_line
 from grader.sim.sim_target import SIM_MAX_INSTRUCTIONS, sim_env, sim_harness_build
-from grader.sim.sim_report import (KIT as KIT_FAULT, ReportReader, RunsReportReader, SimReport, as_text,
-                                   counts_summary, demangle, diagnostic, fault_text, finding_text, load_report,
-                                   not_graded_message, whose_limit)
+from grader.sim.sim_report import (KIT as KIT_FAULT, ReportReader, RunsReportReader, SimReport, as_count, as_text,
+                                   barrier_first, counts_summary, demangle, diagnostic, fault_text, finding_text,
+                                   hazard_key, load_report, not_graded_message, whose_limit)
 
 KIT = Path(__file__).resolve().parents[2]
 SIM_MAKEFILE = KIT / "mk" / "sim.mk"
@@ -442,6 +442,44 @@ def not_checked(run: dict) -> str:
     return f"{ENDED.get(status, 'the run ended as ' + status)}{f' ({said})' if said else ''}"
 
 
+MAX_HAZARDS_SHOWN = 10  # hazards the sanitizers row's detail and make sim list (sim/report.c's SIM_TEXT_FINDINGS)
+
+
+def hazards_found(reports, source: str, *, kit=KIT, source_text: str = "") -> tuple:
+    """(the student's hazards, the kit's): the findings and HAZARD_FAULTS kernel faults of reports (SimReports), one
+    line each for people. A finding is one hazard per (kind, kernel, pair of source lines) over all the runs
+    (sim_report.hazard_key, as the simulator records it), its counts summed, the races between warps first
+    (barrier_first); a fault, one per text. make grade's sanitizers row and make sim both count and list these, so
+    that their counts agree."""
+    modules = kernel_modules(reports)
+    merged, faults = {}, {}
+    for report in reports:
+        for f in report.findings:
+            key = hazard_key(f)
+            if key in merged:
+                merged[key]["count"] = as_count(merged[key].get("count")) + as_count(f.get("count"))
+            else:
+                merged[key] = dict(f)
+        for e in report.faults():
+            if e["status"] in HAZARD_FAULTS:
+                faults.setdefault(fault_text(e), e)
+    found = [(f, finding_text(f)) for f in barrier_first(list(merged.values()))]
+    found += [({"kernel": e["what"].removeprefix("kernel ")}, text) for text, e in faults.items()]
+    mine, kits = [], []
+    for f, text in found:
+        (mine if finding_owner(f, source, kit, source_text, modules) == "student" else kits).append(demangle(text))
+    return mine, kits
+
+
+def hazard_listing(mine: list, source: str) -> list:
+    """The lines that list the student's hazards (at most MAX_HAZARDS_SHOWN, then how many more): the sanitizers
+    row's detail, and make sim's closing list."""
+    more = len(mine) - MAX_HAZARDS_SHOWN
+    return [f"the simulator's hazard checks found, in {source}:", *mine[:MAX_HAZARDS_SHOWN],
+            *([f"... and {more} more hazard{'s' if more != 1 else ''} (each listed once per kind and pair of lines)"]
+              if more > 0 else [])]
+
+
 def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, source_text: str = "") -> TestResult:
     """The sanitizers row on the simulator: compute-sanitizer needs a GPU, but the simulator checks the same hazards
     (races on shared and global memory, uninitialized reads, barriers not every thread reaches, out-of-bounds and
@@ -458,24 +496,12 @@ def score_hazards(lab: str, points: float, source: str, reports, *, kit=KIT, sou
     "pass" only when every run was checked to its end (a run of a wrong answer is) and nothing of the student's was
     found."""
     reports = [r for r in reports if r is not None]
-    seen, mine, kits = set(), [], []
-    modules = kernel_modules(reports)
-    for report in reports:
-        found = [(f, finding_text({**f, "count": 0}), finding_text(f)) for f in report.findings]
-        found += [({"kernel": e["what"].removeprefix("kernel ")}, fault_text(e), fault_text(e))
-                  for e in report.faults() if e["status"] in HAZARD_FAULTS]
-        for f, key, text in found:
-            key = demangle(key)
-            if key in seen:
-                continue
-            seen.add(key)
-            (mine if finding_owner(f, source, kit, source_text, modules) == "student" else kits).append(demangle(text))
+    mine, kits = hazards_found(reports, source, kit=kit, source_text=source_text)
     note = ("\nIn the kit's own kernels (a kit bug: tell the instructors):\n" + "\n".join(kits) if kits else "")
     if mine:
         more = f" (and {len(mine) - 1} more below)" if len(mine) > 1 else ""
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, "FAIL", f"the simulator found: {mine[0]}{more}",
-                          "\n".join([f"the simulator's hazard checks found, in {source}:", *mine[:10]]) + note,
-                          {"hazards": mine})
+                          "\n".join(hazard_listing(mine, source)) + note, {"hazards": mine})
     if kits:
         return TestResult(lab, SANITIZERS_NAME, points, 0.0, NOT_GRADED,
                           f"not graded: the simulator found a hazard in the kit's own code, not in {source} "

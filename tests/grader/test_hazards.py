@@ -116,6 +116,10 @@ def report(findings=(), errors=(), kernels=(), run=None, lines=1) -> sim_report.
 RACE = {"kind": "shared-race-intra-warp", "kernel": "_Z1kPf", "where": "reduce.cu:29", "other_where": "reduce.cu:34",
         "file": "/b/02/reduce.cu", "line": 29, "count": 3, "message": "race"}
 PASSED = {"status": "pass", "message": "3 cases passed", "args": ["--n", "1,33"]}
+# the advice of each fix, as the simulator words them (sim/report.c's sim_fix_advice; these tests need no build)
+ATOMIC_ADVICE = "make the update one atomic operation (atomicAdd(&x, v) for x += v or x++)"
+BARRIER_ADVICE = "put a __syncthreads() between the two accesses"
+SYNCWARP_ADVICE = "put a __syncwarp() between the two accesses"
 
 
 class SimulatorRow(unittest.TestCase):
@@ -132,19 +136,57 @@ class SimulatorRow(unittest.TestCase):
 
     def test_a_missing_barrier_is_advised_before_a_syncwarp(self):
         """One line racing within a warp and across warps (a tree step without its __syncthreads()): the first
-        advice is the barrier that fixes both, whichever race the simulator met first."""
-        within = dict(RACE, message="read after write race ... of the same warp with no __syncwarp() between")
-        across = dict(RACE, kind="shared-race-inter-warp",
-                      message="read after write race ... of different warps with no __syncthreads() between")
+        advice is the barrier that fixes both, whichever race the simulator met first, and the race within a warp
+        takes the barrier's advice too (the simulator's words, "advice": sim/report.c decides it within one run,
+        the grader across runs); a race within a warp alone keeps __syncwarp()."""
+        within = dict(RACE, message=f"read after write race ... of the same warp: {SYNCWARP_ADVICE}", fix="__syncwarp",
+                      advice=SYNCWARP_ADVICE)
+        across = dict(RACE, kind="shared-race-inter-warp", fix="__syncthreads", advice=BARRIER_ADVICE,
+                      message=f"read after write race ... of different warps: {BARRIER_ADVICE}")
         other = dict(RACE, where="reduce.cu:40", other_where="reduce.cu:41")
         row = simulator.score_hazards("02", 0, "reduce.cu", [report([within, other, across], run=PASSED)],
                                       source_text="__global__ void k(float *v) {}")
-        self.assertIn("no __syncthreads() between", row.summary)
+        self.assertIn("[shared-race-inter-warp]", row.summary)
+        self.assertIn("put a __syncthreads()", row.summary)
         self.assertIn("[shared-race-intra-warp]", row.data["hazards"][1])
-        self.assertIn("the __syncthreads() that race needs orders these lanes as well", row.data["hazards"][1])
+        self.assertTrue(row.data["hazards"][1].endswith(BARRIER_ADVICE), row.data["hazards"][1])
         self.assertIn("reduce.cu:40", row.data["hazards"][2])
         alone = simulator.score_hazards("02", 0, "reduce.cu", [report([within], run=PASSED)])
         self.assertNotIn("__syncthreads", alone.summary)  # a race within a warp alone: __syncwarp() is the fix
+        self.assertIn("put a __syncwarp()", alone.summary)
+        # the same across two runs of the lab: one run met the race within a warp, the other the race between warps
+        apart = simulator.score_hazards("02", 0, "reduce.cu", [report([dict(within)], run=PASSED),
+                                                               report([dict(across)], run=PASSED)])
+        self.assertIn("[shared-race-inter-warp]", apart.data["hazards"][0])
+        self.assertTrue(apart.data["hazards"][1].endswith(BARRIER_ADVICE), apart.data["hazards"][1])
+
+    def test_a_read_modify_write_race_keeps_the_atomic_advice(self):
+        """x[b]++ by two threads: the simulator's advice is an atomic, within a warp and between warps, and the
+        grader does not trade it for a barrier."""
+        rmw = dict(RACE, where="histogram.cu:66", other_where="histogram.cu:66", fix="atomic", advice=ATOMIC_ADVICE,
+                   message=f"read-modify-write race ...: {ATOMIC_ADVICE}")
+        row = simulator.score_hazards("09", 0, "histogram.cu", [report(
+            [rmw, dict(rmw, kind="shared-race-inter-warp")], run=PASSED)])
+        self.assertEqual(len(row.data["hazards"]), 2)
+        self.assertTrue(all(h.endswith(ATOMIC_ADVICE) for h in row.data["hazards"]), row.data["hazards"])
+        self.assertNotIn("__syncthreads()", row.detail)
+
+    def test_one_hazard_per_kind_and_pair_of_lines_over_the_runs(self):
+        """The same race met at other PTX instructions of its line, or first at other threads, in one run or in
+        several, is one hazard with its counts summed; the places in either order are the same pair."""
+        first = dict(RACE, ptx_line=140, message="race at byte 4")
+        again = dict(RACE, ptx_line=150, count=5, message="race at byte 8")
+        swapped = dict(RACE, where=RACE["other_where"], other_where=RACE["where"], count=2, message="race at byte 12")
+        row = simulator.score_hazards("02", 0, "reduce.cu", [report([first, again], run=PASSED),
+                                                             report([swapped], run=PASSED)])
+        self.assertEqual(len(row.data["hazards"]), 1, row.data["hazards"])
+        self.assertIn("(10 times)", row.data["hazards"][0])
+        many = [dict(RACE, where=f"reduce.cu:{n}", other_where=f"reduce.cu:{n + 100}") for n in range(25)]
+        capped = simulator.score_hazards("02", 0, "reduce.cu", [report(many, run=PASSED)])
+        self.assertEqual(len(capped.data["hazards"]), 25)
+        listed = [ln for ln in capped.detail.splitlines() if ln.startswith("[")]
+        self.assertEqual(len(listed), simulator.MAX_HAZARDS_SHOWN)
+        self.assertIn("... and 15 more hazards", capped.detail)
 
     def test_the_module_decides_whose_kernel_it_is(self):
         """The device names each module by the build: a #line naming the kit's harness does not make a kernel of

@@ -15,6 +15,7 @@ test_solutions_pass_what_the_simulator_runs.
 Needs nvcc (skipped, saying so, without it). About two minutes on 2 cores once the harness is built.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,17 +154,13 @@ class MakeSimSaysTheHazards(unittest.TestCase):
         self.assertEqual(len(lines), len(set(lines)), out)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
 class MakeSimSaysTheBarrierFirst(unittest.TestCase):
-    def test_each_race_within_a_warp_of_a_missing_barrier_says_the_barrier_fixes_it(self):
-        """make sim of lab 03 without the barrier of its tree's loop: the unrolled line races within a warp at
-        several pairs of PTX instructions and between warps at others, all at the same source line; every race
-        within a warp says that the __syncthreads() fixes it too (issue 21: they said only __syncwarp(), since
-        sim/report.c matched the pairs by instruction, not by place)."""
+    def test_a_missing_barrier_is_advised_first_and_never_a_syncwarp(self):
+        """make sim of lab 03 without the barrier of its tree's loop: the unrolled line races within a warp and
+        between warps, at one source line; each is listed once per kind and pair of lines, the race between warps
+        first, and every race advises the __syncthreads() (issue 21: the races within a warp said only __syncwarp();
+        issue 35: the first five findings still did)."""
         text = (KIT / "solutions" / "03-sequential" / "reduce.cu").read_text()
         barrier = "            partial[t] += partial[t + stride];\n        __syncthreads();"
         self.assertIn(barrier, text)
@@ -174,8 +171,40 @@ class MakeSimSaysTheBarrierFirst(unittest.TestCase):
             proc = subprocess.run([sys.executable, "-m", "tools.student.sim", "--lab", "03", "--submission", tmp,
                                    "--n", "4097", "--no-estimate"], cwd=KIT, capture_output=True, text=True,
                                   timeout=900)
-        within = [ln for ln in proc.stderr.splitlines() if "[shared-race-intra-warp]" in ln]
-        self.assertTrue(within, proc.stderr)
-        self.assertTrue(any("[shared-race-inter-warp]" in ln for ln in proc.stderr.splitlines()), proc.stderr)
-        for line in within:
-            self.assertIn("the __syncthreads() that race needs orders these lanes as well", line)
+        races = [ln for ln in proc.stderr.splitlines() if re.match(r"\[shared-race-", ln)]
+        self.assertTrue(races, proc.stderr)
+        self.assertTrue(races[0].startswith("[shared-race-inter-warp]"), races[0])
+        self.assertTrue(any(ln.startswith("[shared-race-intra-warp]") for ln in races), proc.stderr)
+        for line in races:
+            self.assertIn("put a __syncthreads()", line)
+            self.assertNotIn("put a __syncwarp()", line)
+        self.assertEqual(len(races), len({ln.split(" (")[0] for ln in races}), races)  # once per kind and lines
+
+
+@unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the labs for the simulator")
+class MakeSimSaysTheAtomic(unittest.TestCase):
+    def test_a_plain_increment_of_a_shared_bin_is_short_and_advises_an_atomic(self):
+        """make sim of lab 09 counting with bins_s[b]++ instead of atomicAdd (mutation histogram-lost-updates): the
+        races of the one line are listed once per kind, with the atomic's advice and never a barrier's, in under 200
+        lines (issue 35: 11,614 lines, 3,844 findings each advising a barrier), FAIL and exit status 1, and the
+        closing count is the number of hazards listed, as make grade counts them."""
+        proc = make_sim("histogram-lost-updates", "09", "1,33,1025,65537")
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 1, out[-3000:])
+        self.assertLess(len(out.splitlines()), 200, out[-3000:])
+        self.assertIn("FAIL", proc.stdout)
+        self.assertNotIn("loops forever", out)
+        hazards = [ln for ln in proc.stderr.splitlines() if ln.startswith("[")]
+        self.assertTrue(hazards, out[-3000:])
+        for line in hazards:
+            self.assertRegex(line, r"^\[shared-race-(intra|inter)-warp\] kernel histogram_kernel\(.*histogram\.cu:\d+ "
+                                   r"and histogram\.cu:\d+ \(\d+ times\): read-modify-write race")
+            self.assertIn("atomicAdd", line)
+            self.assertNotIn("__syncthreads()", line)
+            self.assertNotIn("__syncwarp()", line)
+        self.assertEqual(len(hazards), len({ln.split(" (")[0] for ln in hazards}), hazards)
+        self.assertRegex(proc.stderr, rf"\n{len(hazards)} hazards? found \(histogram\.cu:\d+")
+
+
+if __name__ == "__main__":
+    unittest.main()

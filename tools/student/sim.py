@@ -22,8 +22,10 @@ program. make rebuilds by timestamps; a stamp of the file's content beside the p
 file changed but its time did not move forward (a copy that kept an older time).
 
 The simulator's findings (hazards that did not stop a kernel: races, barriers not every thread reaches, ...) are
-printed once, at the end with their counts, kernels by the names the student wrote (grader/sim/sim_report.py's
-demangle), and a closing line sums up those in the student's code: make grade takes points for them.
+listed once, at the end, as make grade's sanitizers row lists them (grader/sim/simulator.py hazards_found): one line
+per kind and pair of source lines with its count and advice, the races between warps first, at most ten, kernels by
+the names the student wrote; a closing line counts those in the student's code as make grade does: it takes points
+for them.
 
 Exit status: the program's (0 every case passed, 1 a case failed, 2 the simulator cannot run a kernel, 3 a kernel
 fault such as an out-of-bounds access, with the simulator's diagnostic above); 1 when every case passed but the
@@ -51,7 +53,7 @@ from grader.sim.estimate import DEFAULT_GPU, estimate_for, local_runner
 from grader.sim.schedules import schedule_env
 from grader.score.score import hazard_places
 from grader.sim.sim_report import demangle, read_report
-from grader.sim.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, finding_owner, kernel_modules
+from grader.sim.simulator import SIM_MAKEFILE, SIM_MAX_N, build_harness_sim, hazard_listing, hazards_found
 from grader.sim.sim_target import may_need_later_gpu, sim_env, sim_sm, target_note
 
 EXIT_BUILD = 2
@@ -164,13 +166,15 @@ def sizes_problem(sizes: str, run: list) -> tuple:
 
 class StderrRelay:
     """Relays the simulated program's stderr a line at a time with every C++ name demangled (once per name), minus
-    the findings the simulator prints after each launch ("kernel K: N new findings ...", then indented lines): the
-    program prints them all again, with their counts, in its closing "== findings" section. When the run ends
-    without that section (stopped by the time limit), finish() prints the per-launch ones instead, so nothing is
-    lost."""
+    the findings the simulator prints: those after each launch ("kernel K: N new findings ...", then indented lines)
+    and its closing "== findings" section, which this tool lists instead as make grade's sanitizers row does
+    (hazard_summary: one line per kind and pair of lines, the same cap and the same count). finish() prints what it
+    held back (the closing section, else the per-launch lines) when that list could not be made (no report), so
+    nothing is lost."""
 
     def __init__(self, out):
         self.out, self.names, self.held, self.in_block, self.section = out, {}, [], False, False
+        self.closing = []
 
     def _plain(self, line: str) -> str:
         for name in set(re.findall(r"\b_Z[A-Za-z0-9_]+", line)) - set(self.names):
@@ -186,40 +190,50 @@ class StderrRelay:
             self.in_block = False
         if FINDINGS_SECTION.match(bare):
             self.section = True
+        elif self.section and not bare.startswith("   "):
+            self.section = False  # the section's lines are indented; anything else follows it
         if self.in_block:
             self.held.append(self._plain(line))
+            return
+        if self.section:
+            self.closing.append(self._plain(line))
             return
         self.out.write(self._plain(line))
         self.out.flush()
 
-    def finish(self) -> None:
-        if self.held and not self.section:
-            self.out.writelines(self.held)
+    def finish(self, listed: bool = False) -> None:
+        """Ends the relay; listed: the findings were listed from the report, so the held lines are dropped."""
+        if not listed:
+            self.out.writelines(self.closing or self.held)
             self.out.flush()
 
 
 def hazard_summary(report_path: Path, source: Path) -> tuple:
-    """(number of distinct findings in the student's code, the closing line saying them) from the report the run
-    wrote (PPL_SIM_REPORT); (0, "") when there is none, or none is the student's. Whose a finding is: the grader's
-    rule (grader/sim/simulator.py finding_owner), so make sim and make grade agree."""
+    """(number of hazards in the student's code, the lines that list them and sum them up; None when the run wrote
+    no report) from the report the run wrote (PPL_SIM_REPORT): the list of make grade's sanitizers row, by the same
+    rules (grader/sim/simulator.py hazards_found: whose each finding is, one per kind and pair of source lines, the
+    races between warps first, at most MAX_HAZARDS_SHOWN), then the kit's own, then a closing line, so that make sim
+    and make grade say the same hazards and the same count."""
     try:
         report = read_report(Path(report_path).read_bytes())
     except OSError:
-        return 0, ""
+        return 0, None
     try:
         text = Path(source).read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    modules = kernel_modules([report])
-    mine = [f for f in report.findings if finding_owner(f, str(source.name), KIT, text, modules) == "student"]
+    mine, kits = hazards_found([report], source.name, kit=KIT, source_text=text)
+    lines = [*(hazard_listing(mine, source.name) if mine else []),
+             *(["in the kit's own kernels (a kit bug: tell the instructors):", *kits] if kits else [])]
     if not mine:
-        return 0, ""
-    places = hazard_places([str(f.get("where") or "") for f in mine], most=5)  # as make grade names them
-    kinds = sorted({str(f.get("kind")) for f in mine})
+        return 0, lines
+    places = hazard_places(mine, most=5)  # as make grade names them
+    kinds = sorted({m.group(1) for m in (re.match(r"\[([a-z-]+)\]", h) for h in mine) if m})
     s = "" if len(mine) == 1 else "s"
-    return len(mine), (f"{len(mine)} hazard{s} found ({places}: "
-                       f"{', '.join(kinds)}; the findings above): make grade takes the correctness points of the "
-                       f"groups they touch (labs.toml's hazard_cost), even where the answers came out right")
+    lines.append(f"{len(mine)} hazard{s} found ({places}: {', '.join(kinds) or 'kernel faults'}; listed above): make "
+                 f"grade takes the correctness points of the groups they touch (labs.toml's hazard_cost), even where "
+                 f"the answers came out right")
+    return len(mine), lines
 
 
 def main(argv=None) -> int:
@@ -300,18 +314,19 @@ def main(argv=None) -> int:
         proc.wait()
     finally:
         timer.cancel()
-        relay.finish()
+    hazards, listing = hazard_summary(report, source)
+    relay.finish(listed=listing is not None)
+    if listing:
+        print("\n".join(listing), file=sys.stderr, flush=True)
     if stopped.is_set():
-        print(f"sim.py: the run took more than {args.timeout:g} s and was stopped (a kernel that loops forever "
-              f"ends at the simulator's instruction limit; raise --timeout for large sizes)", file=sys.stderr)
+        print(f"sim.py: the run took more than {args.timeout:g} s and was stopped: simulating is slow at large sizes "
+              f"(a kernel that never ends is stopped by the simulator's instruction limit instead, which says so); "
+              f"raise --timeout, or run smaller sizes", file=sys.stderr)
         return 1
     print(f"simulated in {time.monotonic() - start:.1f} s (exit status {proc.returncode})", flush=True)
     note = not_run_note(result) if proc.returncode != 0 else ""
     if note:
         print(note, file=sys.stderr, flush=True)
-    hazards, summary = hazard_summary(report, source)
-    if summary:
-        print(summary, file=sys.stderr, flush=True)
     status = 1 if hazards and proc.returncode == 0 else proc.returncode
     if status == 0 and not args.no_estimate:
         start = time.monotonic()

@@ -104,6 +104,17 @@ static int findings(sim_finding_kind kind, const char *kernel, const char **wa, 
     return n;
 }
 
+/* The index of the first finding of that kind in that kernel, or -1. */
+static long finding_index(sim_finding_kind kind, const char *kernel)
+{
+    sim_finding_kind k;
+    const char *kn;
+    for (size_t i = 0; sim_finding_get(i, &k, &kn, NULL, NULL, NULL) == 0; i++)
+        if (k == kind && strcmp(kn, kernel) == 0)
+            return (long)i;
+    return -1;
+}
+
 /* ------------------------------------------------------------------ arith */
 
 START_TEST(test_arith)
@@ -439,6 +450,10 @@ START_TEST(test_volatile_race)
             mentions++;
     ck_assert_msg(mentions > 0, "no intra-warp race reported at %s", where);
     ck_assert_int_eq(findings(F_SHARED_RACE_BLOCK, "volatile_last_warp", NULL, NULL), 0);
+    /* a race confined to one warp, a write and a read: its advice is __syncwarp() */
+    for (size_t i = 0; sim_finding_get(i, &k, &kn, NULL, NULL, NULL) == 0; i++)
+        if (k == F_SHARED_RACE_WARP)
+            ck_assert_int_eq(sim_finding_fix(i), SIM_FIX_SYNCWARP);
     /* the __syncwarp version is clean */
     ck_assert_int_eq(launch(core, "syncwarp_last_warp", 1, 128, 0, args, &r), SIM_OK);
     ck_assert_float_eq(out[0], 128.0f);
@@ -465,17 +480,27 @@ START_TEST(test_scan_race)
     ck_assert_str_eq(wa, where);
     ck_assert_str_eq(wb, where);
     ck_assert_int_ge(findings(F_SHARED_RACE_WARP, "scan_missing_barrier", NULL, NULL), 1);
-    /* one missing __syncthreads() makes both: the race within a warp says that barrier fixes it too */
+    /* one missing __syncthreads() makes both: a write and a read in different steps that cross warps take the
+       barrier, the race within a warp at the same lines too, and the report lists the race between warps first */
+    const long across = finding_index(F_SHARED_RACE_BLOCK, "scan_missing_barrier");
+    const long within = finding_index(F_SHARED_RACE_WARP, "scan_missing_barrier");
+    ck_assert_int_eq(sim_finding_fix((size_t)across), SIM_FIX_SYNCTHREADS);
+    ck_assert_int_eq(sim_finding_fix((size_t)within), SIM_FIX_SYNCTHREADS);
+    ck_assert_uint_eq(sim_finding_access((size_t)across) & SIM_ACC_RMW, 0);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     sim_report_text(mem);
     fclose(mem);
     const char *warp = strstr(text, "[shared-race-intra-warp] kernel scan_missing_barrier");
+    const char *block = strstr(text, "[shared-race-inter-warp] kernel scan_missing_barrier");
     ck_assert_ptr_nonnull(warp);
+    ck_assert_ptr_nonnull(block);
+    ck_assert_msg(block < warp, "the race within a warp comes before the race between warps:\n%s", text);
     const char *end = strchr(warp, '\n');
-    const char *note = strstr(warp, "races between warps too: the __syncthreads() that race needs");
+    const char *note = strstr(warp, sim_fix_advice(SIM_FIX_SYNCTHREADS));
     ck_assert_msg(note && note < end, "the race within a warp does not name the barrier: %.*s", (int)(end - warp), warp);
+    ck_assert_ptr_nonnull(strstr(sim_fix_advice(SIM_FIX_SYNCTHREADS), "__syncthreads()"));
     free(text);
     ck_assert_int_eq(launch(core, "scan_ok", 1, 256, 0, args, &r), SIM_OK);
     int acc = 0;
@@ -485,6 +510,65 @@ START_TEST(test_scan_race)
     }
     ck_assert_int_eq(findings(F_SHARED_RACE_WARP, "scan_ok", NULL, NULL), 0);
     ck_assert_int_eq(findings(F_SHARED_RACE_BLOCK, "scan_ok", NULL, NULL), 0);
+    dev_free(in);
+    dev_free(out);
+}
+END_TEST
+
+/* Two threads' plain increments of one shared bin: one record per (kind, pair of source lines), within a warp and
+   between warps, however many PTX instructions the unrolled line has and however often it races; each counts its
+   occurrences, and the advice is an atomic, not a barrier. */
+START_TEST(test_shared_increment_race)
+{
+    enum { THREADS = 64 };
+    unsigned line = marker_line("LINE_INCREMENT");
+    int *in = dev_alloc(THREADS * 4 * sizeof(int)), *out = dev_alloc(8 * sizeof(int));
+    for (int i = 0; i < THREADS * 4; i++)
+        in[i] = (i * 5) % 3; /* three bins, so that many lanes of a warp share one */
+    void *args[] = {&in, &out};
+    sim_launch_result r;
+    ck_assert_int_eq(launch(core, "shared_increment", 1, THREADS, 0, args, &r), SIM_OK);
+    char where[64];
+    snprintf(where, sizeof where, "core.cu:%u", line);
+    const sim_finding_kind kinds[] = {F_SHARED_RACE_WARP, F_SHARED_RACE_BLOCK};
+    uint64_t first[2];
+    for (int i = 0; i < 2; i++) {
+        const char *wa = NULL, *wb = NULL;
+        ck_assert_int_eq(findings(kinds[i], "shared_increment", &wa, &wb), 1);
+        ck_assert_str_eq(wa, where);
+        ck_assert_str_eq(wb, where);
+        const long at = finding_index(kinds[i], "shared_increment");
+        ck_assert_int_ge(at, 0);
+        sim_finding_get((size_t)at, NULL, NULL, NULL, NULL, &first[i]);
+        ck_assert_uint_gt(first[i], 4); /* occurrences, counted: more than the unrolled line's four stores */
+        ck_assert_uint_ne(sim_finding_access((size_t)at) & SIM_ACC_RMW, 0);
+        ck_assert_int_eq(sim_finding_fix((size_t)at), SIM_FIX_ATOMIC);
+    }
+    ck_assert_uint_eq(sim_findings_count(), 2);
+    ck_assert_ptr_nonnull(strstr(sim_fix_advice(SIM_FIX_ATOMIC), "atomicAdd"));
+    /* more launches: more occurrences, no more records */
+    for (int rep = 0; rep < 3; rep++)
+        ck_assert_int_eq(launch(core, "shared_increment", 2, THREADS, 0, args, &r), SIM_OK);
+    ck_assert_uint_eq(sim_findings_count(), 2);
+    for (int i = 0; i < 2; i++) {
+        uint64_t now = 0;
+        sim_finding_get((size_t)finding_index(kinds[i], "shared_increment"), NULL, NULL, NULL, NULL, &now);
+        ck_assert_uint_gt(now, first[i]);
+    }
+    /* the report says it in words: the atomic, and no barrier */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    sim_report_text(mem);
+    fclose(mem);
+    const char *race = strstr(text, "[shared-race-inter-warp] kernel shared_increment");
+    ck_assert_ptr_nonnull(race);
+    const char *end = strchr(race, '\n');
+    const char *atomic = strstr(race, "read-modify-write race on shared memory");
+    ck_assert_msg(atomic && atomic < end, "not a read-modify-write race: %.*s", (int)(end - race), race);
+    ck_assert_msg(!memmem(race, (size_t)(end - race), "put a __syncthreads()", 21), "advises a barrier: %.*s",
+                  (int)(end - race), race);
+    free(text);
     dev_free(in);
     dev_free(out);
 }
@@ -941,6 +1025,7 @@ static Suite *core_suite(void)
         {"budget", test_budget},         {"budget_scales_with_the_launch", test_budget_scales_with_the_launch},
         {"bad_launch", test_bad_launch},   {"shfl_outside_mask", test_shfl_outside_mask},
         {"volatile_race", test_volatile_race}, {"scan_race", test_scan_race},
+        {"shared_increment_race", test_shared_increment_race},
         {"uninit_and_exit", test_uninit_and_exit}, {"warp_ops", test_warp_ops},
         {"atomics", test_atomics},       {"calls_local_printf", test_calls_local_printf},
         {"reports", test_reports},       {"hand_ptx", test_hand_ptx},

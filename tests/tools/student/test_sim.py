@@ -7,6 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from grader.sim import simulator
 from tools.student.sim import StderrRelay, hazard_summary, sizes_problem
 
 LIVE = ["ppl-sim: kernel _Z13reduce_kernelPKfPfm: 1 new finding (hazards that did not stop it):\n",
@@ -50,16 +51,29 @@ class Summary(unittest.TestCase):
             return hazard_summary(report, source)
 
     def test_the_students_findings_are_counted_with_their_lines(self):
+        """One hazard per kind and pair of source lines, as make grade counts them: two PTX instructions of one line
+        are one hazard (their counts summed), another line is another."""
         f = {"kind": "barrier-with-exited-threads", "kernel": "_Z13reduce_kernelPKfPfm", "where": "reduce.cu:31",
              "file": "/tmp/x/reduce.cu", "line": 31, "count": 79, "message": "m"}
-        count, line = self.summary([f, {**f, "ptx_line": 84}])
+        count, lines = self.summary([f, {**f, "ptx_line": 84}, {**f, "where": "reduce.cu:35", "line": 35}])
         self.assertEqual(count, 2)
-        self.assertRegex(line, r"^2 hazards found \(reduce\.cu:31: barrier-with-exited-threads; .*make grade takes "
-                               r"the correctness points of the groups they touch")
+        self.assertEqual(sum(ln.startswith("[barrier-with-exited-threads]") for ln in lines), 2, lines)
+        self.assertIn("(158 times)", lines[1])
+        self.assertRegex(lines[-1], r"^2 hazards found \(reduce\.cu:31, reduce\.cu:35: barrier-with-exited-threads; "
+                                    r".*make grade takes the correctness points of the groups they touch")
+
+    def test_the_list_is_capped_as_the_grades_row(self):
+        f = {"kind": "uninitialized-shared-read", "kernel": "_Z13reduce_kernelPKfPfm", "file": "/tmp/x/reduce.cu",
+             "count": 1, "message": "m"}
+        count, lines = self.summary([{**f, "where": f"reduce.cu:{n}", "line": n} for n in range(10, 40)])
+        self.assertEqual(count, 30)
+        self.assertEqual(sum(ln.startswith("[") for ln in lines), simulator.MAX_HAZARDS_SHOWN, lines)
+        self.assertIn("... and 20 more hazards", "\n".join(lines))
+        self.assertRegex(lines[-1], r"^30 hazards found")
 
     def test_no_report_or_no_findings_says_nothing(self):
-        self.assertEqual(self.summary([]), (0, ""))
-        self.assertEqual(hazard_summary(Path("/nonexistent/report.json"), Path("reduce.cu")), (0, ""))
+        self.assertEqual(self.summary([]), (0, []))
+        self.assertEqual(hazard_summary(Path("/nonexistent/report.json"), Path("reduce.cu")), (0, None))
 
 
 class Sizes(unittest.TestCase):

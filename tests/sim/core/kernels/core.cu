@@ -243,6 +243,23 @@ __global__ void syncwarp_last_warp(const float *in, float *out)
         out[0] = s[0];
 }
 
+/* A histogram of 8 bins counted with a plain increment instead of atomicAdd, four values a thread in an unrolled loop
+   (four PTX loads and stores of one line): two threads' read-modify-writes of one bin race, within a warp and
+   between warps (a lost update, which an atomic fixes and a barrier does not). */
+__global__ void shared_increment(const int *in, int *out)
+{
+    __shared__ int bins[8];
+    if (threadIdx.x < 8)
+        bins[threadIdx.x] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        bins[in[threadIdx.x * 4 + k] & 7]++; /* LINE_INCREMENT */
+    __syncthreads();
+    if (threadIdx.x < 8)
+        out[threadIdx.x] = bins[threadIdx.x];
+}
+
 /* Kogge-Stone scan with the barrier between the read and the write missing. */
 __global__ void scan_missing_barrier(const int *in, int *out)
 {
