@@ -11,9 +11,9 @@ and its runner spinning, given to init. Three mechanisms close that:
   the grader's pid in PPL_DIE_WITH for the checker to check against.
 - watch_starter and watch_parent: a grader started by another program (make, grader/gradescope.py, a class's
   worker started by the class) stops as on SIGTERM when that program ends, however it ended (SIGKILL included).
-  A thread waits on the starter (a pidfd, or the multiprocessing parent's sentinel) rather than PR_SET_PDEATHSIG,
-  which would need the grader's parent to be the starter itself and the starter's forking thread to live on (a pool's
-  worker is started from whichever thread submits first).
+  A thread waits on the starter's pidfd rather than PR_SET_PDEATHSIG, which would need the starter to be the
+  grader's parent itself (make's shell may stand between) and the starter's forking thread to live on (a pool's worker
+  is started from whichever thread submits first).
 """
 import contextlib
 import os
