@@ -33,7 +33,7 @@ setup-grade setup-test:
 ##     make sim and make grade SIM=1 end with a speed estimate on a GPU from the counts (GPU=H100, H200, A100 or T4;
 ##     not a measurement); on a GPU each lab is also checked on the simulator (NO_SIM_CHECK=1: the GPU alone)
 grade: setup-grade
-	$(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) $(if $(NO_SIM_CHECK),--no-simulator-check) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
+	$(DIE_WITH_MAKE) $(PYTHON) -m grader --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(SIM),--simulator) $(if $(NO_SIM_CHECK),--no-simulator-check) --results $(RESULTS) $(if $(and $(SIM),$(filter command line,$(origin GPU))),--gpu $(GPU))
 
 ## make sim LAB=03 [SUBMISSION=...] [N=1,1025] [ARGS='--n 33 --seed 5']  one lab on the CPU simulator, no GPU: counts per line
 ##     [SCHEDULE=random:1234] blocks and warps in another order a GPU may choose (sim/README.md)
@@ -50,7 +50,7 @@ check: setup-grade
 
 ## make sanitize LAB=04 [SUBMISSION=...] [TOOLS=racecheck] [N=5000]  compute-sanitizer: races, out-of-bounds, barriers, with file:line (GPU)
 sanitize: setup-grade
-	$(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(N),--n $(N))
+	$(DIE_WITH_MAKE) $(PYTHON) -m grader.sanitize --submission $(SUBMISSION) $(if $(LAB),--lab $(LAB)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(N),--n $(N))
 
 ## make profile LAB=03 [SUBMISSION=...] [SIZE=2^24]     Nsight Compute metrics, yours beside the previous stage's
 profile: setup-grade
@@ -92,6 +92,10 @@ bench-grader:
 regrade-bench:
 	$(PYTHON) -m tools.instructor.regrade_bench $(if $(REGRADES),--regrades $(REGRADES)) $(if $(LAB),--lab $(LAB)) $(if $(NEAR),--near $(NEAR)) $(if $(TARGETS),--targets $(TARGETS))
 
+# The grader ends, with every program it runs, when make does, even killed with SIGKILL (grader/run/lifetime.py): the
+# recipe's shell names make's pid ($$PPID) in PPL_DIE_WITH.
+DIE_WITH_MAKE = PPL_DIE_WITH=$$PPID
+
 # A whole class (python3 -m grader.classroom --help). OUT counts only from the command line: one in the environment is not
 # meant as the class's folder.
 CLASS_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),build/class)
@@ -106,7 +110,7 @@ NEED_SUBMISSIONS = $(error make $@ needs SUBMISSIONS=DIR: a folder with one fold
 ##     [CANVAS_ROSTER=export.csv], [SIM=1] on the CPU simulator. make exits 2 on any failure: its "Error N" is the
 ##     grader's status (README)
 grade-class: setup-grade
-	$(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(GRADERS_PER_GPU),--graders-per-gpu $(GRADERS_PER_GPU)) $(if $(ONLY),--only $(ONLY))
+	$(DIE_WITH_MAKE) $(PYTHON) -m grader.classroom grade $(or $(SUBMISSIONS),$(NEED_SUBMISSIONS)) --out $(CLASS_OUT) $(CLASS_OPTS) $(if $(JOBS),--jobs $(JOBS)) $(if $(GPUS),--gpus $(GPUS)) $(if $(GRADERS_PER_GPU),--graders-per-gpu $(GRADERS_PER_GPU)) $(if $(ONLY),--only $(ONLY))
 
 ## make grade-class-slurm SUBMISSIONS=DIR [OUT=DIR] [SUBMIT=1] [GPU_TYPE=a100] [CONSTRAINT=...]  as a Slurm job array
 grade-class-slurm:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from grader.compile import build as build_mod
-from grader.run import gpuinfo
+from grader.run import gpuinfo, lifetime
 from grader.run.no_gpu import shown
 from grader.report import charts, report_html
 from grader.sim import sim_check as sim_check_mod
@@ -764,7 +764,14 @@ def parse_args(argv):
 
 
 def main(argv=None, **hooks) -> int:
-    """Runs the grader as from the command line and returns its exit status; hooks go to Grader."""
+    """Runs the grader as from the command line and returns its exit status; hooks go to Grader. SIGTERM, SIGHUP
+    and the end of the program that started it (make) kill every program it runs, then the grader (lifetime.py)."""
+    with lifetime.stop_on_signals():
+        lifetime.watch_starter()
+        return _main(argv, **hooks)
+
+
+def _main(argv, **hooks) -> int:
     args = parse_args(argv)
     try:
         config = load_config(args.config)

@@ -67,6 +67,7 @@ from grader.classroom.student import raise_interrupt, labs_of
 from grader.compile.build_sandbox import ALLOW_WEAKER, weaker_sandbox
 from grader.config import ConfigError, DEFAULT_PATH
 from grader.report import charts
+from grader.run import lifetime
 from grader.grade import DEFAULT_TIMEOUT
 
 
@@ -262,6 +263,8 @@ def main(argv=None, hooks: Hooks = Hooks()) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     previous = ((signal.getsignal(signal.SIGINT), signal.signal(signal.SIGTERM, raise_interrupt)) if main_thread
                 else None)
+    if main_thread:
+        lifetime.watch_starter()  # make killed (SIGKILL too): as on SIGTERM
     try:
         return commands[args.command]()
     except KeyboardInterrupt:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from grader.score import late
 from grader.report import report_html
-from grader.run import runs_ahead
+from grader.run import lifetime, runs_ahead
+from grader.run.process import kill_running
 from grader.sim import sim_check
 from grader.compile import static_check
 from grader.compile.build import BuildResult
@@ -60,6 +61,7 @@ def raise_interrupt(signum, frame):
     last writing short (the class suite's test_sigterm_twice_as_timeout_sends_it, once, under load)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    kill_running()  # now, from this thread: programs run from other threads (the simulator's) hear no interrupt
     raise KeyboardInterrupt
 
 
@@ -77,6 +79,7 @@ def worker_init(gpu, cores=None, background=False):
         runs_ahead.set_share(cores)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    lifetime.watch_parent()  # a class killed with SIGKILL leaves no worker, nor what its worker ran
 
 
 def started() -> None:

@@ -16,6 +16,14 @@ PIPE_BYTES = 1 << 20  # the output pipe's size asked for, and the most read at o
 REAP_GRACE = 5.0  # seconds a killed program has to be gone (a process stuck in the kernel dies late)
 DRAIN_GRACE = 1.0  # seconds the output is still read after the program ended, waiting for the pipe to close
 CANCEL_POLL = 0.25  # seconds between looks at a run's cancel event
+# Set in each program's environment to this process's pid: the checker binds its life to it (harness/checker/sandbox.c
+# ppl_die_with_starter), and so does a grader started by another (grader/run/lifetime.py watch_starter).
+DIE_WITH_ENV = "PPL_DIE_WITH"
+
+_running = {}  # pid -> Popen of every program run_process has started and not yet killed: kill_running's list
+# Held across each start, so that kill_running, from another thread, waits for a program being started and kills it
+# too. Reentrant: a signal handler (kill_running in the main thread) may run while the main thread itself starts one.
+_running_lock = threading.RLock()
 
 
 @dataclass
@@ -248,6 +256,21 @@ def _wait(proc, timeout: float | None, cancel) -> int | None:
             os.close(pidfd)
 
 
+def kill_running() -> int:
+    """SIGKILL to the process group (and what is left of the session) of every program run_process is running now,
+    from any thread: what a grader that is told to stop (SIGTERM) does before it ends (grader/run/lifetime.py). The
+    run_process calls that waited for them return as after a timeout's kill. How many groups were killed."""
+    with _running_lock:
+        pids = list(_running)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        _kill_strays(pid)
+    return len(pids)
+
+
 def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=None, pass_fds=(),
                 keep: int = OUTPUT_KEEP, cancel=None) -> Process:
     """Runs argv in a new session, its stdout and stderr into one pipe that a thread drains; returns a Process.
@@ -268,9 +291,12 @@ def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=Non
     except (AttributeError, OSError):
         pass
     os.set_blocking(read_fd, False)
+    env = {**(os.environ if env is None else env), DIE_WITH_ENV: str(os.getpid())}
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                                start_new_session=True, pass_fds=tuple(pass_fds))
+        with _running_lock:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=write_fd,
+                                    stderr=write_fd, start_new_session=True, pass_fds=tuple(pass_fds))
+            _running[proc.pid] = proc
     except OSError as e:
         os.close(read_fd)
         os.close(write_fd)
@@ -291,6 +317,8 @@ def run_process(argv, *, timeout: float | None, cwd=None, log_path=None, env=Non
         except (ProcessLookupError, PermissionError):
             pass
         strays = _kill_strays(proc.pid)
+        with _running_lock:
+            _running.pop(proc.pid, None)
         if proc.returncode is None:
             try:
                 proc.wait(timeout=REAP_GRACE)

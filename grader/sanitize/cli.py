@@ -74,9 +74,14 @@ def main(argv=None, *, kit=KIT, out=None, sanitizer=None, gpu_lister=None) -> in
     """`make sanitize`: builds each chosen lab as the grader does, runs its sanitizers and prints the findings.
     sanitizer (the tool's path) and gpu_lister (grader.run.no_gpu.nvidia_smi) are hooks for tests."""
     from grader.compile import build as build_mod  # here: the grader's build is not needed to read or score outputs
+    from grader.run import lifetime, no_gpu
+    with lifetime.stop_on_signals():  # SIGTERM, or make's end: the checkers and their tools end too
+        lifetime.watch_starter()
+        return _main(argv, kit, out or sys.stdout, sanitizer, gpu_lister or no_gpu.nvidia_smi, build_mod)
+
+
+def _main(argv, kit, out, sanitizer, gpu_lister, build_mod) -> int:
     from grader.run import no_gpu
-    gpu_lister = gpu_lister or no_gpu.nvidia_smi
-    out = out or sys.stdout
     args = parse_args(argv)
     try:
         config = load_config(args.config) if args.config else load_config()

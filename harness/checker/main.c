@@ -387,6 +387,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], PPL_SANDBOX_STAGE_FLAG) == 0)
         return ppl_sandbox_stage_main(argc, argv);
+    if (ppl_die_with_starter() != 0) /* before anything is started: a grader killed meanwhile leaves no checker */
+        return PPL_EXIT_USAGE;
     /* A line at a time also into a pipe or a file (make sim 2>&1 | less): each PASS/FAIL line whole and in its place
        beside what the runner and the simulator's device process write on stderr, not in a block at exit. */
     setvbuf(stdout, NULL, _IOLBF, 0);

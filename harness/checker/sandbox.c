@@ -532,8 +532,10 @@ static void child(const ppl_sandbox_spec *s, const stage_args *st, int status_w,
         dprintf(status_w, FAILED "cannot place the descriptors: %s\n", strerror(errno)), _exit(127);
     if (drop && drop_to_nobody() != 0)
         dprintf(st->status_fd, FAILED "cannot become nobody: %s\n", strerror(errno)), _exit(127);
-    if (!st->off && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
-        _exit(127); /* after the uid change, which clears it; the checker may already be gone */
+    /* after the uid change, which clears it; the checker may already be gone. With the sandbox off too, though no
+       layer is reported then: no process outlives its grading (docs/DESIGN.md, "Process lifetime") */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
     if (!bwrap_argv)
         _exit(stage(st));
     execve(bwrap_argv[0], bwrap_argv, st->envp);
@@ -661,6 +663,52 @@ pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *
     else
         snprintf(err, err_len, "%s%s", pid < 0 ? "sandbox: " : "", why);
     return pid;
+}
+
+/* The parent of pid from /proc (0 when it cannot be read). */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    const size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[got] = '\0';
+    const char *close = strrchr(text, ')'); /* the command's name before it may hold spaces and parentheses */
+    int ppid = 0;
+    return close && sscanf(close + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/*
+ * Why PR_SET_PDEATHSIG and not a signal from the grader: a grader killed with SIGKILL (or the OOM killer) sends
+ * nothing, and the checker runs in a session of its own (run_process), so no signal to the grader's process group
+ * reaches it. The kernel's parent-death signal needs no one's help. It fires when the *thread* that forked the
+ * checker ends, not the process: the grader forks from thread pools, but always from the thread that then waits for
+ * the checker to end (run_process), so that thread outlives it but for the grader's own death. The check after the
+ * prctl closes the race with a grader that died before it: then the checker has been given to another parent.
+ * The starter may also be a grandparent (a shell that did not exec the lab's launcher): the checker then dies with
+ * its own parent, which dies with the starter in turn or is the starter's to kill.
+ */
+int ppl_die_with_starter(void)
+{
+    const char *text = getenv(PPL_DIE_WITH_ENV);
+    char *end = NULL;
+    const long starter = text ? strtol(text, &end, 10) : 0;
+    unsetenv(PPL_DIE_WITH_ENV);
+    if (!text || end == text || *end || starter <= 1)
+        return 0;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        fprintf(stderr, "ppl_checker: cannot ask to die with the grader (prctl: %s); it goes on, but would outlive "
+                        "a grader killed with SIGKILL\n", strerror(errno));
+        return 0;
+    }
+    for (pid_t up = getppid(), seen = 0; up > 1 && seen < 64; up = parent_of(up), seen++)
+        if (up == (pid_t)starter)
+            return 0;
+    fprintf(stderr, "ppl_checker: the program that started it (pid %ld, %s) is gone, and nothing would read its "
+                    "results: it stops\n", starter, PPL_DIE_WITH_ENV);
+    return -1;
 }
 
 void ppl_sandbox_kill(pid_t pid)

@@ -39,6 +39,9 @@ extern "C" {
 #endif
 
 #define PPL_SANDBOX_STAGE_FLAG "--sandbox-stage"
+/* The environment variable by which a program that starts the checker (the grader's run_process) asks it to die
+ * with that program: its value is the starter's pid. See ppl_die_with_starter. */
+#define PPL_DIE_WITH_ENV "PPL_DIE_WITH"
 /* The host memory a runner (and the simulator's device) may take unless the checker is told otherwise
  * (--host-memory-mib), in MiB: RLIMIT_DATA (sandbox.c set_limits). Past it malloc returns NULL. 8 GiB: a GPU run of
  * 2^29+1 floats holds a 2 GiB input, then a reply of up to n words (want_input), then the next input, besides the
@@ -99,6 +102,13 @@ pid_t ppl_sandbox_start(const ppl_sandbox_spec *s, ppl_sandbox_report *r, char *
 
 /* Kills the program and, in every mode but OFF, whatever it started (its process group; under bubblewrap its pid
  * namespace dies with it). Does not reap it. */
+/* When PPL_DIE_WITH names a pid (the grader that started this checker), the checker asks for SIGKILL when its
+ * parent ends (PR_SET_PDEATHSIG), so that it dies with the grader even when the grader is killed with SIGKILL; the
+ * runner, the device program and their tools die with the checker in turn (die-with-parent). The variable is removed,
+ * so that nothing the checker starts reads it. 0, or -1 (with a line on stderr) when that parent is already gone:
+ * the caller then exits at once, for nobody is left to read its results. */
+int ppl_die_with_starter(void);
+
 void ppl_sandbox_kill(pid_t pid);
 
 /* A wait status of the pid ppl_sandbox_start returned, as the program's own would read: when r->wrapped, an exit

@@ -153,8 +153,10 @@ def run_grader(kit: Path, results: Path) -> int:
         return setup.returncode
     venv = kit / "build" / "venv" / "bin" / "python3"
     python = str(venv) if venv.exists() else sys.executable
+    # PPL_DIE_WITH: the grader stops, and kills what it runs, when this script ends (the workflow cancelled), SIGKILL
+    # included (grader/run/lifetime.py); a SIGTERM to the script's process group reaches it as it is
     return subprocess.run([python, "-m", "grader", "--simulator", "--submission", "labs", "--results",
-                           str(results)], cwd=kit).returncode
+                           str(results)], cwd=kit, env={**os.environ, "PPL_DIE_WITH": str(os.getpid())}).returncode
 
 
 def on_the_simulator(test: dict) -> bool:
