@@ -11,7 +11,7 @@
  * How: on the first call, a warm-up launch of probe_kernel, then one between two cudaEventRecord; more than 2 ms is
  *   "watched". A kernel argument use_counter picks the tile index.
  *
- * Safety: the probe is a few microseconds of arithmetic; it writes d_work's first word only in a case that cannot
+ * Safety: the probe is some microseconds of arithmetic; it writes d_work's first word only in a case that cannot
  *   happen, and scan() clears d_work after it anyway.
  */
 /* The reference solution of lab 08, markers removed, with the attack spliced in (each place says ATTACK). */
@@ -242,11 +242,12 @@ __global__ void __launch_bounds__(BLOCK_DIM)
 
 /* ---- the attack: a probe kernel's time says whether anyone watches ---- */
 
-#define PROBE_BLOCKS 16
-#define PROBE_STEPS 256u
+#define PROBE_BLOCKS 64
+#define PROBE_STEPS 4096u /* about 3 million warp instructions: 30 ms on the simulator (2 cores, loaded); 16 blocks */
+                          /* of 256 steps took 0.9 ms there, which passes for a GPU */
 #define WATCHED_MS 2.0f /* a GPU runs the probe in microseconds; the simulator, or a tool around it, far longer */
 
-/* A few microseconds of arithmetic on a GPU (16 blocks of 128 threads, 256 steps each). */
+/* Some microseconds of arithmetic on a GPU (64 blocks of 128 threads, a chain of 4096 multiply-adds each). */
 __global__ void probe_kernel(unsigned steps, unsigned *sink)
 {
     unsigned x = threadIdx.x + 1u;
