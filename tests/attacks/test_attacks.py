@@ -6,7 +6,8 @@ Every attack is one lab file in tests/attacks/NN-class-name/, a real exploit att
 the labs do not need, writes to the kit, tricks on the build, reading the runner's or the checker's memory, hiding
 findings, attacks on the grader itself), most on a correct or a blank solution so that the attack, not the kernel,
 decides; plus honest files written otherwise than the solutions, which must keep their points. attacks.toml lists
-the verdicts (refused-build, refused-static, zero, flagged, contained, honest).
+the verdicts (refused-build, refused-static, zero, flagged, contained, honest, watched-fault); an attack whose verdict
+differs by platform (one that behaves only when it thinks no simulator watches) gives its GPU verdict as gpu_expected.
 
 How each attack is graded:
   - the kit is copied into a temporary folder, /tmp/ppl-attacks-XXXX/wN/kit, one copy per worker (its tracked and
@@ -34,9 +35,11 @@ How each attack is graded:
     copy is then put back as committed (and its shared build, if the attack changed it).
 
 The verdict is read from grade.py's table (the status column: FORBIDDEN, NO BUILD, ERROR, needs GPU) and
-results.json (the seed, the kit error). One line per attack is printed as it ends (name, class, expected, got,
-PASS/FAIL and the escapes), then the whole table. An expected verdict says what the kit must do; an attack that
-succeeds against the kit fails its test, however the kit stands today.
+results.json (the seed, the kit error); watched-fault also from labs.toml, whose groups of sizes up to the simulator's
+SIM_MAX_N are the ones the simulator checks (watched_groups). One line per attack is printed as it ends (name, class,
+expected, got, PASS/FAIL and the escapes), then the whole table. An expected verdict says what the kit must do; an
+attack that succeeds against the kit fails its test, however the kit stands today. On a GPU an entry's gpu_expected,
+when it gives one, is the verdict (its also then does not apply); expected and also are the simulator's.
 
 Environment: ATTACKS_ONLY=NAME[,NAME] grades some attacks (a prefix such as 16 picks 16-...); ATTACKS_JOBS (2)
 gradings at once; ATTACKS_KIT_REF grades against a commit instead of the working tree (or, as dir:FOLDER, against
@@ -60,13 +63,15 @@ import unittest
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.config import load_config
 from grader.patterns import PATTERNS
+from grader.sim.simulator import SIM_MAX_N, largest_size
 from tests.attacks.kit_copy import (HERE, KIT, MARKER, all_pids, attack_file, boot_ticks_now, copy_kit, copy_processes,
                                      file_hash, folder_bytes, git, have_gpu, kill_pids, load_table, proc_info,
                                      scrubbed, tree_hash)
 
 
-VERDICTS = ("refused-build", "refused-static", "zero", "flagged", "contained", "honest")
+VERDICTS = ("refused-build", "refused-static", "zero", "flagged", "contained", "honest", "watched-fault")
 CLASSES = ("before-main", "capability", "kit-write", "build", "runner-memory", "findings", "grader", "honest")
 SOURCES = {name: p.source for name, p in PATTERNS.items()}  # each pattern's student file (grader/patterns.py)
 LAB_SOURCE = {"01": "reduce.cu", "02": "reduce.cu", "03": "reduce.cu", "04": "reduce.cu", "05": "reduce.cu",
@@ -90,6 +95,24 @@ CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 # ---- grading one attack ----
 
+def expectation(spec: dict, gpu: bool) -> tuple:
+    """(expected, also) of an attacks.toml entry on this platform: on a GPU its gpu_expected alone, when it gives one;
+    otherwise (and on the simulator) expected and also."""
+    if gpu and "gpu_expected" in spec:
+        return spec["gpu_expected"], []
+    return spec["expected"], list(spec.get("also", []))
+
+
+def watched_groups(lab: str, config=None) -> set:
+    """The correctness groups of lab that the simulator checks, on its own and in a GPU grading's check: those whose
+    sizes are all at most SIM_MAX_N (grader/sim/simulator.py: larger ones are "needs GPU" there)."""
+    config = config or load_config()
+    found = config.named(lab)
+    if found is None:
+        return set()
+    return {g.name for g in found.groups if largest_size([[*r, *found.args] for r in g.runs]) <= SIM_MAX_N}
+
+
 def pad(path: Path, size: int) -> None:
     """Appends "// padding" comment lines to path until it holds size bytes (attacks.toml's pad_to_kib)."""
     line = b"// " + b"padding " * 15 + b"\n"
@@ -109,6 +132,7 @@ class Outcome:
     escapes: list = field(default_factory=list)
     seconds: float = 0.0
     detail: str = ""
+    watched_zero: bool = False  # every correctness group the simulator checks scored 0, and performance too
 
     @property
     def passed(self) -> bool:
@@ -123,6 +147,8 @@ class Outcome:
             return True
         if verdict == "flagged":
             return self.flagged and self.got not in ("refused-build", "refused-static")
+        if verdict == "watched-fault":
+            return self.watched_zero and self.got in ("zero", "watched-fault")
         return self.got == verdict
 
     def shown_got(self) -> str:
@@ -158,8 +184,9 @@ def table_rows(text: str, lab: str, *, lines: bool = False) -> list:
     return rows
 
 
-def judge(out: Outcome, table: str, results: dict, lab: str) -> None:
-    """Sets out.got and out.flagged from grade.py's table and results.json."""
+def judge(out: Outcome, table: str, results: dict, lab: str, watched: set | None = None) -> None:
+    """Sets out.got, out.flagged and out.watched_zero from grade.py's table and results.json; watched: the groups the
+    simulator checks (watched_groups(lab) unless given)."""
     rows = table_rows(table, lab)
     if results.get("extra_data", {}).get("kit_error"):
         out.got, out.detail = "kit broken", results["extra_data"]["kit_error"][:300]
@@ -171,6 +198,10 @@ def judge(out: Outcome, table: str, results: dict, lab: str) -> None:
     out.flagged = statuses.get("sanitizers") == "FAIL"
     correctness = [r for r in rows if r[0] not in ("static checks", "sanitizers", "performance")]
     total = sum(score for _, score, _, _ in rows)
+    watched = watched_groups(lab) if watched is None else watched
+    seen = [score for name, score, _, _ in correctness if name in watched]
+    out.watched_zero = bool(seen) and not any(seen) and not any(
+        score for name, score, _, _ in rows if name == "performance")
     if any(status == "NO BUILD" for *_, status in rows):
         out.got = "refused-build"
     elif statuses.get("static checks") == "FORBIDDEN":
@@ -189,6 +220,8 @@ def judge(out: Outcome, table: str, results: dict, lab: str) -> None:
         # the rows that lost points, as grade.py printed them: a verdict seen once (on a loaded GPU machine) says why
         out.detail = "\n".join(line[:400] for name, score, most, status, line in table_rows(table, lab, lines=True)
                                 if score < most and status != "needs GPU")
+        if out.watched_zero:  # on a GPU: the simulator's groups lost, the GPU's larger sizes kept theirs
+            out.got = "watched-fault"
 
 
 class Worker:
@@ -254,7 +287,7 @@ class Worker:
              entry.is_symlink() else shutil.copy2(entry, self.build / entry.name, follow_symlinks=False))
 
     def run(self, name: str, spec: dict) -> Outcome:
-        out = Outcome(name, spec["class"], spec["expected"], list(spec.get("also", [])))
+        out = Outcome(name, spec["class"], *expectation(spec, self.gpu))
         lab = spec["lab"]
         source = attack_file(name)
         students = self.build / "students"
@@ -468,7 +501,8 @@ def run_suite(names: list, table: dict, log=print) -> dict:
             try:
                 result = worker.run(name, table[name])
             except Exception as e:  # a broken attack or copy: its test fails, the suite goes on
-                result = Outcome(name, table[name]["class"], table[name]["expected"], [], got="suite error",
+                result = Outcome(name, table[name]["class"], expectation(table[name], gpu)[0], [],
+                                 got="suite error",
                                  escapes=[f"{type(e).__name__}: {e}"])
             finally:
                 free.put(worker)
@@ -509,9 +543,11 @@ class Table(unittest.TestCase):
         self.assertEqual({s["class"] for s in table.values()}, set(CLASSES))
         for name, spec in table.items():
             with self.subTest(name):
-                self.assertLessEqual(spec.keys(), {"lab", "class", "tries", "expected", "also", "timeout", "pad_to_kib", "why"})
+                self.assertLessEqual(spec.keys(), {"lab", "class", "tries", "expected", "gpu_expected", "also",
+                                                   "timeout", "pad_to_kib", "why"})
                 self.assertIn(spec["class"], CLASSES)
                 self.assertIn(spec["expected"], VERDICTS)
+                self.assertIn(spec.get("gpu_expected", spec["expected"]), VERDICTS)
                 for v in spec.get("also", []):
                     self.assertIn(v, VERDICTS)
                 self.assertTrue(spec["tries"] and spec["why"])
@@ -521,7 +557,10 @@ class Table(unittest.TestCase):
                 self.assertIsNotNone(source, f"{name}/ holds no .cu file")
                 self.assertEqual(source.name, LAB_SOURCE[spec["lab"][:2]])
                 self.assertEqual(len(list((HERE / name).iterdir())), 1, f"{name}/ holds more than its lab file")
-                self.assertEqual(spec["class"] == "honest", spec["expected"] == "honest")
+                # an attack may keep its points on the simulator alone (where nothing is unwatched) but not on a GPU
+                self.assertEqual(spec["class"] == "honest", spec.get("gpu_expected", spec["expected"]) == "honest")
+                if spec["class"] == "honest":
+                    self.assertEqual(spec["expected"], "honest")
 
     def test_attacks_act_only_in_a_copy_of_the_suite(self):
         """Each attack that writes, signals or reads another process first finds the kit root through kit_root(),
@@ -560,6 +599,48 @@ class Table(unittest.TestCase):
               "03-sequential")
         self.assertEqual(out.got, "partial 15/25")
         self.assertEqual(out.detail, "datasets                 0 / 10   TIMEOUT    took too long")
+
+    def test_judge_watched_fault(self):
+        """watched-fault: the groups the simulator checks score 0 (on the simulator alone that is every group it runs,
+        a zero; on a GPU the larger sizes keep the GPU's points), and performance too."""
+        watched = {"datasets", "edge sizes"}
+        sim = ("08-single-pass              0 / 100 (bonus)\n"
+               "  static checks             0 / 0    pass       nothing forbidden\n"
+               "  datasets                  0 / 10   CUDA ERROR under the schedule reverse:1\n"
+               "  edge sizes                0 / 25   CUDA ERROR under the schedule reverse:2\n"
+               "  large sizes               0 / 15   needs GPU  too large\n"
+               "  sanitizers                0 / 0    pass       no hazards\n"
+               "  performance               0 / 50   needs GPU  speed\n\nTotal 0 / 0\n")
+        out = Outcome("x", "findings", "watched-fault", [])
+        judge(out, sim, {"extra_data": {}}, "08-single-pass", watched)
+        self.assertEqual((out.got, out.watched_zero), ("zero", True))
+        self.assertTrue(out.passed)
+        gpu = (sim.replace("0 / 15   needs GPU  too large", "15 / 15  pass       every case passed")
+               .replace("0 / 50   needs GPU  speed", "0 / 50   not run    every correctness test must pass first"))
+        out = Outcome("x", "findings", "watched-fault", [])
+        judge(out, gpu, {"extra_data": {}}, "08-single-pass", watched)
+        self.assertEqual(out.got, "watched-fault")
+        self.assertTrue(out.passed)
+        # the dodge worked: the simulator's check could not tell, the GPU's passes stand
+        dodged = (gpu.replace("0 / 10   CUDA ERROR", "10 / 10  pass      ")
+                  .replace("0 / 25   CUDA ERROR", "25 / 25  pass      ")
+                  .replace("0 / 50   not run    every correctness test must pass first", "50 / 50  pass       1.1x"))
+        out = Outcome("x", "findings", "watched-fault", [])
+        judge(out, dodged, {"extra_data": {}}, "08-single-pass", watched)
+        self.assertEqual((out.got, out.watched_zero), ("honest", False))
+        self.assertFalse(out.passed)
+        out = Outcome("x", "findings", "watched-fault", [])
+        judge(out, gpu.replace("0 / 10   CUDA ERROR", "10 / 10  pass      "), {"extra_data": {}}, "08-single-pass",
+              watched)
+        self.assertFalse(out.watched_zero)
+        self.assertFalse(out.passed)
+
+    def test_expectation_by_platform(self):
+        spec = {"expected": "honest", "gpu_expected": "watched-fault", "also": ["watched-fault"]}
+        self.assertEqual(expectation(spec, gpu=False), ("honest", ["watched-fault"]))
+        self.assertEqual(expectation(spec, gpu=True), ("watched-fault", []))
+        self.assertEqual(expectation({"expected": "zero", "also": ["contained"]}, gpu=True), ("zero", ["contained"]))
+        self.assertEqual(watched_groups("08-single-pass"), {"datasets", "edge sizes"})
 
 
 HAVE_NVCC = shutil.which(os.environ.get("NVCC", "nvcc")) is not None
