@@ -51,7 +51,9 @@ HEADERS := $(wildcard $(HARNESS)/device/*.h $(HARNESS)/runner/*.h $(HARNESS)/com
                       $(PATTERNS_DIR)/*/*.h $(PATTERNS_DIR)/*/include/*.h)
 # The student's fatbinary is left uncompressed (nvcc 13 compresses it with zstd by default): the simulator's check
 # reads the PTX of this very object without libzstd (grader/sim/sim_check.py), as mk/sim.mk's builds are read.
-STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES) -Xfatbin -compress=false
+# (STUDENT_FATBIN_FLAGS= leaves nvcc's default: the static checks' test of a compressed image.)
+STUDENT_FATBIN_FLAGS ?= -Xfatbin -compress=false
+STUDENT_NVCCFLAGS = $(NVCCFLAGS) $(STUDENT_INCLUDES) $(STUDENT_FATBIN_FLAGS)
 
 .PHONY: all harness run check sanitize profile grade sim clean student-flags help
 all: $(PROGRAM)

@@ -617,6 +617,7 @@ static cudaError_t launch(rt_function *f, dim3 grid, dim3 block, void **args, si
                                          (sim_dim3){block.x, block.y, block.z}, shared, args, &result);
     sim_footprint_record(NULL);
     rt_op_end(op, 0);
+    rt_clock_launch(result.warp_instructions);
     print_new_findings(findings, f->name);
     if (status == SIM_OK) {
         write_report("launch");

@@ -1,11 +1,13 @@
 /*
  * runtime_device.c - the simulator's one fake device ("PPL SIMT simulator", compute capability 7.5, RT_SM_COUNT
- * SMs: runtime_internal.h), synchronization, streams and events, versions, and the error strings.
+ * SMs: runtime_internal.h, or the graded GPU's identity in the simulator's check), synchronization, streams and
+ * events, versions, and the error strings.
  *
  * Launches and copies run when they are issued, so synchronizing runs nothing: it reports the sticky error and
  * tells the stream check what the host has waited for (streams and events, below). An event records the wall-clock
- * time at which it is recorded: cudaEventElapsedTime gives the CPU time the simulator took, which says nothing about
- * a GPU's speed.
+ * time at which it is recorded (cudaEventElapsedTime gives the CPU time the simulator took, which says nothing about
+ * a GPU's speed), or, with PPL_SIM_DEVICE_TIMING, a clock that the launches move on as the graded GPU would
+ * (rt_event_clock_ms).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,6 +94,45 @@ const rt_identity *rt_device_identity(void)
 static size_t reported_memory(void)
 {
     return rt_device_identity()->memory ? rt_device_identity()->memory : rt_total_memory();
+}
+
+static struct {
+    int read, modelled;
+    double rate, launch_us, us;
+} event_clock;
+
+static void read_timing(void)
+{
+    if (event_clock.read)
+        return;
+    event_clock.read = 1;
+    const char *v = getenv("PPL_SIM_DEVICE_TIMING");
+    if (!v || !*v)
+        return;
+    char *end;
+    event_clock.rate = strtod(v, &end);
+    const int ok = end != v && *end == ',' && event_clock.rate > 0;
+    const char *rest = ok ? end + 1 : v;
+    event_clock.launch_us = strtod(rest, &end);
+    if (!ok || end == rest || *end || !(event_clock.launch_us >= 0)) {
+        fprintf(stderr, RT_PREFIX "PPL_SIM_DEVICE_TIMING=%s: expected RATE,LAUNCH_US (warp instructions a microsecond, "
+                                  "and microseconds a launch), or nothing for the wall clock\n", v);
+        exit(2);
+    }
+    event_clock.modelled = 1;
+}
+
+void rt_clock_launch(uint64_t warp_instructions)
+{
+    read_timing();
+    if (event_clock.modelled)
+        event_clock.us += event_clock.launch_us + (double)warp_instructions / event_clock.rate;
+}
+
+double rt_event_clock_ms(void)
+{
+    read_timing();
+    return event_clock.modelled ? event_clock.us / 1e3 : rt_now_ms();
 }
 
 /* ---- the device ---- */
@@ -551,7 +592,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     if (!event)
         return rt_fail(cudaErrorInvalidResourceHandle);
-    event->ms = rt_now_ms();
+    event->ms = rt_event_clock_ms();
     event->recorded = 1;
     memcpy(event->vc, issue(stream_index(stream)), sizeof event->vc);
     return rt_sticky != cudaSuccess ? rt_fail(rt_sticky) : cudaSuccess;

@@ -30,6 +30,13 @@ typedef struct rt_identity {
     size_t memory, l2;
 } rt_identity;
 const rt_identity *rt_device_identity(void);
+/* The event clock. By default an event records the wall-clock time (the simulator's own CPU time passes between two
+   records). With PPL_SIM_DEVICE_TIMING="RATE,LAUNCH_US" (the graded GPU's warp instructions issued per microsecond
+   and the cost of a launch in microseconds, sim_target.graded_gpu_env: the estimate's model) it is a modelled
+   clock instead, which each launch moves on by LAUNCH_US + its warp instructions / RATE: a runner that times a probe
+   kernel reads about what the GPU would show, not the simulator's slowness. rt_clock_launch is told each launch. */
+double rt_event_clock_ms(void);
+void rt_clock_launch(uint64_t warp_instructions);
 #define RT_CC_DEFAULT 75
 int rt_compute_capability(void);
 #define RT_CC_MAJOR (rt_compute_capability() / 10)

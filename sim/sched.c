@@ -556,6 +556,7 @@ sim_status sim_launch(sim_module *m, const char *name, sim_dim3 grid, sim_dim3 b
     if (c->sb[0])
         sim_sb_drain_all(c); /* the launch is over: the host sees every store */
     result->status = c->status;
+    result->warp_instructions = c->executed;
     if (c->status != SIM_OK && c->adversarial) {
         size_t len = strlen(result->message);
         snprintf(result->message + len, sizeof result->message - len,

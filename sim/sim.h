@@ -78,6 +78,7 @@ int sim_module_has_kernel(const sim_module *m, const char *name);
 typedef struct sim_launch_result {
     sim_status status;
     char message[2048]; /* on failure: what happened, the kernel, the instruction, file:line, block and thread */
+    uint64_t warp_instructions; /* what the launch issued (the runtime's modelled event clock) */
 } sim_launch_result;
 
 /* Runs kernel `name` of module m: grid x block threads, dynamic_shared bytes of extern shared memory. args is the

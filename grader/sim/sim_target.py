@@ -62,27 +62,33 @@ def may_need_later_gpu(output: str) -> bool:
 _graded_gpu: dict = {}
 
 
-def graded_gpu_env(gpu: dict, gpus: dict | None = None) -> dict:
+def graded_gpu_env(gpu: dict, specs: tuple | None = None) -> dict:
     """The environment that makes the simulator's device the GPU gpu (gpuinfo.identity's {"name", "memory_mib"}):
     its name and memory (PPL_SIM_DEVICE_NAME, PPL_SIM_DEVICE_MEMORY) and, where grader/gpus.toml knows the model
-    (gpus: its tables by key, loaded when None), its shape and L2 (PPL_SIM_DEVICE, PPL_SIM_DEVICE_L2: SMs, threads,
-    blocks and shared memory per SM), so that a runner reading the device's properties reads the graded GPU's.
-    Its compute capability is the PTX's the build carries (mk/cuda.mk), which is the GPU's. {} for no gpu."""
+    (specs: estimate.load_specs's (gpus, model), loaded when None), its shape and L2 (PPL_SIM_DEVICE,
+    PPL_SIM_DEVICE_L2: SMs, threads, blocks and shared memory per SM) and its event clock (PPL_SIM_DEVICE_TIMING:
+    the warp instructions it issues a microsecond, SMs x schedulers x clock x the estimate's issue efficiency, and
+    the estimate's cost of a launch), so that a runner reading the device's properties or timing a probe kernel
+    reads the graded GPU's. Its compute capability is the PTX's the build carries (mk/cuda.mk), which is the GPU's.
+    {} for no gpu."""
     if not gpu.get("name"):
         return {}
     env = {"PPL_SIM_DEVICE_NAME": gpu["name"]}
     if gpu.get("memory_mib"):
         env["PPL_SIM_DEVICE_MEMORY"] = str(int(gpu["memory_mib"]) << 20)
-    if gpus is None:
+    if specs is None:
         from grader.sim.estimate import EstimateError, load_specs
         try:
-            gpus = load_specs()[0]
+            specs = load_specs()
         except EstimateError:
-            gpus = {}
+            specs = ({}, None)
+    gpus, constants = specs
     model = next((g for g in gpus.values() if g.name == gpu["name"]), None)
     if model is not None:
         env.update(model.device_env())
         env["PPL_SIM_DEVICE_L2"] = str(model.l2_mb << 20)
+        rate = model.sms * model.schedulers_per_sm * model.clock_mhz * constants.issue_efficiency
+        env["PPL_SIM_DEVICE_TIMING"] = f"{rate:.0f},{constants.launch_us:g}"
     return env
 
 

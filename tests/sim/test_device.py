@@ -176,6 +176,12 @@ class HostileRunner(unittest.TestCase):
         self.assertEqual(device.end()[0], 0)
 
 
+# test_runtime.cu's graded_gpu case sets these in its own process; through a device, the device holds them
+GRADED_GPU_ENV = {"PPL_SIM_DEVICE_NAME": "NVIDIA Test GPU", "PPL_SIM_DEVICE_MEMORY": "85899345920",
+                  "PPL_SIM_DEVICE_L2": "52428800", "PPL_SIM_DEVICE": "132,2048,32,233472",
+                  "PPL_SIM_DEVICE_TIMING": "1000000000,7"}
+
+
 @unittest.skipUnless(HAVE_NVCC, "nvcc not found: install the CUDA toolkit to build the simulator's tests")
 class RuntimeTestsThroughTheDevice(unittest.TestCase):
     def test_the_runtime_tests_pass_with_the_client(self):
@@ -188,7 +194,8 @@ class RuntimeTestsThroughTheDevice(unittest.TestCase):
             with self.subTest(case=case):
                 sock, theirs = socket.socketpair()
                 device = subprocess.Popen([str(DEVICE), "--channel", str(theirs.fileno())],
-                                          pass_fds=[theirs.fileno()], env=env, stdout=subprocess.PIPE,
+                                          pass_fds=[theirs.fileno()], stdout=subprocess.PIPE,
+                                          env={**env, **(GRADED_GPU_ENV if case == "graded_gpu" else {})},
                                           stderr=subprocess.PIPE)
                 theirs.close()
                 test = subprocess.run([str(CLIENT_TEST)], pass_fds=[sock.fileno()], capture_output=True, text=True,

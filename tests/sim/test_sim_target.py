@@ -111,17 +111,21 @@ class GradedGpuIdentity(unittest.TestCase):
     shape and L2 grader/gpus.toml gives the model (sim_target.graded_gpu_env), in every simulated run's
     environment (sim_env)."""
 
-    def test_a_known_model_gets_its_name_memory_shape_and_l2(self):
-        gpus = load_specs()[0]
-        for gpu in gpus.values():
-            env = graded_gpu_env({"name": gpu.name, "memory_mib": 81559}, gpus)
+    def test_a_known_model_gets_its_name_memory_shape_l2_and_clock(self):
+        specs = load_specs()
+        for gpu in specs[0].values():
+            env = graded_gpu_env({"name": gpu.name, "memory_mib": 81559}, specs)
             self.assertEqual(env["PPL_SIM_DEVICE_NAME"], gpu.name)
             self.assertEqual(env["PPL_SIM_DEVICE_MEMORY"], str(81559 << 20))
             self.assertEqual(env["PPL_SIM_DEVICE"], gpu.device_env()["PPL_SIM_DEVICE"])
             self.assertEqual(env["PPL_SIM_DEVICE_L2"], str(gpu.l2_mb << 20))
+            rate, launch = (float(x) for x in env["PPL_SIM_DEVICE_TIMING"].split(","))
+            self.assertAlmostEqual(rate, gpu.sms * gpu.schedulers_per_sm * gpu.clock_mhz
+                                   * specs[1].issue_efficiency, delta=1)
+            self.assertEqual(launch, specs[1].launch_us)
 
     def test_an_unknown_model_keeps_the_simulators_shape(self):
-        env = graded_gpu_env({"name": "NVIDIA Future GPU"}, load_specs()[0])
+        env = graded_gpu_env({"name": "NVIDIA Future GPU"}, load_specs())
         self.assertEqual(env, {"PPL_SIM_DEVICE_NAME": "NVIDIA Future GPU"})
         self.assertEqual(graded_gpu_env({}), {})
 

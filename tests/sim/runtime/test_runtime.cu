@@ -146,6 +146,42 @@ START_TEST(test_events)
 }
 END_TEST
 
+/* The graded GPU's identity and event clock, as the simulator's check gives them (grader/sim/sim_target.py:
+   graded_gpu_env). In process the test sets them itself; through a device process, tests/sim/test_device.py gives
+   that process GRADED_GPU_ENV's same values. */
+START_TEST(test_graded_gpu)
+{
+    setenv("PPL_SIM_DEVICE_NAME", "NVIDIA Test GPU", 1);
+    setenv("PPL_SIM_DEVICE_MEMORY", "85899345920", 1);
+    setenv("PPL_SIM_DEVICE_L2", "52428800", 1);
+    setenv("PPL_SIM_DEVICE", "132,2048,32,233472", 1);
+    setenv("PPL_SIM_DEVICE_TIMING", "1000000000,7", 1); /* a billion warp instructions a microsecond: 7 us a launch */
+    cudaDeviceProp prop;
+    ck_assert_int_eq(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    ck_assert_str_eq(prop.name, "NVIDIA Test GPU");
+    ck_assert_uint_eq(prop.totalGlobalMem, 85899345920ull);
+    ck_assert_int_eq(prop.l2CacheSize, 52428800);
+    ck_assert_int_eq(prop.multiProcessorCount, 132);
+    size_t free_bytes = 0, total = 0;
+    ck_assert_int_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    ck_assert_uint_eq(total, 85899345920ull);
+    ck_assert_uint_le(free_bytes, total);
+    int *d = NULL;
+    ck_assert_int_eq(cudaMalloc(&d, 1024 * sizeof(int)), cudaSuccess);
+    cudaEvent_t start, stop;
+    ck_assert_int_eq(cudaEventCreate(&start), cudaSuccess);
+    ck_assert_int_eq(cudaEventCreate(&stop), cudaSuccess);
+    ck_assert_int_eq(cudaEventRecord(start, 0), cudaSuccess);
+    add_one<<<4, 256>>>(d, 1024);
+    add_one<<<4, 256>>>(d, 1024);
+    ck_assert_int_eq(cudaEventRecord(stop, 0), cudaSuccess);
+    float ms = -1.0f;
+    ck_assert_int_eq(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+    ck_assert_float_eq_tol(ms, 0.014f, 0.0005f); /* two launches of the model's 7 us, not the simulator's time */
+    ck_assert_int_eq(cudaFree(d), cudaSuccess);
+}
+END_TEST
+
 /* One test case per test, named as it: tests/sim/test_device.py runs each case (CK_RUN_CASE) with a device of its
    own, since the device, not the forked test, holds the errors a test leaves. */
 int main(void)
@@ -159,7 +195,8 @@ int main(void)
                  {"bad_copies_are_not_sticky", test_bad_copies_are_not_sticky},
                  {"bad_configuration_is_not_sticky", test_bad_configuration_is_not_sticky},
                  {"kernel_fault_is_sticky", test_kernel_fault_is_sticky},
-                 {"events", test_events}};
+                 {"events", test_events},
+                 {"graded_gpu", test_graded_gpu}};
     for (size_t k = 0; k < sizeof tests / sizeof *tests; k++) {
         TCase *tc = tcase_create(tests[k].name);
         tcase_add_test(tc, tests[k].test);
