@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.run import gpuinfo, runs_ahead
-from grader.sim import sim_target
+from grader.sim import estimate, sim_target
 from grader.sim.sim_report import KIT as KIT_FAULT, STUDENT
 from grader.config import SANITIZERS
 from grader.run.run import Outcome
@@ -401,7 +401,11 @@ class SimCheck:
         if not self.grader.no_device:
             gpu = gpuinfo.identity(os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"))
             if gpu:
-                sim_target.set_graded_gpu(sim_target.graded_gpu_env(gpu))
+                try:
+                    specs = estimate.load_specs()
+                except estimate.EstimateError:  # grader/gpus.toml broken: the name and memory alone
+                    specs = ({}, None)
+                sim_target.set_graded_gpu(sim_target.graded_gpu_env(gpu, specs))
         for pattern in patterns:
             self.harnesses[pattern] = self.pool.submit(self.build_harness, self.grader.kit, pattern,
                                                        timeout=self.grader.build_timeout)

@@ -62,10 +62,10 @@ def may_need_later_gpu(output: str) -> bool:
 _graded_gpu: dict = {}
 
 
-def graded_gpu_env(gpu: dict, specs: tuple | None = None) -> dict:
+def graded_gpu_env(gpu: dict, specs: tuple) -> dict:
     """The environment that makes the simulator's device the GPU gpu (gpuinfo.identity's {"name", "memory_mib"}):
     its name and memory (PPL_SIM_DEVICE_NAME, PPL_SIM_DEVICE_MEMORY) and, where grader/gpus.toml knows the model
-    (specs: estimate.load_specs's (gpus, model), loaded when None), its shape and L2 (PPL_SIM_DEVICE,
+    (specs: estimate.load_specs's (gpus, model)), its shape and L2 (PPL_SIM_DEVICE,
     PPL_SIM_DEVICE_L2: SMs, threads, blocks and shared memory per SM) and its event clock (PPL_SIM_DEVICE_TIMING:
     the warp instructions it issues a microsecond, SMs x schedulers x clock x the estimate's issue efficiency, and
     the estimate's cost of a launch), so that a runner reading the device's properties or timing a probe kernel
@@ -76,12 +76,6 @@ def graded_gpu_env(gpu: dict, specs: tuple | None = None) -> dict:
     env = {"PPL_SIM_DEVICE_NAME": gpu["name"]}
     if gpu.get("memory_mib"):
         env["PPL_SIM_DEVICE_MEMORY"] = str(int(gpu["memory_mib"]) << 20)
-    if specs is None:
-        from grader.sim.estimate import EstimateError, load_specs
-        try:
-            specs = load_specs()
-        except EstimateError:
-            specs = ({}, None)
     gpus, constants = specs
     model = next((g for g in gpus.values() if g.name == gpu["name"]), None)
     if model is not None:

@@ -127,7 +127,7 @@ class GradedGpuIdentity(unittest.TestCase):
     def test_an_unknown_model_keeps_the_simulators_shape(self):
         env = graded_gpu_env({"name": "NVIDIA Future GPU"}, load_specs())
         self.assertEqual(env, {"PPL_SIM_DEVICE_NAME": "NVIDIA Future GPU"})
-        self.assertEqual(graded_gpu_env({}), {})
+        self.assertEqual(graded_gpu_env({}, load_specs()), {})
 
     def test_every_simulated_run_gets_it_once_set(self):
         try:
@@ -152,7 +152,7 @@ class OneBuild(unittest.TestCase):
             self.assertTrue(sim.ok, sim.message)
             self.assertEqual(sim.object.read_bytes(), gpu.object.read_bytes())
             h100 = next(g for g in load_specs()[0].values() if g.key == "H100")
-            env = {**sim_env(), **graded_gpu_env({"name": h100.name, "memory_mib": 81559})}
+            env = {**sim_env(), **graded_gpu_env({"name": h100.name, "memory_mib": 81559}, load_specs())}
             done = subprocess.run([str(sim.program), "--n", "33,1025", "--seed", "5"], env=env, cwd=KIT,
                                   capture_output=True, text=True, timeout=300)
         out = done.stdout + done.stderr
