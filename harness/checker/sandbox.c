@@ -385,10 +385,15 @@ static int nobody_has_userns(void)
 
 /* The sandboxed program's environment (both profiles): PATH, LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, PPL_SIM_*, and
  * TMPDIR and HOME set to /tmp, the one writable folder (a tmpfs of its own under bubblewrap: the grader's TMPDIR is
- * not there, and compute-sanitizer, which keeps its files in TMPDIR, would not start); NULL if out of memory. */
-static char **allowed_env(void)
+ * not there, and compute-sanitizer, which keeps its files in TMPDIR, would not start); NULL if out of memory. A
+ * runner (runner: the program of the student's code, whose CUDA calls go to the device program) gets of PPL_SIM_*
+ * only its socket's PPL_SIM_DEVICE_FD and PPL_SIM_STRICT, the same on a GPU and on the simulator: the simulator's
+ * settings (its budget, its schedule, the graded GPU it shows) are the device program's, and a runner that found
+ * them, in its environment or in the strings above its stack, would know it is watched (grader/sim/sim_check.py). */
+static char **allowed_env(int runner)
 {
     static const char *const prefixes[] = {"PATH=", "LD_LIBRARY_PATH=", "CUDA_", "NVIDIA_", "PPL_SIM_"};
+    static const char *const runner_sim[] = {"PPL_SIM_DEVICE_FD=", "PPL_SIM_STRICT="};
     static char tmpdir[] = "TMPDIR=/tmp", home[] = "HOME=/tmp";
     size_t n = 0, k = 0;
     while (environ[n])
@@ -397,7 +402,11 @@ static char **allowed_env(void)
     for (size_t i = 0; envp && i < n; i++)
         for (size_t j = 0; j < sizeof prefixes / sizeof *prefixes; j++)
             if (strncmp(environ[i], prefixes[j], strlen(prefixes[j])) == 0) {
-                envp[k++] = environ[i];
+                int kept = !runner || strcmp(prefixes[j], "PPL_SIM_") != 0;
+                for (size_t m = 0; !kept && m < sizeof runner_sim / sizeof *runner_sim; m++)
+                    kept = strncmp(environ[i], runner_sim[m], strlen(runner_sim[m])) == 0;
+                if (kept)
+                    envp[k++] = environ[i];
                 break;
             }
     if (envp)
@@ -548,7 +557,7 @@ static void child(const ppl_sandbox_spec *s, const stage_args *st, int status_w,
 static pid_t launch(const ppl_sandbox_spec *s, const char *bwrap, int drop, int *got, char *msg, size_t len,
                     int *refused)
 {
-    char **envp = s->mode != PPL_SANDBOX_OFF ? allowed_env() : NULL;
+    char **envp = s->mode != PPL_SANDBOX_OFF ? allowed_env(s->no_gpu) : NULL;
     const stage_args st = stage_for(s, bwrap != NULL, envp);
     char exe[4096] = "";
     int argc = 0, p[2] = {-1, -1};

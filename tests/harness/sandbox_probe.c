@@ -97,6 +97,8 @@ static void all(pid_t parent, const char *secret, const char *kit, const char *r
            limit(RLIMIT_NOFILE), limit(RLIMIT_CORE), limit(RLIMIT_FSIZE));
     printf("env secret: %s\n", getenv("PPL_TEST_SECRET") ? "present" : "absent");
     printf("env cuda: %s\n", getenv("CUDA_PPL_TEST") ? "present" : "absent");
+    printf("env sim setting: %s\n", getenv("PPL_SIM_TEST_SETTING") ? "present" : "absent");
+    printf("env sim socket: %s\n", getenv("PPL_SIM_DEVICE_FD") ? "present" : "absent");
     printf("env tmpdir: %s\n", getenv("TMPDIR") ? getenv("TMPDIR") : "unset");
 
     long rc = execve("/nonexistent-ppl-probe", args, NULL); /* ENOENT: the call got as far as the path */

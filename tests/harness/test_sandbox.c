@@ -78,7 +78,7 @@ static void read_to_end(int fd, char *buf, size_t len)
 
 /* Runs the probe's "all" with the given profile and mode, a secret file (0600) and a writable folder in the scratch
  * folder; asserts it started and exited 0. */
-static void run_all(run *r, ppl_sandbox_profile profile, ppl_sandbox_mode mode)
+static void run_all_as(run *r, ppl_sandbox_profile profile, ppl_sandbox_mode mode, int runner)
 {
     char parent[32], kept[8], not_kept[8], secret[4096], rw[4096], kit[4096];
     find_probe();
@@ -102,9 +102,12 @@ static void run_all(run *r, ppl_sandbox_profile profile, ppl_sandbox_mode mode)
     const int keep[] = {KEPT};
     const char *rw_paths[] = {rw};
     ppl_sandbox_spec spec = {.argv = argv, .keep_fds = keep, .num_keep = 1, .protect_fds = keep, .num_protect = 1,
-                             .rw_paths = rw_paths, .num_rw = 1, .profile = profile, .mode = mode, .cpu_seconds = 2};
+                             .rw_paths = rw_paths, .num_rw = 1, .profile = profile, .mode = mode, .cpu_seconds = 2,
+                             .no_gpu = runner};
     setenv("PPL_TEST_SECRET", "42", 1);
     setenv("CUDA_PPL_TEST", "1", 1);
+    setenv("PPL_SIM_TEST_SETTING", "1", 1);
+    setenv("PPL_SIM_DEVICE_FD", "9", 1);
     const int fd = start(&spec, r);
     ck_assert_msg(fd >= 0, "ppl_sandbox_start failed: %s", r->err);
     read_to_end(fd, r->out, sizeof r->out);
@@ -113,6 +116,12 @@ static void run_all(run *r, ppl_sandbox_profile profile, ppl_sandbox_mode mode)
     r->status = ppl_sandbox_wait_status(&r->report, status);
     ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "probe ended with status 0x%x:\n%s",
                   r->status, r->out);
+}
+
+/* run_all_as for the device program (or a tool around it), not a runner. */
+static void run_all(run *r, ppl_sandbox_profile profile, ppl_sandbox_mode mode)
+{
+    run_all_as(r, profile, mode, 0);
 }
 
 /* Asserts that the probe printed the line "what: value". */
@@ -167,10 +176,23 @@ static void runner_denials(const run *r)
     line(r, "env tmpdir", "/tmp");
 }
 
+/* A runner sees of the simulator's settings only its socket, as on a GPU: none tells it that it is watched. */
+START_TEST(runner_env_tells_no_simulator)
+{
+    run *r = calloc(1, sizeof *r);
+    run_all_as(r, PPL_PROFILE_RUNNER, PPL_SANDBOX_AUTO, 1);
+    line(r, "env sim setting", "absent");
+    line(r, "env sim socket", "present");
+    line(r, "env cuda", "present");
+    free(r);
+}
+END_TEST
+
 START_TEST(auto_has_every_layer)
 {
     run *r = calloc(1, sizeof *r);
     run_all(r, PPL_PROFILE_RUNNER, PPL_SANDBOX_AUTO);
+    line(r, "env sim setting", "present"); /* the device program's: the simulator reads them there */
     ck_assert_str_eq(r->report.layers, "namespaces,uid,seccomp,rlimits,no-new-privs,die-with-parent");
     ck_assert_str_eq(r->report.missing, "");
     ck_assert_str_eq(r->err, "");
@@ -466,6 +488,7 @@ static Suite *sandbox_suite(void)
     TCase *layers = tcase_create("layers"), *modes = tcase_create("modes"), *life = tcase_create("lifetime");
     tcase_add_checked_fixture(layers, tmp_setup_fixture, tmp_teardown_fixture);
     tcase_add_test(layers, auto_has_every_layer);
+    tcase_add_test(layers, runner_env_tells_no_simulator);
     tcase_add_test(layers, fallback_without_bwrap);
     tcase_add_test(layers, bwrap_failing_falls_back);
     tcase_add_test(layers, off_has_no_layer);
