@@ -379,9 +379,10 @@ class ListEnds:
             return self.exits.get(k)
 
 
-# The checker's options that hold its runner and device program from their start (RLIMIT_CPU), so that a program of
-# many lists (--runs-fd) takes them from its own command line, not from a list's.
-PROGRAM_OPTIONS = ("--cpu-seconds",)
+# The checker's options that hold its runner and device program from their start (RLIMIT_CPU, RLIMIT_DATA), so that a
+# program of many lists (--runs-fd) takes them from its own command line (after the launcher's: the grader's win),
+# not from a list's, which comes too late for a runner started before the first list.
+PROGRAM_OPTIONS = ("--cpu-seconds", "--host-memory-mib")
 
 
 def split_program_options(args) -> tuple:

@@ -306,6 +306,11 @@ def check_platform(*, deadline: float, stop=None, run_pool=None):
         def ahead_limit(self, timeout: float) -> float:
             return max(1.0, min(timeout, self.deadline - time.monotonic()))
 
+        def host_memory_mib(self, limits) -> int:
+            # the GPU's limit, not the simulator's smaller one: a runner that mallocs past 512 MiB must not learn
+            # that it is watched (the simulated sizes need little either way)
+            return limits.for_run(False)
+
         def grade_group(self, grader, lab, index, group, program):
             result = super().grade_group(grader, lab, index, group, program)
             if result.status == TIMEOUT and not any(getattr(o, "instruction_limit", False)

@@ -8,10 +8,24 @@ import unittest
 from pathlib import Path
 
 from grader.run.process import OUTPUT_KEEP, Process, run_process
-from grader.run.run import interpret, run_harness, split_plan
+from grader.run.run import interpret, run_harness, run_harness_runs, split_plan, split_program_options
 from tests.grader.fakes import fake_program, process_gone
 
 ARGS = ["--data", "integer", "--n", "1,33,1025"]
+
+
+class ProgramOptions(unittest.TestCase):
+    """The limits that hold a runner from its start (RLIMIT_CPU, RLIMIT_DATA) go on a program's own command line,
+    not in its lists (the checker starts the runner before it reads the first list)."""
+
+    def test_they_are_taken_out_of_a_list(self):
+        self.assertEqual(split_program_options(["--n", "5", "--cpu-seconds", "60", "--host-memory-mib", "512", "-q"]),
+                         (["--n", "5", "-q"], ["--cpu-seconds", "60", "--host-memory-mib", "512"]))
+
+    def test_the_lists_of_one_program_must_agree(self):
+        with tempfile.TemporaryDirectory() as tmp, self.assertRaises(ValueError):
+            run_harness_runs("/bin/true", [["--cpu-seconds", "60"], ["--cpu-seconds", "30"]], timeouts=[1, 1],
+                             workdir=tmp)
 
 
 class Plans(unittest.TestCase):
