@@ -1,5 +1,5 @@
 """The simulator's PTX table (sim/README.md, "Supported PTX"): every row's kernel (tests/sim/ptx/kernels/), compiled
-by CUDA 13 (the installed nvcc) and by CUDA 12.4, for compute_75 and compute_80, runs on the simulator and gives
+by CUDA 13 (the installed nvcc) and by CUDA 12.4, for compute_75, compute_80 and compute_90, runs on the simulator and gives
 the CPU's expectation (tests/sim/ptx/rows.c); messages and findings name the student's line through inlined
 frames (tests/sim/ptx/test_ptx.c, suite "lines"). CUDA 12 is an nvcc named by NVCC12 or CUDA12_HOME, or NVRTC 12.4
 from `python3 -m tests.sim.ptx.cuda12 --install`; without one that test is skipped, saying so."""
@@ -15,7 +15,7 @@ from tests.sim.ptx import cuda12
 KIT = Path(__file__).resolve().parents[2]
 PTX_TESTS = KIT / "tests" / "sim" / "ptx"
 TEST_BUILD = KIT / "build" / "sim" / "tests"
-ARCHS = ("75", "80")
+ARCHS = ("75", "80", "90")  # the kit's floor, the A100, and the H100 and H200 whose own PTX the simulator's check runs
 NVCC = os.environ.get("NVCC", "nvcc")
 
 
