@@ -323,8 +323,9 @@ def judge_run(outcome, report: SimReport) -> None:
         # the simulator saw the kernel loop, not the wall clock (grader/sim/sim_check.py)
         outcome.instruction_limit = True
         outcome.message = (f"a kernel ran {os.environ.get('PPL_SIM_MAX_INSTRUCTIONS', SIM_MAX_INSTRUCTIONS)} warp "
-                           f"instructions in one launch, the simulator's limit: it probably loops forever (on a GPU "
-                           f"it would hang)\nthe simulator says: {diagnostic(report)}")
+                           f"instructions in one launch, the simulator's limit, ten times what any reference "
+                           f"solution's launch needs at the sizes it grades: a loop that never ends does this (on a "
+                           f"GPU it would hang)\nthe simulator says: {diagnostic(report)}")
     else:
         said = diagnostic(report)
         if said and said not in outcome.message:
