@@ -9,6 +9,7 @@ lab, and warnings() says what in it makes the timing doubtful: another process o
 Everything but snapshot() is pure, so the tests feed it recorded nvidia-smi output.
 """
 import concurrent.futures
+import re
 import subprocess
 
 # Queried fields, in nvidia-smi's names, and the keys they get here. The free-text field comes last, so a comma in
@@ -192,14 +193,14 @@ def warnings(env: dict) -> list:
     return out
 
 
-IDENTITY_FIELDS = (("memory.total", "memory_mib"), ("name", "name"))
+IDENTITY_FIELDS = (("memory.total", "memory_mib"), ("compute_cap", "compute_cap"), ("name", "name"))
 
 
 def identity(visible: str | None = None, order: str | None = None, runner=subprocess.run,
              timeout: float = TIMEOUT) -> dict:
     """The GPU a run on this machine uses, as nvidia-smi (a kit process, never the student's) names it: {"name",
-    "memory_mib"}, or {} where nvidia-smi cannot be asked or cannot tell which GPU (device_name's rule). The
-    simulator's check shows it to the runner (grader/sim/sim_target.py: graded_gpu_env)."""
+    "memory_mib", "compute_cap" ("9.0")}, or {} where nvidia-smi cannot be asked or cannot tell which GPU
+    (device_name's rule). The simulator's check shows it to the runner (grader/sim/sim_target.py: graded_gpu_env)."""
     text, error = _nvidia_smi(["--query-gpu=" + ",".join(f for f, _ in IDENTITY_FIELDS),
                                "--format=csv,noheader,nounits"], runner, timeout)
     if error:
@@ -213,4 +214,6 @@ def identity(visible: str | None = None, order: str | None = None, runner=subpro
         memory = int(float(row.get("memory_mib") or 0))
     except ValueError:
         memory = 0
-    return {"name": name, **({"memory_mib": memory} if memory > 0 else {})}
+    cap = str(row.get("compute_cap") or "")
+    return {"name": name, **({"memory_mib": memory} if memory > 0 else {}),
+            **({"compute_cap": cap} if re.fullmatch(r"\d+\.\d", cap) else {})}

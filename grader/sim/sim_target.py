@@ -64,7 +64,8 @@ _graded_gpu: dict = {}
 
 def graded_gpu_env(gpu: dict, specs: tuple) -> dict:
     """The environment that makes the simulator's device the GPU gpu (gpuinfo.identity's {"name", "memory_mib"}):
-    its name and memory (PPL_SIM_DEVICE_NAME, PPL_SIM_DEVICE_MEMORY) and, where grader/gpus.toml knows the model
+    its name and memory (PPL_SIM_DEVICE_NAME, PPL_SIM_DEVICE_MEMORY), the target whose PTX it runs where the build
+    carries several (PPL_SIM_DEVICE_ARCH, from "compute_cap") and, where grader/gpus.toml knows the model
     (specs: estimate.load_specs's (gpus, model)), its shape and L2 (PPL_SIM_DEVICE,
     PPL_SIM_DEVICE_L2: SMs, threads, blocks and shared memory per SM) and its event clock (PPL_SIM_DEVICE_TIMING:
     the warp instructions it issues a microsecond, SMs x schedulers x clock x the estimate's issue efficiency, and
@@ -74,6 +75,8 @@ def graded_gpu_env(gpu: dict, specs: tuple) -> dict:
     if not gpu.get("name"):
         return {}
     env = {"PPL_SIM_DEVICE_NAME": gpu["name"]}
+    if gpu.get("compute_cap"):  # of several targets' PTX (a machine of two GPU models), the graded GPU's
+        env["PPL_SIM_DEVICE_ARCH"] = gpu["compute_cap"].replace(".", "")
     if gpu.get("memory_mib"):
         env["PPL_SIM_DEVICE_MEMORY"] = str(int(gpu["memory_mib"]) << 20)
     gpus, constants = specs

@@ -43,6 +43,25 @@ def snap(gpus=H200_GPUS, apps=H200_APPS):
     return {"gpus": gpuinfo.parse_csv(gpus, gpuinfo.GPU_FIELDS), "apps": gpuinfo.parse_csv(apps, gpuinfo.APP_FIELDS)}
 
 
+class Identity(unittest.TestCase):
+    """The GPU the simulator's check shows the runner comes from nvidia-smi, a kit process (gpuinfo.identity)."""
+
+    @staticmethod
+    def smi(stdout: str, returncode: int = 0):
+        return lambda argv, **kw: subprocess.CompletedProcess(argv, returncode, stdout, "")
+
+    def test_the_name_memory_and_compute_capability_of_the_one_model(self):
+        h100 = "81559, 9.0, NVIDIA H100 80GB HBM3\n"
+        got = gpuinfo.identity(runner=self.smi(h100 + h100))
+        self.assertEqual(got, {"name": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "compute_cap": "9.0"})
+
+    def test_nothing_where_it_cannot_tell(self):
+        two = "81559, 9.0, NVIDIA H100 80GB HBM3\n40960, 8.0, NVIDIA A100-SXM4-40GB\n"
+        self.assertEqual(gpuinfo.identity(runner=self.smi(two)), {})  # two models, no CUDA_VISIBLE_DEVICES
+        self.assertEqual(gpuinfo.identity("1", "PCI_BUS_ID", runner=self.smi(two))["compute_cap"], "8.0")
+        self.assertEqual(gpuinfo.identity(runner=self.smi("", 9)), {})
+
+
 class Parsing(unittest.TestCase):
     def test_gpus(self):
         rows = gpuinfo.parse_csv(H200_GPUS, gpuinfo.GPU_FIELDS)

@@ -125,8 +125,8 @@ class GradedGpuIdentity(unittest.TestCase):
             self.assertEqual(launch, specs[1].launch_us)
 
     def test_an_unknown_model_keeps_the_simulators_shape(self):
-        env = graded_gpu_env({"name": "NVIDIA Future GPU"}, load_specs())
-        self.assertEqual(env, {"PPL_SIM_DEVICE_NAME": "NVIDIA Future GPU"})
+        env = graded_gpu_env({"name": "NVIDIA Future GPU", "compute_cap": "12.0"}, load_specs())
+        self.assertEqual(env, {"PPL_SIM_DEVICE_NAME": "NVIDIA Future GPU", "PPL_SIM_DEVICE_ARCH": "120"})
         self.assertEqual(graded_gpu_env({}, load_specs()), {})
 
     def test_every_simulated_run_gets_it_once_set(self):

@@ -82,6 +82,34 @@ static char *ptx_of(const char *name, int compression)
     return text;
 }
 
+/* Of several targets' PTX, the graded GPU's (PPL_SIM_DEVICE_ARCH: the simulator's check runs what its driver
+   runs), else compute_75's. */
+START_TEST(test_the_graded_gpus_ptx_of_several)
+{
+    size_t size;
+    unsigned char *image = load("kernels_two.fatbin", &size);
+    ck_assert_ptr_nonnull(image);
+    sim_fatbin_ptx ptx;
+    char err[512] = "";
+    unsetenv("PPL_SIM_DEVICE_ARCH");
+    ck_assert_int_eq(sim_fatbin_find_ptx(image, &ptx, err, sizeof err), 0);
+    ck_assert_uint_eq(ptx.arch, 75);
+    ck_assert_ptr_nonnull(strstr(ptx.text, ".target sm_75"));
+    free(ptx.text);
+    setenv("PPL_SIM_DEVICE_ARCH", "80", 1);
+    ck_assert_int_eq(sim_fatbin_find_ptx(image, &ptx, err, sizeof err), 0);
+    ck_assert_uint_eq(ptx.arch, 80);
+    ck_assert_ptr_nonnull(strstr(ptx.text, ".target sm_80"));
+    free(ptx.text);
+    setenv("PPL_SIM_DEVICE_ARCH", "90", 1); /* not there: the lowest */
+    ck_assert_int_eq(sim_fatbin_find_ptx(image, &ptx, err, sizeof err), 0);
+    ck_assert_uint_eq(ptx.arch, 75);
+    free(ptx.text);
+    unsetenv("PPL_SIM_DEVICE_ARCH");
+    free(image);
+}
+END_TEST
+
 START_TEST(test_zstd_plain_lz4_agree)
 {
     char *nvcc_default = ptx_of("kernels_default.fatbin", NVCC_DEFAULT);
@@ -207,6 +235,7 @@ int main(void)
 {
     Suite *s = suite_create("fatbin");
     TCase *tc = tcase_create("fatbin");
+    tcase_add_test(tc, test_the_graded_gpus_ptx_of_several);
     tcase_add_test(tc, test_zstd_plain_lz4_agree);
     tcase_add_test(tc, test_wrapper_and_container);
     tcase_add_test(tc, test_cubin_only_says_what_to_do);
