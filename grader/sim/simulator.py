@@ -324,8 +324,8 @@ def judge_run(outcome, report: SimReport) -> None:
         outcome.instruction_limit = True
         outcome.message = (f"a kernel ran {os.environ.get('PPL_SIM_MAX_INSTRUCTIONS', SIM_MAX_INSTRUCTIONS)} warp "
                            f"instructions in one launch, the simulator's limit, ten times what any reference "
-                           f"solution's launch needs at the sizes it grades: a loop that never ends does this (on a "
-                           f"GPU it would hang)\nthe simulator says: {diagnostic(report)}")
+                           f"solution's launch needs at the sizes it grades: it probably loops forever (on a GPU it "
+                           f"would hang)\nthe simulator says: {diagnostic(report)}")
     else:
         said = diagnostic(report)
         if said and said not in outcome.message:
