@@ -132,12 +132,13 @@ def could_not_tell(r: TestResult | None) -> str:
 
 def whose(r: TestResult | None) -> str:
     """Whose doing it is that the simulator's row r gives no verdict (could_not_tell): STUDENT (a launch past the
-    instruction budget: the file does far more work than the lab needs), SIZE (sizes the simulator does not run:
+    instruction budget: the file does far more work than the lab needs; a group not run after the file hung or used
+    up its CPU time), SIZE (sizes the simulator does not run:
     the GPU alone judges them, by design) or KIT (the simulator's gap or fault: an instruction it lacks, its
     crash, its build, its wall-clock backstop or time share)."""
     if r is not None and r.status == NEEDS_GPU_STATUS:
         return SIZE
-    if r is not None and r.status == NOT_GRADED_STATUS:
+    if r is not None and r.status in (NOT_GRADED_STATUS, "not run"):  # "not run" after the file's hang: its own
         return (r.data or {}).get("whose", KIT_FAULT)
     return KIT_FAULT
 

@@ -205,6 +205,15 @@ class Combined(SimCheckRun):
         self.assertEqual(out["exact"].data["failed_on"], "simulator")
         self.assertEqual(out["small"].score, 10)
 
+    def test_a_group_not_run_after_the_files_hang_is_withheld_too(self):
+        hung = TestResult("01-first", "small", 10, 0, "TIMEOUT", "a kernel ran 30000000 warp instructions")
+        after = TestResult("01-first", "exact", 20, 0, "not run", "not run: an earlier test of this lab timed out",
+                           data={"whose": "student"})
+        out = self.combined([hung, after])
+        self.assertEqual([(out[g].score, out[g].data.get("failed_on")) for g in ("small", "exact")],
+                         [(0, "simulator"), (0, "simulator")])
+        self.assertNotIn("kit_fault", out["exact"].data)
+
     def test_a_course_may_let_the_gpus_verdict_stand_and_the_report_says_so(self):
         toml = SMALL_TOML.replace("[labs.01-first]", "[labs.01-first]\nsimulator_check_open = true")
         out = self.combined([self.budget("01-first")], toml)
