@@ -627,7 +627,7 @@ class Grader:
                                                       "kernel would hang again; fix it first)")
         else:
             return None
-        skipped.data["whose"] = "student"  # the file's doing: the simulator's check withholds it (sim_check.whose)
+        skipped.data["whose"] = sim_check_mod.STUDENT  # the file's doing: the check withholds it (sim_check.whose)
         return skipped
 
     def group_runs(self, group, extra=()) -> list:

@@ -90,8 +90,7 @@ const rt_identity *rt_device_identity(void)
     return &id;
 }
 
-/* The total memory the device reports: the GPU's where the grader gave it, else what cudaMalloc gives out. */
-static size_t reported_memory(void)
+size_t rt_reported_memory(void)
 {
     return rt_device_identity()->memory ? rt_device_identity()->memory : rt_total_memory();
 }
@@ -175,7 +174,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
         return rt_fail(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "%.255s", rt_device_identity()->name);
-    prop->totalGlobalMem = reported_memory();
+    prop->totalGlobalMem = rt_reported_memory();
     prop->sharedMemPerBlock = RT_SHARED_PER_BLOCK;
     prop->regsPerBlock = RT_REGS_PER_BLOCK;
     prop->warpSize = 32;

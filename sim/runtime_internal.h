@@ -30,6 +30,9 @@ typedef struct rt_identity {
     size_t memory, l2;
 } rt_identity;
 const rt_identity *rt_device_identity(void);
+/* The total memory the device reports (cudaGetDeviceProperties, cudaMemGetInfo): the GPU's where the grader gave it
+   (PPL_SIM_DEVICE_MEMORY), else what cudaMalloc gives out (rt_total_memory). */
+size_t rt_reported_memory(void);
 /* The event clock. By default an event records the wall-clock time (the simulator's own CPU time passes between two
    records). With PPL_SIM_DEVICE_TIMING="RATE,LAUNCH_US" (the graded GPU's warp instructions issued per microsecond
    and the cost of a launch in microseconds, sim_target.graded_gpu_env: the estimate's model) it is a modelled

@@ -223,7 +223,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
         return rt_fail(cudaErrorInvalidValue);
     /* the GPU's total where the grader gave its identity (rt_device_identity), and free what cudaMalloc gives out */
     const size_t own = rt_total_memory();
-    *total = rt_device_identity()->memory ? rt_device_identity()->memory : own;
+    *total = rt_reported_memory();
     *free_bytes = own - allocated < *total ? own - allocated : *total;
     return cudaSuccess;
 }

@@ -133,9 +133,9 @@ def could_not_tell(r: TestResult | None) -> str:
 def whose(r: TestResult | None) -> str:
     """Whose doing it is that the simulator's row r gives no verdict (could_not_tell): STUDENT (a launch past the
     instruction budget: the file does far more work than the lab needs; a group not run after the file hung or used
-    up its CPU time), SIZE (sizes the simulator does not run:
-    the GPU alone judges them, by design) or KIT (the simulator's gap or fault: an instruction it lacks, its
-    crash, its build, its wall-clock backstop or time share)."""
+    up its CPU time), SIZE (sizes the simulator does not run: the GPU alone judges them, by design) or KIT (the
+    simulator's gap or fault: an instruction it lacks, its crash, its build, its wall-clock backstop or time
+    share)."""
     if r is not None and r.status == NEEDS_GPU_STATUS:
         return SIZE
     if r is not None and r.status in (NOT_GRADED_STATUS, "not run"):  # "not run" after the file's hang: its own
@@ -326,6 +326,20 @@ def check_platform(*, deadline: float, stop=None, run_pool=None):
     return CheckPlatform()
 
 
+@functools.lru_cache(maxsize=4)
+def graded_gpu_view(visible: str | None, order: str | None) -> dict:
+    """sim_target.graded_gpu_env of the GPU this process grades on (nvidia-smi's, gpuinfo.identity), asked once a
+    process: a class run checks each student apart; {} where nvidia-smi cannot tell."""
+    gpu = gpuinfo.identity(visible, order)
+    if not gpu:
+        return {}
+    try:
+        specs = estimate.load_specs()
+    except estimate.EstimateError:  # grader/gpus.toml broken: the name, memory and target alone
+        specs = ({}, None)
+    return sim_target.graded_gpu_env(gpu, specs)
+
+
 class GivenVerdicts:
     """SimCheck's stand-in in a Grader whose labs the simulator checks apart from its GPU work: a class run checks
     each student's labs in its CPU pool, beside other students' GPU turns (grader/classroom/student.py's simulate),
@@ -405,13 +419,8 @@ class SimCheck:
         the simulator's device the graded GPU's identity (nvidia-smi's: sim_target.graded_gpu_env), so that a
         runner reading the device's properties cannot tell that it is watched."""
         if not self.grader.no_device:
-            gpu = gpuinfo.identity(os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"))
-            if gpu:
-                try:
-                    specs = estimate.load_specs()
-                except estimate.EstimateError:  # grader/gpus.toml broken: the name and memory alone
-                    specs = ({}, None)
-                sim_target.set_graded_gpu(sim_target.graded_gpu_env(gpu, specs))
+            sim_target.set_graded_gpu(graded_gpu_view(os.environ.get("CUDA_VISIBLE_DEVICES"),
+                                                      os.environ.get("CUDA_DEVICE_ORDER")))
         for pattern in patterns:
             self.harnesses[pattern] = self.pool.submit(self.build_harness, self.grader.kit, pattern,
                                                        timeout=self.grader.build_timeout)
